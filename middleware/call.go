@@ -1,0 +1,244 @@
+package middleware
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"log/slog"
+	"sync"
+	"time"
+)
+
+// Call is the record of one logical tool call: every attempt, wait and
+// fallback of it. toolsafe creates one per call and carries it in the
+// context; layers read and update it. Its methods are safe for concurrent use.
+type Call struct {
+	tool  string
+	id    string
+	key   string
+	start time.Time
+
+	mu        sync.Mutex
+	attempts  int
+	delays    []time.Duration
+	abandoned int
+	fallback  string
+	failure   *Failure
+	observers []Observer
+	logger    *slog.Logger
+}
+
+// Observer is told what happens during a call; otelhook uses it for span
+// events and metrics, a test can use it to learn when a retry is scheduled.
+// Nil fields are skipped. Functions must not block.
+type Observer struct {
+	// Retry is called, on the call's goroutine, when a retry is scheduled:
+	// attempt is the failed attempt (1-based), delay the wait before the
+	// next one, err the attempt's error.
+	Retry func(attempt int, delay time.Duration, err error)
+	// Abandoned is called, on the call's goroutine, when the attempt timeout
+	// gives control back while the tool is still running.
+	Abandoned func(attempt int)
+	// AbandonedDone is called, on the abandoned attempt's goroutine, when the
+	// tool finally returns.
+	AbandonedDone func(attempt int)
+}
+
+// NewCall starts the record of one call to tool. An empty id gets a random
+// one ("call_" and 16 hex digits). The idempotency key is random, 32 hex
+// digits, and the same for every attempt of the call.
+func NewCall(tool, id string) *Call {
+	if id == "" {
+		id = "call_" + randomHex(8)
+	}
+	return &Call{tool: tool, id: id, key: randomHex(16), start: time.Now()}
+}
+
+func randomHex(n int) string {
+	b := make([]byte, n)
+	_, _ = rand.Read(b) // crypto/rand.Read never returns an error (Go 1.24+)
+	return hex.EncodeToString(b)
+}
+
+// Tool is the name of the tool called.
+func (c *Call) Tool() string { return c.tool }
+
+// ID is the call ID: the model's tool-call ID when known
+// (gen_ai.tool.call.id), else a random one.
+func (c *Call) ID() string { return c.id }
+
+// Key is the idempotency key, the same for every attempt of this call. Send it
+// as the Idempotency-Key HTTP header so the upstream applies a side effect
+// once.
+func (c *Call) Key() string { return c.key }
+
+// Start is when the call began.
+func (c *Call) Start() time.Time { return c.start }
+
+// BeginAttempt counts a new attempt and returns its number (1-based) and a
+// context that carries it (see AttemptNumber).
+func (c *Call) BeginAttempt(ctx context.Context) (context.Context, int) {
+	c.mu.Lock()
+	c.attempts++
+	n := c.attempts
+	c.mu.Unlock()
+	return context.WithValue(ctx, attemptKey{}, n), n
+}
+
+// Attempts is the number of attempts begun so far.
+func (c *Call) Attempts() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.attempts
+}
+
+// RecordRetry records the wait scheduled after the failed attempt and tells
+// the observers.
+func (c *Call) RecordRetry(attempt int, delay time.Duration, err error) {
+	c.mu.Lock()
+	c.delays = append(c.delays, delay)
+	obs := c.observers
+	c.mu.Unlock()
+	for _, o := range obs {
+		if o.Retry != nil {
+			o.Retry(attempt, delay, err)
+		}
+	}
+}
+
+// Delays are the waits recorded so far, a copy.
+func (c *Call) Delays() []time.Duration {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(c.delays) == 0 {
+		return nil
+	}
+	return append([]time.Duration(nil), c.delays...)
+}
+
+// SetLogger sets the logger of the call; nil means slog.Default().
+func (c *Call) SetLogger(l *slog.Logger) {
+	c.mu.Lock()
+	c.logger = l
+	c.mu.Unlock()
+}
+
+// Logger is the call's logger: the one set with SetLogger, else slog.Default().
+// A nil *Call answers slog.Default().
+func (c *Call) Logger() *slog.Logger {
+	if c == nil {
+		return slog.Default()
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.logger == nil {
+		return slog.Default()
+	}
+	return c.logger
+}
+
+// Observe adds an observer to the call.
+func (c *Call) Observe(o Observer) {
+	c.mu.Lock()
+	c.observers = append(c.observers, o)
+	c.mu.Unlock()
+}
+
+// RecordAbandoned counts an attempt that was still running when its time was
+// up: it goes on in the background until the tool returns, and the returned
+// function must be called then.
+func (c *Call) RecordAbandoned(attempt int) (done func()) {
+	c.mu.Lock()
+	c.abandoned++
+	obs := c.observers
+	c.mu.Unlock()
+	for _, o := range obs {
+		if o.Abandoned != nil {
+			o.Abandoned(attempt)
+		}
+	}
+	return func() {
+		for _, o := range obs {
+			if o.AbandonedDone != nil {
+				o.AbandonedDone(attempt)
+			}
+		}
+	}
+}
+
+// Abandoned is the number of attempts abandoned by the attempt timeout.
+func (c *Call) Abandoned() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.abandoned
+}
+
+// SetFallback records the name of the alternative tool that answered.
+func (c *Call) SetFallback(name string) {
+	c.mu.Lock()
+	c.fallback = name
+	c.mu.Unlock()
+}
+
+// Fallback is the name of the alternative tool that answered, or "".
+func (c *Call) Fallback() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.fallback
+}
+
+// SetFailure records the failure that ended the call.
+func (c *Call) SetFailure(f *Failure) {
+	c.mu.Lock()
+	c.failure = f
+	c.mu.Unlock()
+}
+
+// Failure is the failure that ended the call, or nil.
+func (c *Call) Failure() *Failure {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.failure
+}
+
+type callKey struct{}
+type attemptKey struct{}
+
+// WithCall returns a context that carries c.
+func WithCall(ctx context.Context, c *Call) context.Context {
+	return context.WithValue(ctx, callKey{}, c)
+}
+
+// CallFrom returns the call record in ctx, or nil when ctx carries none (the
+// tool was called without toolsafe).
+func CallFrom(ctx context.Context) *Call {
+	c, _ := ctx.Value(callKey{}).(*Call)
+	return c
+}
+
+// IdempotencyKey returns the idempotency key of the call in ctx: 32 hex
+// digits, the same for every attempt of one logical call, different for
+// every call. A tool with side effects sends it upstream (the Idempotency-Key
+// HTTP header) so a retried request is applied once. It is "" when ctx
+// carries no call.
+func IdempotencyKey(ctx context.Context) string {
+	if c := CallFrom(ctx); c != nil {
+		return c.key
+	}
+	return ""
+}
+
+// CallID returns the ID of the call in ctx, or "".
+func CallID(ctx context.Context) string {
+	if c := CallFrom(ctx); c != nil {
+		return c.id
+	}
+	return ""
+}
+
+// AttemptNumber returns the number of the attempt running in ctx: 1 for the
+// first, 2 for the first retry. It is 0 outside an attempt.
+func AttemptNumber(ctx context.Context) int {
+	n, _ := ctx.Value(attemptKey{}).(int)
+	return n
+}

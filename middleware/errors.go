@@ -1,0 +1,153 @@
+package middleware
+
+import (
+	"errors"
+	"fmt"
+	"time"
+)
+
+// ToolError is a semantic failure reported by a tool: the input names
+// something that does not exist, a value is out of range, the action is not
+// allowed. Its message is meant for the model and reaches it verbatim, so
+// write it as advice the model can act on. It is not retried unless made with
+// RetryableToolError.
+type ToolError struct {
+	msg       string
+	retryable bool
+	cause     error
+}
+
+// NewToolError returns a semantic, non-retryable error whose message (made
+// with fmt.Sprintf) the model sees verbatim: kind tool-error.
+func NewToolError(format string, args ...any) *ToolError {
+	return &ToolError{msg: fmt.Sprintf(format, args...)}
+}
+
+// RetryableToolError returns a ToolError whose Retryable is true: "try
+// later". It is retried like a transient error and its message (made with
+// fmt.Sprintf) is shown to the model if the retries run out.
+func RetryableToolError(format string, args ...any) *ToolError {
+	return &ToolError{msg: fmt.Sprintf(format, args...), retryable: true}
+}
+
+// WithCause returns a copy of e that keeps err as its cause, for logs and
+// errors.Is; the cause's text never reaches the model.
+func (e *ToolError) WithCause(err error) *ToolError {
+	c := *e
+	c.cause = err
+	return &c
+}
+
+// Error returns the message for the model.
+func (e *ToolError) Error() string { return e.msg }
+
+// Retryable reports whether another attempt may succeed.
+func (e *ToolError) Retryable() bool { return e.retryable }
+
+// Unwrap returns the cause given to WithCause, or nil.
+func (e *ToolError) Unwrap() error { return e.cause }
+
+type transientError struct{ err error }
+
+func (e *transientError) Error() string { return e.err.Error() }
+func (e *transientError) Unwrap() error { return e.err }
+
+// Transient marks err as transient: the next attempt may succeed, so it is
+// retried. Transient(nil) is nil.
+func Transient(err error) error {
+	if err == nil {
+		return nil
+	}
+	return &transientError{err: err}
+}
+
+type retryAfterError struct {
+	err  error
+	wait time.Duration
+}
+
+func (e *retryAfterError) Error() string { return e.err.Error() }
+func (e *retryAfterError) Unwrap() error { return e.err }
+
+// RetryAfter marks err as transient and asks for a wait of at least d before
+// the next attempt, as an HTTP Retry-After header does (RFC 9110 §10.2.3).
+// The wait is a floor: the retry waits the larger of d and its backoff delay.
+// A d of zero or less asks for no extra wait. RetryAfter(nil, d) is nil.
+func RetryAfter(err error, d time.Duration) error {
+	if err == nil {
+		return nil
+	}
+	return &retryAfterError{err: err, wait: max(d, 0)}
+}
+
+// RetryAfterOf returns the wait asked for by a RetryAfter anywhere in err's
+// chain, and whether there was one.
+func RetryAfterOf(err error) (time.Duration, bool) {
+	var ra *retryAfterError
+	if errors.As(err, &ra) {
+		return ra.wait, true
+	}
+	return 0, false
+}
+
+// ApprovalRequired is returned, as an error, by a call that needs a human's
+// approval first. It is not a failure: it is never retried, never routed to
+// a fallback, and langchaingo's executor returns it from the run, where
+// errors.As finds it. Resume the run once the approval is granted.
+type ApprovalRequired struct {
+	Tool, CallID, Input, Reason string
+}
+
+// Error says which tool waits for approval and why.
+func (e *ApprovalRequired) Error() string {
+	msg := "toolsafe: " + e.Tool + " needs approval"
+	if e.CallID != "" {
+		msg += " (call " + e.CallID + ")"
+	}
+	if e.Reason != "" {
+		msg += ": " + e.Reason
+	}
+	return msg
+}
+
+// Classify returns the kind of failure err stands for and whether another
+// attempt may succeed. It looks at types only, through any depth of
+// wrapping:
+//
+//   - nil: "", false
+//   - *ApprovalRequired: KindApprovalRequired, false
+//   - *Failure: its Kind and Retryable
+//   - *ToolError: KindFailed and true when Retryable, else KindToolError and false
+//   - anything else (a foreign error, Transient, RetryAfter): KindFailed, true
+//
+// Cancellation is not decided here: only the layer that owns a context knows
+// whether it ended, so layers check ctx.Err() themselves.
+func Classify(err error) (Kind, bool) {
+	if err == nil {
+		return "", false
+	}
+	var ar *ApprovalRequired
+	if errors.As(err, &ar) {
+		return KindApprovalRequired, false
+	}
+	var f *Failure
+	if errors.As(err, &f) {
+		return f.Kind, f.Retryable
+	}
+	var te *ToolError
+	if errors.As(err, &te) && !hasMarker(err) {
+		if te.retryable {
+			return KindFailed, true
+		}
+		return KindToolError, false
+	}
+	return KindFailed, true
+}
+
+// hasMarker reports whether err carries a Transient or RetryAfter mark,
+// which wins over a ToolError further down the chain.
+func hasMarker(err error) bool {
+	var t *transientError
+	var ra *retryAfterError
+	return errors.As(err, &t) || errors.As(err, &ra)
+}

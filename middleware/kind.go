@@ -1,0 +1,55 @@
+package middleware
+
+// Kind names a class of failure. Its values are stable strings, used as the
+// OpenTelemetry error.type attribute and in metrics.
+type Kind string
+
+// The kinds of failure (DESIGN.md §3).
+const (
+	// KindToolError is a semantic error from the tool (not found, out of
+	// range, denied): not retried; the model sees the tool's message.
+	KindToolError Kind = "tool-error"
+	// KindFailed is a transient failure that outlived its retries.
+	KindFailed Kind = "tool-failed"
+	// KindTimeout is an attempt, or the whole call, that ran out of time.
+	KindTimeout Kind = "tool-timeout"
+	// KindArgsInvalid is input that failed argument validation: no attempt
+	// was made.
+	KindArgsInvalid Kind = "args-invalid"
+	// KindCircuitOpen is a call refused by an open circuit breaker.
+	KindCircuitOpen Kind = "circuit-open"
+	// KindBusy is a call refused by a full bulkhead or a rate limiter.
+	KindBusy Kind = "tool-busy"
+	// KindBudget is a retry refused because the retry budget was spent.
+	KindBudget Kind = "budget-exceeded"
+	// KindPanic is a tool that panicked.
+	KindPanic Kind = "tool-panic"
+	// KindApprovalRequired is a call paused for a human's approval. It is
+	// returned as an error (*ApprovalRequired) so the agent run stops.
+	KindApprovalRequired Kind = "approval-required"
+	// KindApprovalDenied is a call whose approval was refused.
+	KindApprovalDenied Kind = "approval-denied"
+	// KindCanceled is a call whose caller's context ended; ctx.Err() is
+	// returned as the error.
+	KindCanceled Kind = "canceled"
+)
+
+// SideEffect says whether a failed call may have changed something upstream.
+type SideEffect int
+
+const (
+	// SideEffectNone means no side effect is known to have happened: the
+	// tool has none, or no attempt at it can have reached the upstream.
+	SideEffectNone SideEffect = iota
+	// SideEffectUnknown means an attempt at a side-effecting action ended
+	// without an answer: the action may have been applied.
+	SideEffectUnknown
+)
+
+// String returns "none" or "unknown".
+func (s SideEffect) String() string {
+	if s == SideEffectUnknown {
+		return "unknown"
+	}
+	return "none"
+}

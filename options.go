@@ -1,0 +1,92 @@
+package toolsafe
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/toolsafe/toolsafe/middleware"
+	"github.com/toolsafe/toolsafe/policy"
+)
+
+// Option configures a Tool. Options are applied in order; a later option of
+// the same kind replaces an earlier one, except With, which adds.
+type Option interface {
+	apply(*config)
+}
+
+type optionFunc func(*config)
+
+func (f optionFunc) apply(c *config) { f(c) }
+
+type config struct {
+	retry    *policy.Retry
+	timeout  time.Duration
+	deadline time.Duration
+	mws      []middleware.Middleware
+	logger   *slog.Logger
+	errs     []error
+}
+
+func (c *config) validate() error {
+	if c.retry != nil {
+		if err := c.retry.Validate(); err != nil {
+			c.errs = append(c.errs, err)
+		}
+	}
+	if c.timeout > 0 && c.deadline > 0 && c.timeout > c.deadline {
+		c.errs = append(c.errs, fmt.Errorf("attempt timeout %v is longer than the deadline %v: the deadline would always cut the attempt short; make the timeout shorter or the deadline longer", c.timeout, c.deadline))
+	}
+	return errors.Join(c.errs...)
+}
+
+// WithRetry retries transient failures as r says (see policy.Retry). Without
+// it a call makes one attempt. MaxRetries 3 means up to 4 attempts.
+func WithRetry(r policy.Retry) Option {
+	return optionFunc(func(c *config) { c.retry = &r })
+}
+
+// WithTimeout limits each attempt to d. When d passes the caller gets
+// control back, even if the tool ignores its context (the abandoned attempt
+// finishes in the background and is counted in Result.Abandoned), and the
+// attempt fails with tool-timeout, which is retried. Zero means no limit per
+// attempt. A negative d is an error.
+func WithTimeout(d time.Duration) Option {
+	return optionFunc(func(c *config) {
+		if d < 0 {
+			c.errs = append(c.errs, fmt.Errorf("attempt timeout %v is negative: use 0 for no limit, or a duration such as 2s", d))
+			return
+		}
+		c.timeout = d
+	})
+}
+
+// WithDeadline limits the whole call, attempts and waits between them
+// included, to d. No retry is scheduled that could not start before it. When
+// it passes the call ends with tool-timeout. Zero means no deadline of its
+// own (the caller's context may still have one). A negative d is an error.
+func WithDeadline(d time.Duration) Option {
+	return optionFunc(func(c *config) {
+		if d < 0 {
+			c.errs = append(c.errs, fmt.Errorf("deadline %v is negative: use 0 for none, or a duration such as 30s", d))
+			return
+		}
+		c.deadline = d
+	})
+}
+
+// With adds middlewares around each logical call, inside the layer that
+// turns failures into messages and outside the deadline and retries: they see
+// the input once per call and the call's final error. The first is
+// outermost. Nil middlewares are skipped.
+func With(mws ...middleware.Middleware) Option {
+	return optionFunc(func(c *config) { c.mws = append(c.mws, mws...) })
+}
+
+// WithLogger sets the logger for failures (DEBUG, with the raw error text)
+// and panics (ERROR, with the stack). Nil, the default, means slog.Default()
+// at the time of the call.
+func WithLogger(l *slog.Logger) Option {
+	return optionFunc(func(c *config) { c.logger = l })
+}

@@ -1,0 +1,88 @@
+package policy
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"time"
+)
+
+// Backoff computes the wait before a retry. The zero Backoff waits nothing.
+// A Backoff is a value: copy it freely; it is safe for concurrent use when
+// its Rand is.
+type Backoff struct {
+	// Base is the wait after the first failed attempt, before jitter. Zero
+	// means no wait.
+	Base time.Duration
+	// Max caps the wait before jitter is applied, so a wait can reach
+	// Max × (1 + Jitter): with Max 30s and Jitter 0.25, up to 37.5s. Zero
+	// means no cap (the call's deadline still bounds every wait).
+	Max time.Duration
+	// Multiplier is the growth of the wait from one retry to the next; zero
+	// means 1 (a constant wait). It must not be negative.
+	Multiplier float64
+	// Jitter is the largest fraction added at random to a wait, in [0, 1]:
+	// 0.25 turns 1s into 1s..1.25s. Jitter only lengthens a wait, so a
+	// server's Retry-After is never cut short.
+	Jitter float64
+	// Rand returns a number in [0, 1). Nil means math/rand/v2's Float64.
+	// Tests inject a fixed value to get exact delays.
+	Rand func() float64
+}
+
+// DefaultBackoff returns Base 500ms, Max 30s, Multiplier 2, Jitter 0.25: waits
+// of 0.5–0.625s, 1–1.25s, 2–2.5s, ... up to 30–37.5s.
+func DefaultBackoff() Backoff {
+	return Backoff{Base: 500 * time.Millisecond, Max: 30 * time.Second, Multiplier: 2, Jitter: 0.25}
+}
+
+// Delay returns the wait after failed attempt n (n ≥ 1; n < 1 counts as 1):
+//
+//	min(Max, Base × Multiplier^(n−1)) × (1 + Rand() × Jitter)
+//
+// With DefaultBackoff and Rand returning 0, attempts 1, 2, 3 give 500ms, 1s
+// and 2s. The result never overflows: it saturates at the largest
+// time.Duration.
+func (b Backoff) Delay(n int) time.Duration {
+	if b.Base <= 0 {
+		return 0
+	}
+	if n < 1 {
+		n = 1
+	}
+	mult := b.Multiplier
+	if mult == 0 {
+		mult = 1
+	}
+	d := float64(b.Base) * math.Pow(mult, float64(n-1))
+	if b.Max > 0 && d > float64(b.Max) {
+		d = float64(b.Max)
+	}
+	if b.Jitter > 0 {
+		r := b.Rand
+		if r == nil {
+			r = rand.Float64
+		}
+		d *= 1 + r()*b.Jitter
+	}
+	if d >= math.MaxInt64 || math.IsNaN(d) {
+		return time.Duration(math.MaxInt64)
+	}
+	return time.Duration(d)
+}
+
+// Validate reports a Backoff that cannot work: a negative Base or Max, a
+// negative Multiplier, or Jitter outside [0, 1].
+func (b Backoff) Validate() error {
+	switch {
+	case b.Base < 0:
+		return fmt.Errorf("backoff base %v is negative: use 0 for no wait, or a positive duration such as 500ms", b.Base)
+	case b.Max < 0:
+		return fmt.Errorf("backoff max %v is negative: use 0 for no cap, or a positive duration such as 30s", b.Max)
+	case b.Multiplier < 0 || math.IsNaN(b.Multiplier):
+		return fmt.Errorf("backoff multiplier %v is negative: use 1 for a constant wait, 2 to double it", b.Multiplier)
+	case b.Jitter < 0 || b.Jitter > 1 || math.IsNaN(b.Jitter):
+		return fmt.Errorf("backoff jitter %v is outside [0, 1]: 0.25 adds up to 25%% to each wait", b.Jitter)
+	}
+	return nil
+}

@@ -1,0 +1,146 @@
+package policy
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/failsafe-go/failsafe-go"
+	"github.com/failsafe-go/failsafe-go/budget"
+	"github.com/failsafe-go/failsafe-go/retrypolicy"
+
+	"github.com/toolsafe/toolsafe/middleware"
+)
+
+// Retry says how a failed attempt is retried. Only transient failures are
+// retried (middleware.Classify): foreign errors, middleware.Transient,
+// middleware.RetryAfter, retryable ToolErrors and attempt timeouts. Semantic
+// errors, panics, approval pauses, open circuits and full bulkheads end the
+// call at once. The zero Retry makes one attempt and no retry.
+type Retry struct {
+	// MaxRetries is the number of retries after the first attempt: 3 means
+	// up to 4 attempts. Zero means no retry. It must not be negative.
+	MaxRetries int
+	// Backoff gives the wait before each retry. A Retry-After asked for by
+	// the upstream is a floor: the wait is the larger of the two.
+	Backoff Backoff
+	// MaxDuration caps the retrying, from the start of the first attempt,
+	// waits included: no retry is scheduled that could not start before it
+	// runs out. Zero means no cap of its own; the call's deadline (context
+	// deadline, toolsafe.WithDeadline) always caps it too.
+	MaxDuration time.Duration
+	// Budget, if not nil, is a failsafe-go retry budget, shared by the tools
+	// of one dependency, so many callers retrying a struggling service cannot
+	// multiply its load. When it is spent, the call ends with
+	// budget-exceeded instead of retrying.
+	Budget budget.Budget
+}
+
+// Validate reports a Retry that cannot work: negative MaxRetries or
+// MaxDuration, or an invalid Backoff.
+func (r Retry) Validate() error {
+	if r.MaxRetries < 0 {
+		return fmt.Errorf("retry: max retries %d is negative: use 0 for a single attempt, 3 for up to 4 attempts", r.MaxRetries)
+	}
+	if r.MaxDuration < 0 {
+		return fmt.Errorf("retry: max duration %v is negative: use 0 for no cap of its own", r.MaxDuration)
+	}
+	if err := r.Backoff.Validate(); err != nil {
+		return fmt.Errorf("retry: %w", err)
+	}
+	return nil
+}
+
+// attemptError carries one failed attempt through failsafe-go with the
+// decisions taken for it: whether it may be retried, the wait before the
+// next attempt, and whether to stop because that attempt could not start in
+// time.
+type attemptError struct {
+	err       error
+	retryable bool
+	delay     time.Duration // the wait before the next attempt
+	stop      bool          // retryable, but the next attempt would not start in time
+	wait      time.Duration // the Retry-After that did not fit, if that was why
+}
+
+func (e *attemptError) Error() string { return e.err.Error() }
+func (e *attemptError) Unwrap() error { return e.err }
+
+// policy builds the failsafe-go retry policy. Classification and delays are
+// decided per attempt by judge and travel in the attemptError, so the policy
+// itself holds no state of a call and one policy serves every call.
+func (r Retry) policy() retrypolicy.RetryPolicy[string] {
+	b := retrypolicy.NewBuilder[string]().
+		WithMaxRetries(r.MaxRetries).
+		HandleIf(func(_ string, err error) bool { return err != nil }).
+		AbortIf(func(_ string, err error) bool {
+			var ae *attemptError
+			if !errors.As(err, &ae) {
+				return err != nil // an inner policy refused: circuit open, bulkhead full
+			}
+			return !ae.retryable || ae.stop
+		}).
+		WithDelayFunc(func(e failsafe.ExecutionAttempt[string]) time.Duration {
+			var ae *attemptError
+			if errors.As(e.LastError(), &ae) {
+				return ae.delay
+			}
+			return 0
+		}).
+		ReturnLastFailure().
+		OnRetryScheduled(func(e failsafe.ExecutionScheduledEvent[string]) {
+			if c := middleware.CallFrom(e.Context()); c != nil {
+				c.RecordRetry(e.Attempts(), e.Delay, unwrapAttempt(e.LastError()))
+			}
+		})
+	if r.Budget != nil {
+		b = b.WithBudget(r.Budget)
+	}
+	return b.Build()
+}
+
+// judge classifies the error of attempt e and decides the wait before the
+// next attempt, or to stop when it could not start before the deadline.
+func (r Retry) judge(e failsafe.Execution[string], err error) *attemptError {
+	_, retryable := middleware.Classify(err)
+	ae := &attemptError{err: err, retryable: retryable}
+	n := e.Attempts()
+	if !retryable || n > r.MaxRetries || e.Context().Err() != nil {
+		return ae
+	}
+	delay := r.Backoff.Delay(n)
+	asked, hasAsked := middleware.RetryAfterOf(err)
+	delay = max(delay, asked)
+	ae.delay = delay
+	if deadline, ok := r.deadline(e); ok {
+		now := time.Now()
+		if !now.Add(delay).Before(deadline) {
+			ae.stop = true
+			if hasAsked && !now.Add(asked).Before(deadline) {
+				ae.wait = asked
+			}
+		}
+	}
+	return ae
+}
+
+// deadline is the earlier of the context's deadline and MaxDuration after
+// the first attempt began.
+func (r Retry) deadline(e failsafe.Execution[string]) (time.Time, bool) {
+	deadline, ok := e.Context().Deadline()
+	if r.MaxDuration > 0 {
+		capped := e.StartTime().Add(r.MaxDuration)
+		if !ok || capped.Before(deadline) {
+			deadline, ok = capped, true
+		}
+	}
+	return deadline, ok
+}
+
+func unwrapAttempt(err error) error {
+	var ae *attemptError
+	if errors.As(err, &ae) {
+		return ae.err
+	}
+	return err
+}
