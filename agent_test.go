@@ -1,0 +1,63 @@
+package toolsafe_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tmc/langchaingo/agents"
+	"github.com/tmc/langchaingo/llms/fake"
+	"github.com/tmc/langchaingo/schema"
+	"github.com/tmc/langchaingo/tools"
+
+	"github.com/toolsafe/toolsafe"
+	"github.com/toolsafe/toolsafe/internal/billing"
+	"github.com/toolsafe/toolsafe/internal/flaky"
+	"github.com/toolsafe/toolsafe/policy"
+)
+
+// A failing wrapped tool does not abort a real langchaingo run: the model
+// gets the message as its observation and the agent finishes.
+func TestExecutorSeesFailuresAsObservations(t *testing.T) {
+	srv := flaky.Start(billing.Handler())
+	defer srv.Close()
+	srv.Always(billing.InvoicePath("INV-1002"), flaky.ResetConn())
+
+	bare := billing.FetchInvoice(srv.URL(), noKeepAlive())
+	wrapped := toolsafe.Wrap(bare, toolsafe.WithRetry(policy.Retry{MaxRetries: 2, Backoff: fixed(time.Millisecond)}))
+
+	script := []string{
+		"Thought: I need invoice 7.\nAction: fetch_invoice\nAction Input: {\"number\":\"7\"}",
+		"Thought: Numbers look like INV-1001; the user meant INV-1002.\nAction: fetch_invoice\nAction Input: {\"number\":\"INV-1002\"}",
+		"Thought: The billing service is unavailable and retrying is pointless.\nFinal Answer: I could not read invoice INV-1002: the billing service is unavailable.",
+	}
+	run := func(tool tools.Tool) (map[string]any, error) {
+		agent := agents.NewOneShotAgent(fake.NewFakeLLM(script), []tools.Tool{tool})
+		exec := agents.NewExecutor(agent, agents.WithMaxIterations(5), agents.WithReturnIntermediateSteps())
+		return exec.Call(context.Background(), map[string]any{"input": "What is the status of invoice 7?"})
+	}
+
+	// Without toolsafe the first failure aborts the whole run.
+	if _, err := run(bare); err == nil {
+		t.Fatal("the bare tool's error did not abort the run; the test no longer shows why toolsafe is needed")
+	}
+
+	out, err := run(wrapped)
+	if err != nil {
+		t.Fatalf("the run was aborted: %v", err)
+	}
+	steps, _ := out["intermediateSteps"].([]schema.AgentStep)
+	if len(steps) != 2 {
+		t.Fatalf("%d steps; want 2: %+v", len(steps), out)
+	}
+	if got := steps[0].Observation; !strings.Contains(got, "is not an invoice number") {
+		t.Errorf("step 1 observation %q; want the tool-error", got)
+	}
+	if got := steps[1].Observation; !strings.Contains(got, "fetch_invoice failed") || !strings.Contains(got, "3 attempts") {
+		t.Errorf("step 2 observation %q; want the exhaustion message", got)
+	}
+	if got, _ := out["output"].(string); !strings.Contains(got, "unavailable") {
+		t.Errorf("final answer %q", got)
+	}
+}

@@ -1,0 +1,100 @@
+// Package billing is the billing service of the examples and tests: an
+// upstream HTTP handler that serves invoices, and the fetch_invoice tool
+// that reads them with a real HTTP GET.
+package billing
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"strings"
+
+	"github.com/tmc/langchaingo/tools"
+
+	"github.com/toolsafe/toolsafe/middleware"
+)
+
+// Invoices are the invoices the upstream knows, by number.
+var invoices = map[string]string{
+	"INV-1001": `{"number":"INV-1001","customer":"Acme Corp","amount_eur":1250.00,"status":"paid"}`,
+	"INV-1002": `{"number":"INV-1002","customer":"Globex","amount_eur":980.50,"status":"overdue"}`,
+	"INV-1003": `{"number":"INV-1003","customer":"Initech","amount_eur":410.00,"status":"open"}`,
+	"INV-2001": `{"number":"INV-2001","customer":"Umbrella","amount_eur":77.70,"status":"open"}`,
+}
+
+// Handler is the healthy billing upstream: GET /invoices/{number} answers
+// the invoice as JSON, or 404.
+func Handler() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /invoices/{number}", func(w http.ResponseWriter, r *http.Request) {
+		inv, ok := invoices[r.PathValue("number")]
+		if !ok {
+			http.Error(w, `{"error":"no such invoice in ledger shard 7"}`, http.StatusNotFound)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = io.WriteString(w, inv)
+	})
+	return mux
+}
+
+// InvoicePath is the upstream path of an invoice, for scripting faults.
+func InvoicePath(number string) string { return "/invoices/" + number }
+
+// FetchInvoice returns the fetch_invoice tool: it reads one invoice from the
+// upstream at baseURL with a real HTTP GET on the call's context. Its input
+// is {"number":"INV-1001"} or the bare number. A number that does not start
+// with INV- and an unknown invoice are tool errors, for the model to fix;
+// everything else is classified by middleware.FromHTTPResponse.
+func FetchInvoice(baseURL string, client *http.Client) tools.Tool {
+	if client == nil {
+		client = http.DefaultClient
+	}
+	return middleware.Func("fetch_invoice",
+		`Fetches one invoice by its number. Input: {"number":"INV-1001"}. Returns the invoice as JSON.`,
+		func(ctx context.Context, input string) (string, error) {
+			number := parseNumber(input)
+			if !strings.HasPrefix(number, "INV-") {
+				return "", middleware.NewToolError(
+					"%q is not an invoice number: numbers look like INV-1001. Call fetch_invoice again with the full number.", number)
+			}
+			req, err := http.NewRequestWithContext(ctx, http.MethodGet, baseURL+InvoicePath(number), nil)
+			if err != nil {
+				return "", err
+			}
+			resp, err := client.Do(req)
+			if err != nil {
+				return "", err
+			}
+			defer resp.Body.Close()
+			if resp.StatusCode == http.StatusNotFound {
+				return "", middleware.NewToolError("invoice %s does not exist; check the number with the user.", number)
+			}
+			if err := middleware.FromHTTPResponse(resp); err != nil {
+				return "", err
+			}
+			body, err := io.ReadAll(resp.Body)
+			if err != nil {
+				return "", err
+			}
+			return string(body), nil
+		})
+}
+
+// parseNumber takes {"number":"..."} or a bare number, tolerating quotes and
+// spaces as models write them.
+func parseNumber(input string) string {
+	var in struct {
+		Number json.RawMessage `json:"number"`
+	}
+	if json.Unmarshal([]byte(input), &in) == nil && in.Number != nil {
+		var s string
+		if json.Unmarshal(in.Number, &s) == nil {
+			return strings.TrimSpace(s)
+		}
+		return strings.TrimSpace(string(in.Number))
+	}
+	return strings.Trim(strings.TrimSpace(input), `"'`)
+}
+
