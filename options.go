@@ -6,6 +6,8 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/failsafe-go/failsafe-go"
+
 	"github.com/toolsafe/toolsafe/middleware"
 	"github.com/toolsafe/toolsafe/policy"
 )
@@ -20,13 +22,21 @@ type optionFunc func(*config)
 
 func (f optionFunc) apply(c *config) { f(c) }
 
+// config holds what the options set. Each layer of DESIGN.md §2 has its
+// slot; New puts the slots in that order whatever the order of the options.
 type config struct {
-	retry    *policy.Retry
-	timeout  time.Duration
-	deadline time.Duration
-	mws      []middleware.Middleware
-	logger   *slog.Logger
-	errs     []error
+	callSpan    middleware.Middleware     // 1: call span (WithTracing)
+	args        middleware.Middleware     // 3: argument validation
+	mws         []middleware.Middleware   // With: around each logical call
+	fallback    middleware.Middleware     // 4: fallback (WithFallback)
+	deadline    time.Duration             // 5: total deadline
+	retry       *policy.Retry             // 6: retry
+	policies    []failsafe.Policy[string] // 7: circuit breaker, bulkhead
+	gate        middleware.Middleware     // 8: approval gate (WithApproval)
+	timeout     time.Duration             // 9: attempt timeout
+	attemptSpan middleware.Middleware     // 10: attempt span (WithTracing)
+	logger      *slog.Logger
+	errs        []error
 }
 
 func (c *config) validate() error {

@@ -44,16 +44,20 @@ func New(t tools.Tool, opts ...Option) (*Tool, error) {
 		}
 		return nil, fmt.Errorf("toolsafe: %s: %w", name, err)
 	}
-	attempts, err := policy.Middleware(c.retry)
+	attempts, err := policy.Middleware(c.retry, c.policies...)
 	if err != nil {
 		return nil, fmt.Errorf("toolsafe: tool %q: %w", t.Name(), err)
 	}
-	layers := []middleware.Middleware{middleware.Surface()}
+	// The layers of DESIGN.md §2, outermost first; Chain skips nil slots.
+	layers := []middleware.Middleware{c.callSpan, middleware.Surface(), c.args}
 	layers = append(layers, c.mws...)
 	layers = append(layers,
+		c.fallback,
 		middleware.Deadline(c.deadline),
 		attempts,
+		c.gate,
 		middleware.AttemptTimeout(c.timeout),
+		c.attemptSpan,
 		middleware.Recover(),
 	)
 	return &Tool{

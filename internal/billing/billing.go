@@ -97,4 +97,3 @@ func parseNumber(input string) string {
 	}
 	return strings.Trim(strings.TrimSpace(input), `"'`)
 }
-
