@@ -1,6 +1,7 @@
 package toolsafe
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -36,6 +37,7 @@ type config struct {
 	timeout     time.Duration             // 9: attempt timeout
 	attemptSpan middleware.Middleware     // 10: attempt span (WithTracing)
 	logger      *slog.Logger
+	onResult    []func(context.Context, middleware.Result)
 	errs        []error
 }
 
@@ -92,6 +94,18 @@ func WithDeadline(d time.Duration) Option {
 // outermost. Nil middlewares are skipped.
 func With(mws ...middleware.Middleware) Option {
 	return optionFunc(func(c *config) { c.mws = append(c.mws, mws...) })
+}
+
+// WithOnResult calls f with the Result of every call, after the call and
+// before Call or Run returns, on the caller's goroutine: a place to log or
+// print each call's status, attempts and waits. f must not block for long.
+// Several WithOnResult add up; nil is ignored.
+func WithOnResult(f func(ctx context.Context, r middleware.Result)) Option {
+	return optionFunc(func(c *config) {
+		if f != nil {
+			c.onResult = append(c.onResult, f)
+		}
+	})
 }
 
 // WithLogger sets the logger for failures (DEBUG, with the raw error text)

@@ -131,5 +131,8 @@ func (t *Tool) run(ctx context.Context, input string) (middleware.Result, error)
 	if err != nil && r.Failure == nil {
 		r.Failure = middleware.ToFailure(ctx, call, err)
 	}
+	for _, f := range t.cfg.onResult {
+		f(ctx, r)
+	}
 	return r, err
 }
