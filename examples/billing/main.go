@@ -1,0 +1,158 @@
+// Command billing is toolsafe's main demo: a langchaingo agent answers a
+// question about several invoices through a fetch_invoice tool whose billing
+// upstream, a real HTTP server on 127.0.0.1, resets connections, answers 429
+// with Retry-After, and for one invoice never recovers. toolsafe retries
+// what is transient, hands the model what it must fix, tells it when to stop,
+// and the agent finishes.
+//
+//	go run ./examples/billing
+//
+// The model is scripted (langchaingo's llms/fake), so the demo runs offline.
+// With OPENAI_API_KEY set it uses langchaingo's OpenAI client instead
+// (OPENAI_MODEL picks the model).
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/tmc/langchaingo/agents"
+	"github.com/tmc/langchaingo/llms"
+	"github.com/tmc/langchaingo/llms/fake"
+	"github.com/tmc/langchaingo/llms/openai"
+	"github.com/tmc/langchaingo/tools"
+
+	"github.com/toolsafe/toolsafe"
+	"github.com/toolsafe/toolsafe/internal/billing"
+	"github.com/toolsafe/toolsafe/internal/flaky"
+	"github.com/toolsafe/toolsafe/middleware"
+	"github.com/toolsafe/toolsafe/policy"
+)
+
+const question = "What is the status of invoices INV-1001, 1002 and INV-2001?"
+
+// script is what the scripted model answers, turn by turn.
+var script = []string{
+	"Thought: I need each invoice. First INV-1001.\nAction: fetch_invoice\nAction Input: {\"number\":\"INV-1001\"}",
+	"Thought: Next the invoice the user called 1002.\nAction: fetch_invoice\nAction Input: {\"number\":\"1002\"}",
+	"Thought: Invoice numbers look like INV-1001, so 1002 is INV-1002.\nAction: fetch_invoice\nAction Input: {\"number\":\"INV-1002\"}",
+	"Thought: Now INV-2001.\nAction: fetch_invoice\nAction Input: {\"number\":\"INV-2001\"}",
+	"Thought: The billing service failed for INV-2001 after several automatic attempts; I must not retry it myself.\n" +
+		"Final Answer: INV-1001 (Acme Corp, 1250.00 EUR) is paid. INV-1002 (Globex, 980.50 EUR) is overdue. " +
+		"INV-2001 could not be read: the billing service is unavailable right now, please ask again later.",
+}
+
+func main() {
+	if err := run(context.Background(), os.Stdout); err != nil {
+		fmt.Fprintln(os.Stderr, "billing:", err)
+		os.Exit(1)
+	}
+}
+
+func run(ctx context.Context, w io.Writer) error {
+	upstream := flaky.Start(billing.Handler())
+	defer upstream.Close()
+	// INV-1001 is fetched after two connection resets and a 429 that asks
+	// for one second; INV-2001's shard is down for good.
+	upstream.Enqueue(billing.InvoicePath("INV-1001"), flaky.ResetConn(), flaky.ResetConn(), flaky.TooMany("1"))
+	upstream.Always(billing.InvoicePath("INV-2001"), flaky.ResetConn())
+
+	fmt.Fprintf(w, "toolsafe billing demo: upstream %s (resets, 429 with Retry-After, one invoice down for good)\n", upstream.URL())
+	llm, which, err := model()
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "model: %s\n", which)
+	fmt.Fprintf(w, "question: %s\n", question)
+
+	// Every request on a new connection: net/http would otherwise resend a
+	// GET whose reused connection was reset, out of sight of the attempt
+	// count this demo prints.
+	client := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}
+	var mu sync.Mutex
+	n := 0
+	fetchInvoice := toolsafe.Wrap(billing.FetchInvoice(upstream.URL(), client),
+		toolsafe.WithRetry(policy.Retry{MaxRetries: 3, Backoff: policy.Backoff{
+			Base: 250 * time.Millisecond, Max: 5 * time.Second, Multiplier: 2, Jitter: 0.25,
+		}}),
+		toolsafe.WithTimeout(2*time.Second),
+		toolsafe.WithDeadline(15*time.Second),
+		toolsafe.WithOnResult(func(_ context.Context, r middleware.Result) {
+			mu.Lock()
+			defer mu.Unlock()
+			n++
+			printResult(w, n, r)
+		}),
+	)
+	if err := fetchInvoice.Err(); err != nil {
+		return err
+	}
+
+	agent := agents.NewOneShotAgent(llm, []tools.Tool{fetchInvoice})
+	executor := agents.NewExecutor(agent, agents.WithMaxIterations(8))
+	out, err := executor.Call(ctx, map[string]any{"input": question})
+	if err != nil {
+		return fmt.Errorf("the agent run failed: %w", err)
+	}
+	fmt.Fprintf(w, "\nfinal answer: %v\n", out["output"])
+	fmt.Fprintf(w, "upstream requests: %d\n", upstream.Requests(""))
+	return nil
+}
+
+func printResult(w io.Writer, n int, r middleware.Result) {
+	fmt.Fprintf(w, "\n[%d] %s (call %s)\n", n, r.Tool, r.CallID)
+	fmt.Fprintf(w, "    status: %s   attempts: %d   waits: %s   took: %s\n",
+		status(r), r.Attempts, waits(r.Delays), took(r.Elapsed))
+	fmt.Fprintf(w, "    observation: %s\n", oneLine(r.Observation()))
+}
+
+func status(r middleware.Result) string {
+	if r.Failure != nil {
+		return r.Status() + " (" + string(r.Failure.Kind) + ")"
+	}
+	return r.Status()
+}
+
+func waits(ds []time.Duration) string {
+	if len(ds) == 0 {
+		return "none"
+	}
+	s := make([]string, len(ds))
+	for i, d := range ds {
+		s[i] = d.Round(time.Millisecond).String()
+	}
+	return "[" + strings.Join(s, " ") + "]"
+}
+
+func took(d time.Duration) string {
+	if d < time.Millisecond {
+		return d.Round(time.Microsecond).String()
+	}
+	return d.Round(time.Millisecond).String()
+}
+
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+// model returns the scripted model, or OpenAI's when OPENAI_API_KEY is set.
+func model() (llms.Model, string, error) {
+	if os.Getenv("OPENAI_API_KEY") == "" {
+		return fake.NewFakeLLM(script), "scripted (llms/fake); set OPENAI_API_KEY to use OpenAI", nil
+	}
+	var opts []openai.Option
+	name := "OpenAI default model"
+	if m := os.Getenv("OPENAI_MODEL"); m != "" {
+		opts = append(opts, openai.WithModel(m))
+		name = "OpenAI " + m
+	}
+	llm, err := openai.New(opts...)
+	if err != nil {
+		return nil, "", fmt.Errorf("OPENAI_API_KEY is set but the OpenAI client could not start: %w", err)
+	}
+	return llm, name, nil
+}
