@@ -131,7 +131,7 @@ func (f *Failure) writeAttempts(b *strings.Builder) {
 	case f.Attempts > 1:
 		fmt.Fprintf(b, " after %d attempts", f.Attempts)
 	}
-	if f.Attempts > 1 && f.Elapsed > 0 {
+	if f.Attempts > 1 && roundForModel(f.Elapsed) > 0 {
 		fmt.Fprintf(b, " over %s", roundForModel(f.Elapsed))
 	}
 }

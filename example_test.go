@@ -1,0 +1,50 @@
+package toolsafe_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/toolsafe/toolsafe"
+	"github.com/toolsafe/toolsafe/middleware"
+	"github.com/toolsafe/toolsafe/policy"
+)
+
+// A tool that is busy twice, then answers: Run shows the attempts and waits.
+func ExampleWrap() {
+	calls := 0
+	flakyTool := middleware.Func("fetch_invoice", "Fetches one invoice.", func(context.Context, string) (string, error) {
+		calls++
+		if calls <= 2 {
+			return "", middleware.Transient(errors.New("billing API busy"))
+		}
+		return `{"number":"INV-1001","status":"paid"}`, nil
+	})
+	invoice := toolsafe.Wrap(flakyTool,
+		toolsafe.WithRetry(policy.Retry{MaxRetries: 3, Backoff: policy.Backoff{
+			Base: 10 * time.Millisecond, Multiplier: 2, Rand: func() float64 { return 0 }}}),
+		toolsafe.WithTimeout(2*time.Second),
+	)
+	r := invoice.Run(context.Background(), `{"number":"INV-1001"}`)
+	fmt.Println(r.Status(), r.Attempts, r.Delays)
+	fmt.Println(r.Observation())
+	// Output:
+	// ok 3 [10ms 20ms]
+	// {"number":"INV-1001","status":"paid"}
+}
+
+// When the retries run out, Call gives the model a message, not an error:
+// langchaingo's executor would abort the whole run on an error.
+func ExampleTool_Call() {
+	down := middleware.Func("fetch_invoice", "Fetches one invoice.", func(context.Context, string) (string, error) {
+		return "", middleware.Transient(errors.New("dial tcp 10.0.0.7:443: connect: connection refused"))
+	})
+	invoice := toolsafe.Wrap(down, toolsafe.WithRetry(policy.Retry{MaxRetries: 2}))
+	out, err := invoice.Call(context.Background(), "INV-1001")
+	fmt.Println(err)
+	fmt.Println(out)
+	// Output:
+	// <nil>
+	// fetch_invoice failed after 3 attempts. These retries were automatic: do not call fetch_invoice again with the same input for this request; tell the user it is unavailable or use another tool.
+}
