@@ -37,6 +37,7 @@ type config struct {
 	timeout     time.Duration             // 9: attempt timeout
 	attemptSpan middleware.Middleware     // 10: attempt span (WithTracing)
 	logger      *slog.Logger
+	callIDs     *CallIDs // the model's tool-call IDs (WithCallIDs)
 	onResult    []func(context.Context, middleware.Result)
 	errs        []error
 }

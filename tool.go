@@ -119,7 +119,7 @@ func (t *Tool) Run(ctx context.Context, input string) middleware.Result {
 }
 
 func (t *Tool) run(ctx context.Context, input string) (middleware.Result, error) {
-	call := middleware.NewCall(t.name, "")
+	call := middleware.NewCall(t.name, t.cfg.callIDs.take(ctx, t.name, input))
 	if t.err != nil {
 		call.SetFailure(&middleware.Failure{Kind: middleware.KindFailed, Tool: t.name, Cause: t.err, Detail: "the tool is misconfigured"})
 		return call.Result(""), t.err

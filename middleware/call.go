@@ -13,10 +13,11 @@ import (
 // fallback of it. toolsafe creates one per call and carries it in the
 // context; layers read and update it. Its methods are safe for concurrent use.
 type Call struct {
-	tool  string
-	id    string
-	key   string
-	start time.Time
+	tool    string
+	id      string
+	idKnown bool
+	key     string
+	start   time.Time
 
 	mu        sync.Mutex
 	attempts  int
@@ -42,16 +43,25 @@ type Observer struct {
 	// AbandonedDone is called, on the abandoned attempt's goroutine, when the
 	// tool finally returns.
 	AbandonedDone func(attempt int)
+	// Fallback is called when the call is routed to the alternative tool
+	// name (see Call.SetFallback), on the goroutine that routes it.
+	Fallback func(name string)
+	// BreakerStateChange is called when a circuit breaker changes state
+	// during the call (see Call.RecordBreakerStateChange): breaker names it
+	// ("" if it has no name), from and to are failsafe-go's state names
+	// ("closed", "open", "half-open").
+	BreakerStateChange func(breaker, from, to string)
 }
 
 // NewCall starts the record of one call to tool. An empty id gets a random
 // one ("call_" and 16 hex digits). The idempotency key is random, 32 hex
 // digits, and the same for every attempt of the call.
 func NewCall(tool, id string) *Call {
-	if id == "" {
+	known := id != ""
+	if !known {
 		id = "call_" + randomHex(8)
 	}
-	return &Call{tool: tool, id: id, key: randomHex(16), start: time.Now()}
+	return &Call{tool: tool, id: id, idKnown: known, key: randomHex(16), start: time.Now()}
 }
 
 func randomHex(n int) string {
@@ -66,6 +76,10 @@ func (c *Call) Tool() string { return c.tool }
 // ID is the call ID: the model's tool-call ID when known
 // (gen_ai.tool.call.id), else a random one.
 func (c *Call) ID() string { return c.id }
+
+// IDKnown reports whether the ID was given to NewCall (the model's tool-call
+// ID) rather than made up.
+func (c *Call) IDKnown() bool { return c.idKnown }
 
 // Key is the idempotency key, the same for every attempt of this call. Send it
 // as the Idempotency-Key HTTP header so the upstream applies a side effect
@@ -173,11 +187,36 @@ func (c *Call) Abandoned() int {
 	return c.abandoned
 }
 
-// SetFallback records the name of the alternative tool that answered.
+// SetFallback records the name of the alternative tool the call was routed
+// to, and tells the observers (Observer.Fallback).
 func (c *Call) SetFallback(name string) {
 	c.mu.Lock()
 	c.fallback = name
+	obs := c.observers
 	c.mu.Unlock()
+	for _, o := range obs {
+		if o.Fallback != nil {
+			o.Fallback(name)
+		}
+	}
+}
+
+// RecordBreakerStateChange tells the observers (Observer.BreakerStateChange)
+// that the circuit breaker named breaker went from one state to another
+// during this call. A breaker's OnStateChanged listener calls it with
+// CallFrom(event.Context()). A nil *Call does nothing.
+func (c *Call) RecordBreakerStateChange(breaker, from, to string) {
+	if c == nil {
+		return
+	}
+	c.mu.Lock()
+	obs := c.observers
+	c.mu.Unlock()
+	for _, o := range obs {
+		if o.BreakerStateChange != nil {
+			o.BreakerStateChange(breaker, from, to)
+		}
+	}
 }
 
 // Fallback is the name of the alternative tool that answered, or "".

@@ -1,0 +1,125 @@
+package toolsafe
+
+import (
+	"context"
+	"reflect"
+	"strings"
+	"sync"
+
+	"github.com/tmc/langchaingo/callbacks"
+	"github.com/tmc/langchaingo/schema"
+)
+
+// CallIDs hands the model's tool-call IDs to wrapped tools, so that
+// Result.CallID and the span attribute gen_ai.tool.call.id carry them.
+//
+// langchaingo's OpenAI-functions agent knows each call's ID
+// (schema.AgentAction.ToolID) but does not pass it to Tool.Call. Its
+// executor calls its callbacks handler's HandleAgentAction and then the tool,
+// on the same context, one action after the other. CallIDs is such a
+// handler: it keeps the ID of the action just announced, and a tool wrapped
+// with WithCallIDs takes it when it is called with that action's tool name
+// and input on that context. Give the same CallIDs to the executor and to the
+// tools:
+//
+//	ids := toolsafe.NewCallIDs()
+//	invoice := toolsafe.Wrap(fetchInvoice, toolsafe.WithCallIDs(ids), toolsafe.WithTracing(hook))
+//	agent := agents.NewOpenAIFunctionsAgent(llm, []tools.Tool{invoice})
+//	exec := agents.NewExecutor(agent, agents.WithCallbacksHandler(ids))
+//
+// To keep a handler of your own, combine them with callbacks.CombiningHandler.
+// A call with no announced ID (agents that leave ToolID empty, such as MRKL's,
+// or a tool called outside an agent) gets a random ID, as without CallIDs.
+//
+// One CallIDs can serve many executors at once: IDs are kept per context, so
+// concurrent runs on different contexts never take each other's. It holds at
+// most one pending ID per context, dropped when the tool takes it, when the
+// next action is announced on that context, or when the agent finishes. Its
+// methods are safe for concurrent use. The zero value is not usable: use
+// NewCallIDs.
+type CallIDs struct {
+	callbacks.SimpleHandler
+
+	mu      sync.Mutex
+	pending map[any]pendingCall
+}
+
+type pendingCall struct {
+	tool, input, id string
+}
+
+// maxPending bounds the IDs kept for contexts whose tool was never called
+// (an unknown tool name, a tool not wrapped with WithCallIDs).
+const maxPending = 1024
+
+var _ callbacks.Handler = (*CallIDs)(nil)
+
+// NewCallIDs returns an empty CallIDs.
+func NewCallIDs() *CallIDs {
+	return &CallIDs{pending: make(map[any]pendingCall)}
+}
+
+// HandleAgentAction keeps action.ToolID for the call to action.Tool with
+// action.ToolInput on ctx that the executor makes next. An action with no
+// ToolID drops any pending ID on ctx.
+func (c *CallIDs) HandleAgentAction(ctx context.Context, action schema.AgentAction) {
+	k := ctxKey(ctx)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if action.ToolID == "" {
+		delete(c.pending, k)
+		return
+	}
+	if _, ok := c.pending[k]; !ok && len(c.pending) >= maxPending {
+		for old := range c.pending {
+			delete(c.pending, old)
+			break
+		}
+	}
+	c.pending[k] = pendingCall{tool: action.Tool, input: trimInput(action.ToolInput), id: action.ToolID}
+}
+
+// HandleAgentFinish drops any pending ID on ctx.
+func (c *CallIDs) HandleAgentFinish(ctx context.Context, _ schema.AgentFinish) {
+	c.mu.Lock()
+	delete(c.pending, ctxKey(ctx))
+	c.mu.Unlock()
+}
+
+// take returns, and forgets, the ID announced on ctx for a call to tool with
+// input; "" if none. A nil *CallIDs answers "".
+func (c *CallIDs) take(ctx context.Context, tool, input string) string {
+	if c == nil {
+		return ""
+	}
+	k := ctxKey(ctx)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	p, ok := c.pending[k]
+	// The executor looks tools up by name case-insensitively.
+	if !ok || !strings.EqualFold(p.tool, tool) || p.input != trimInput(input) {
+		return ""
+	}
+	delete(c.pending, k)
+	return p.id
+}
+
+// trimInput is the input as the executor hands it to the tool.
+func trimInput(s string) string { return strings.TrimSuffix(s, "\nObservation:") }
+
+// ctxKey is ctx itself as a map key, or nil for a context type that cannot
+// be compared (then all such contexts share one pending ID).
+func ctxKey(ctx context.Context) any {
+	if ctx == nil || !reflect.TypeOf(ctx).Comparable() {
+		return nil
+	}
+	return ctx
+}
+
+// WithCallIDs makes the tool take the model's tool-call ID from ids (see
+// CallIDs), for Result.CallID, the call record (middleware.CallID) and the
+// span attribute gen_ai.tool.call.id. Nil means none: every call gets a
+// random ID.
+func WithCallIDs(ids *CallIDs) Option {
+	return optionFunc(func(c *config) { c.callIDs = ids })
+}

@@ -1,0 +1,184 @@
+package toolsafe_test
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/tmc/langchaingo/agents"
+	"github.com/tmc/langchaingo/llms"
+	"github.com/tmc/langchaingo/schema"
+	"github.com/tmc/langchaingo/tools"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+
+	"github.com/toolsafe/toolsafe"
+	"github.com/toolsafe/toolsafe/internal/billing"
+	"github.com/toolsafe/toolsafe/internal/flaky"
+	"github.com/toolsafe/toolsafe/middleware"
+	"github.com/toolsafe/toolsafe/policy"
+)
+
+// scriptedModel is an llms.Model that answers each GenerateContent with the
+// next of its turns: tool calls, or a final text.
+type scriptedModel struct {
+	mu    sync.Mutex
+	turns []*llms.ContentResponse
+}
+
+func (m *scriptedModel) GenerateContent(context.Context, []llms.MessageContent, ...llms.CallOption) (*llms.ContentResponse, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if len(m.turns) == 0 {
+		return nil, fmt.Errorf("the script has no more turns")
+	}
+	r := m.turns[0]
+	m.turns = m.turns[1:]
+	return r, nil
+}
+
+func (m *scriptedModel) Call(ctx context.Context, prompt string, opts ...llms.CallOption) (string, error) {
+	return llms.GenerateFromSinglePrompt(ctx, m, prompt, opts...)
+}
+
+// toolCalls is a model turn that calls tools: id, name, arguments, ...
+func toolCalls(calls ...string) *llms.ContentResponse {
+	var tcs []llms.ToolCall
+	for i := 0; i+2 < len(calls); i += 3 {
+		tcs = append(tcs, llms.ToolCall{ID: calls[i], Type: "function",
+			FunctionCall: &llms.FunctionCall{Name: calls[i+1], Arguments: calls[i+2]}})
+	}
+	return &llms.ContentResponse{Choices: []*llms.ContentChoice{{ToolCalls: tcs}}}
+}
+
+func finalAnswer(text string) *llms.ContentResponse {
+	return &llms.ContentResponse{Choices: []*llms.ContentChoice{{Content: text}}}
+}
+
+// The model's tool-call IDs reach Result.CallID and gen_ai.tool.call.id
+// through a real OpenAI-functions agent and executor.
+func TestCallIDsFromAnOpenAIFunctionsAgent(t *testing.T) {
+	tm := newTelemetry(t)
+	srv := flaky.Start(billing.Handler())
+	t.Cleanup(srv.Close)
+	srv.Enqueue(billing.InvoicePath("INV-1002"), flaky.ResetConn())
+
+	var mu sync.Mutex
+	var results []middleware.Result
+	ids := toolsafe.NewCallIDs()
+	invoice := toolsafe.Wrap(billing.FetchInvoice(srv.URL(), noKeepAlive()),
+		toolsafe.WithRetry(policy.Retry{MaxRetries: 2, Backoff: fixed(time.Millisecond)}),
+		toolsafe.WithCallIDs(ids),
+		toolsafe.WithTracing(tm.hook),
+		toolsafe.WithOnResult(func(_ context.Context, r middleware.Result) {
+			mu.Lock()
+			results = append(results, r)
+			mu.Unlock()
+		}))
+
+	model := &scriptedModel{turns: []*llms.ContentResponse{
+		// Two calls in one turn, the second one retried, then a third.
+		toolCalls(
+			"call_A1", "fetch_invoice", `{"number":"INV-1001"}`,
+			"call_B2", "fetch_invoice", `{"number":"INV-1002"}`),
+		toolCalls("call_C3", "fetch_invoice", `{"number":"7"}`),
+		finalAnswer("INV-1001 is paid, INV-1002 is overdue; 7 is not an invoice number."),
+	}}
+	agent := agents.NewOpenAIFunctionsAgent(model, []tools.Tool{invoice})
+	exec := agents.NewExecutor(agent, agents.WithCallbacksHandler(ids), agents.WithMaxIterations(5))
+	out, err := exec.Call(context.Background(), map[string]any{"input": "What about INV-1001, INV-1002 and 7?"})
+	if err != nil {
+		t.Fatalf("run: %v", err)
+	}
+	if got, _ := out["output"].(string); !strings.Contains(got, "overdue") {
+		t.Errorf("output %q", got)
+	}
+
+	var got []string
+	for _, r := range results {
+		got = append(got, r.CallID)
+	}
+	if want := []string{"call_A1", "call_B2", "call_C3"}; !slices.Equal(got, want) {
+		t.Fatalf("Result.CallID %v; want %v", got, want)
+	}
+	if results[1].Attempts != 2 {
+		t.Errorf("call_B2 made %d attempts; want 2", results[1].Attempts)
+	}
+
+	var spanIDs []string
+	ended := tm.spans.Ended()
+	slices.SortFunc(ended, func(a, b sdktrace.ReadOnlySpan) int { return a.StartTime().Compare(b.StartTime()) })
+	for _, s := range ended {
+		if !strings.HasPrefix(s.Name(), "execute_tool ") {
+			continue
+		}
+		v, _ := attrOf(s.Attributes(), callID)
+		spanIDs = append(spanIDs, v.AsString())
+	}
+	if want := []string{"call_A1", "call_B2", "call_C3"}; !slices.Equal(spanIDs, want) {
+		t.Errorf("gen_ai.tool.call.id of the call spans %v; want %v", spanIDs, want)
+	}
+}
+
+func TestCallIDs(t *testing.T) {
+	echo := middleware.Func("Echo", "echoes", func(ctx context.Context, input string) (string, error) { return input, nil })
+	action := func(id, tool, input string) schema.AgentAction {
+		return schema.AgentAction{Tool: tool, ToolInput: input, ToolID: id}
+	}
+
+	t.Run("an announced ID is taken once, by the announced tool and input", func(t *testing.T) {
+		ids := toolsafe.NewCallIDs()
+		tool := toolsafe.Wrap(echo, toolsafe.WithCallIDs(ids))
+		ctx := context.Background()
+
+		ids.HandleAgentAction(ctx, action("call_1", "echo", "hi\nObservation:"))
+		if r := tool.Run(ctx, "other input"); r.CallID == "call_1" {
+			t.Errorf("a call with another input took the ID")
+		}
+		// The executor looks tools up case-insensitively and trims this suffix.
+		if r := tool.Run(ctx, "hi"); r.CallID != "call_1" {
+			t.Errorf("CallID %q; want call_1", r.CallID)
+		}
+		if r := tool.Run(ctx, "hi"); r.CallID == "call_1" || !strings.HasPrefix(r.CallID, "call_") {
+			t.Errorf("a second call got %q; want a fresh random ID", r.CallID)
+		}
+	})
+
+	t.Run("concurrent runs on different contexts keep their own IDs", func(t *testing.T) {
+		ids := toolsafe.NewCallIDs()
+		tool := toolsafe.Wrap(echo, toolsafe.WithCallIDs(ids))
+		var wg sync.WaitGroup
+		for i := range 50 {
+			wg.Go(func() {
+				ctx, cancel := context.WithCancel(context.Background())
+				defer cancel()
+				id := fmt.Sprintf("call_%d", i)
+				ids.HandleAgentAction(ctx, action(id, "Echo", "same input"))
+				if r := tool.Run(ctx, "same input"); r.CallID != id {
+					t.Errorf("run %d got %q; want %q", i, r.CallID, id)
+				}
+				ids.HandleAgentFinish(ctx, schema.AgentFinish{})
+			})
+		}
+		wg.Wait()
+	})
+
+	t.Run("an action without an ID, or the agent's finish, drops the pending ID", func(t *testing.T) {
+		ids := toolsafe.NewCallIDs()
+		tool := toolsafe.Wrap(echo, toolsafe.WithCallIDs(ids))
+		ctx := context.Background()
+		ids.HandleAgentAction(ctx, action("call_1", "Echo", "x"))
+		ids.HandleAgentAction(ctx, action("", "Echo", "x"))
+		if r := tool.Run(ctx, "x"); r.CallID == "call_1" {
+			t.Errorf("a stale ID was taken after an action without one")
+		}
+		ids.HandleAgentAction(ctx, action("call_2", "Echo", "x"))
+		ids.HandleAgentFinish(ctx, schema.AgentFinish{})
+		if r := tool.Run(ctx, "x"); r.CallID == "call_2" {
+			t.Errorf("a stale ID was taken after the agent finished")
+		}
+	})
+}

@@ -1,0 +1,76 @@
+package otelhook
+
+import "go.opentelemetry.io/otel/attribute"
+
+// ScopeName is the instrumentation scope of the Hook's tracer and meter: the
+// import path of this package.
+const ScopeName = "github.com/toolsafe/toolsafe/otelhook"
+
+// Attribute keys toolsafe adds to those of the GenAI semantic conventions
+// v1.41.0. None of them ever holds a foreign error's text or, unless opted
+// in, the tool's arguments or output.
+const (
+	// AttemptsKey (int, call span) is the number of attempts made on the
+	// tool: 1 means no retry, 0 that none was made (invalid input, open
+	// circuit, approval pause).
+	AttemptsKey = attribute.Key("toolsafe.attempts")
+	// AbandonedKey (int, call span) is the number of attempts the attempt
+	// timeout gave up on while the tool was still running.
+	AbandonedKey = attribute.Key("toolsafe.abandoned")
+	// SummaryKey (string, call span) is the outcome in words: on failure the
+	// message the model got, on success toolsafe's own line such as
+	// "ok after 4 attempts" (never the tool's output).
+	SummaryKey = attribute.Key("toolsafe.summary")
+	// FallbackKey (string, call span and "fallback" event) is the name of the
+	// alternative tool the call was routed to.
+	FallbackKey = attribute.Key("toolsafe.fallback")
+	// SideEffectKey (string, call span) is "unknown" when a failed call's
+	// action may have been applied; absent otherwise.
+	SideEffectKey = attribute.Key("toolsafe.side_effect")
+	// AttemptKey (int, attempt span and "retry" event) is the attempt's
+	// number, 1-based; on a "retry" event, the attempt that failed.
+	AttemptKey = attribute.Key("toolsafe.attempt")
+	// AttemptAbandonedKey (bool, attempt span) is true when the attempt
+	// timeout gave up on the attempt while the tool was still running.
+	AttemptAbandonedKey = attribute.Key("toolsafe.attempt.abandoned")
+	// RetryableKey (bool, failed attempt span and failed call span) says
+	// whether another attempt may succeed. On the call span it is false
+	// after toolsafe's own retries ran out.
+	RetryableKey = attribute.Key("toolsafe.retryable")
+	// ReasonKey (string, failed attempt span) is a short reason derived from
+	// the error's type (middleware.Reason): "the connection was reset",
+	// "HTTP 503 Service Unavailable", or a ToolError's own message. Absent
+	// when the type says nothing more than error.type.
+	ReasonKey = attribute.Key("toolsafe.reason")
+	// DelayKey (float64, seconds, "retry" event) is the wait before the next
+	// attempt: 0.5 for 500ms.
+	DelayKey = attribute.Key("toolsafe.delay_s")
+	// CancelCauseKey (string, "canceled" event) is "canceled" when the
+	// caller canceled its context and "deadline_exceeded" when the caller's
+	// own deadline passed.
+	CancelCauseKey = attribute.Key("toolsafe.cancel_cause")
+	// BreakerKey, BreakerFromKey and BreakerToKey (strings,
+	// "circuit_breaker.state_change" event and metric) name the breaker and
+	// its old and new state ("closed", "open", "half-open").
+	BreakerKey     = attribute.Key("toolsafe.circuit_breaker.name")
+	BreakerFromKey = attribute.Key("toolsafe.circuit_breaker.from")
+	BreakerToKey   = attribute.Key("toolsafe.circuit_breaker.to")
+	// OutcomeKey (string, metrics) is "ok" or the failure's Kind
+	// ("tool-failed", "approval-required", "canceled", …).
+	OutcomeKey = attribute.Key("toolsafe.outcome")
+)
+
+// Names of the span events on the call span.
+const (
+	// EventRetry is added when a retry is scheduled.
+	EventRetry = "retry"
+	// EventFallback is added when the call is routed to its alternative tool.
+	EventFallback = "fallback"
+	// EventBreakerStateChange is added when a circuit breaker changes state
+	// during the call.
+	EventBreakerStateChange = "circuit_breaker.state_change"
+	// EventApprovalRequired is added when the call pauses for approval.
+	EventApprovalRequired = "approval_required"
+	// EventCanceled is added when the caller's context ended the call.
+	EventCanceled = "canceled"
+)

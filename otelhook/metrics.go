@@ -1,0 +1,81 @@
+package otelhook
+
+import (
+	"errors"
+	"reflect"
+	"sync"
+
+	"go.opentelemetry.io/otel"
+	"go.opentelemetry.io/otel/metric"
+)
+
+// durationBuckets are the histogram boundaries of the call duration, in
+// seconds: tool calls take from milliseconds to a minute of retries.
+var durationBuckets = []float64{0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120}
+
+// instruments are the Hook's metric instruments, made from one meter
+// provider.
+type instruments struct {
+	calls     metric.Int64Counter
+	attempts  metric.Int64Counter
+	duration  metric.Float64Histogram
+	abandoned metric.Int64UpDownCounter
+	breaker   metric.Int64Counter
+}
+
+func newInstruments(mp metric.MeterProvider) *instruments {
+	m := mp.Meter(ScopeName)
+	var in instruments
+	// The API returns a working no-op instrument along with any error.
+	var errs [5]error
+	in.calls, errs[0] = m.Int64Counter("toolsafe.tool.calls",
+		metric.WithUnit("{call}"),
+		metric.WithDescription("Logical tool calls, by tool and outcome (ok or the failure kind)."))
+	in.attempts, errs[1] = m.Int64Counter("toolsafe.tool.attempts",
+		metric.WithUnit("{attempt}"),
+		metric.WithDescription("Attempts made on tools, retries included, by tool."))
+	in.duration, errs[2] = m.Float64Histogram("toolsafe.tool.call.duration",
+		metric.WithUnit("s"),
+		metric.WithDescription("Duration of logical tool calls, attempts and waits included, by tool and outcome."),
+		metric.WithExplicitBucketBoundaries(durationBuckets...))
+	in.abandoned, errs[3] = m.Int64UpDownCounter("toolsafe.tool.abandoned_attempts",
+		metric.WithUnit("{attempt}"),
+		metric.WithDescription("Attempts given up by the attempt timeout whose tool is still running, by tool."))
+	in.breaker, errs[4] = m.Int64Counter("toolsafe.circuit_breaker.state_changes",
+		metric.WithUnit("{change}"),
+		metric.WithDescription("Circuit breaker state changes seen during tool calls, by tool, breaker and states."))
+	if err := errors.Join(errs[:]...); err != nil {
+		otel.Handle(err)
+	}
+	return &in
+}
+
+// meters caches the instruments of the last meter provider used, so that
+// resolving the global provider at each call costs a comparison.
+type meters struct {
+	mu   sync.Mutex
+	mp   metric.MeterProvider
+	inst *instruments
+}
+
+func (m *meters) get(mp metric.MeterProvider) *instruments {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.inst != nil && sameProvider(m.mp, mp) {
+		return m.inst
+	}
+	m.mp, m.inst = mp, newInstruments(mp)
+	return m.inst
+}
+
+// sameProvider reports whether a and b are the same provider, without
+// panicking on a provider type that cannot be compared (such a provider
+// gets its instruments looked up again at each call; the SDK returns the
+// same ones).
+func sameProvider(a, b metric.MeterProvider) bool {
+	ta, tb := reflect.TypeOf(a), reflect.TypeOf(b)
+	if ta != tb || ta == nil || !ta.Comparable() {
+		return false
+	}
+	return a == b
+}

@@ -1,0 +1,694 @@
+package toolsafe_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tmc/langchaingo/tools"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
+	"go.opentelemetry.io/otel/sdk/metric/metricdata"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/toolsafe/toolsafe"
+	"github.com/toolsafe/toolsafe/internal/billing"
+	"github.com/toolsafe/toolsafe/internal/flaky"
+	"github.com/toolsafe/toolsafe/middleware"
+	"github.com/toolsafe/toolsafe/otelhook"
+	"github.com/toolsafe/toolsafe/policy"
+)
+
+// telemetry is an in-memory tracer and meter provider and a Hook on them.
+type telemetry struct {
+	spans  *tracetest.SpanRecorder
+	reader *sdkmetric.ManualReader
+	hook   *otelhook.Hook
+}
+
+func newTelemetry(t *testing.T, opts ...otelhook.Option) *telemetry {
+	t.Helper()
+	spans := tracetest.NewSpanRecorder()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(spans))
+	reader := sdkmetric.NewManualReader()
+	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
+	t.Cleanup(func() {
+		_ = tp.Shutdown(context.Background())
+		_ = mp.Shutdown(context.Background())
+	})
+	opts = append([]otelhook.Option{otelhook.WithTracerProvider(tp), otelhook.WithMeterProvider(mp)}, opts...)
+	return &telemetry{spans: spans, reader: reader, hook: otelhook.New(opts...)}
+}
+
+// callSpan returns the one call span recorded, the root of the trace, and
+// its children in the order they started.
+func (tm *telemetry) callSpan(t *testing.T) (sdktrace.ReadOnlySpan, []sdktrace.ReadOnlySpan) {
+	t.Helper()
+	var roots []sdktrace.ReadOnlySpan
+	ended := tm.spans.Ended()
+	for _, s := range ended {
+		if !s.Parent().IsValid() {
+			roots = append(roots, s)
+		}
+	}
+	if len(roots) != 1 {
+		t.Fatalf("%d root spans; want 1 call span:\n%s", len(roots), dump(ended))
+	}
+	return roots[0], children(ended, roots[0])
+}
+
+func children(all []sdktrace.ReadOnlySpan, parent sdktrace.ReadOnlySpan) []sdktrace.ReadOnlySpan {
+	var kids []sdktrace.ReadOnlySpan
+	for _, s := range all {
+		if s.Parent().SpanID() == parent.SpanContext().SpanID() && s.Parent().IsValid() {
+			kids = append(kids, s)
+		}
+	}
+	slices.SortFunc(kids, func(a, b sdktrace.ReadOnlySpan) int { return a.StartTime().Compare(b.StartTime()) })
+	return kids
+}
+
+func dump(spans []sdktrace.ReadOnlySpan) string {
+	var b strings.Builder
+	for _, s := range spans {
+		fmt.Fprintf(&b, "  %s %s parent=%s status=%v %q attrs=%v events=%d\n", s.Name(), s.SpanContext().SpanID(),
+			s.Parent().SpanID(), s.Status().Code, s.Status().Description, s.Attributes(), len(s.Events()))
+	}
+	return b.String()
+}
+
+func attrOf(kvs []attribute.KeyValue, key attribute.Key) (attribute.Value, bool) {
+	for _, kv := range kvs {
+		if kv.Key == key {
+			return kv.Value, true
+		}
+	}
+	return attribute.Value{}, false
+}
+
+// wantAttrs checks that kvs holds each of want, with its value.
+func wantAttrs(t *testing.T, what string, kvs []attribute.KeyValue, want ...attribute.KeyValue) {
+	t.Helper()
+	for _, w := range want {
+		got, ok := attrOf(kvs, w.Key)
+		if !ok {
+			t.Errorf("%s lacks %s (want %v)", what, w.Key, w.Value.Emit())
+			continue
+		}
+		if got != w.Value {
+			t.Errorf("%s: %s = %v; want %v", what, w.Key, got.Emit(), w.Value.Emit())
+		}
+	}
+}
+
+// noAttrs checks that kvs holds none of keys.
+func noAttrs(t *testing.T, what string, kvs []attribute.KeyValue, keys ...attribute.Key) {
+	t.Helper()
+	for _, k := range keys {
+		if v, ok := attrOf(kvs, k); ok {
+			t.Errorf("%s has %s = %v; want none", what, k, v.Emit())
+		}
+	}
+}
+
+func eventNames(s sdktrace.ReadOnlySpan) []string {
+	var names []string
+	for _, e := range s.Events() {
+		names = append(names, e.Name)
+	}
+	return names
+}
+
+const (
+	errorType = attribute.Key("error.type")
+	toolName  = attribute.Key("gen_ai.tool.name")
+	callID    = attribute.Key("gen_ai.tool.call.id")
+	arguments = attribute.Key("gen_ai.tool.call.arguments")
+	result    = attribute.Key("gen_ai.tool.call.result")
+)
+
+// checkAttempts checks the attempt spans: named "attempt 1".."attempt n",
+// INTERNAL, in the call span's trace, each failed one but the last with
+// error.type kind and toolsafe.retryable true.
+func checkAttempts(t *testing.T, call sdktrace.ReadOnlySpan, attempts []sdktrace.ReadOnlySpan, n int) {
+	t.Helper()
+	if len(attempts) != n {
+		t.Fatalf("%d attempt spans; want %d:\n%s", len(attempts), n, dump(attempts))
+	}
+	for i, a := range attempts {
+		if want := fmt.Sprintf("attempt %d", i+1); a.Name() != want {
+			t.Errorf("span %d is named %q; want %q", i, a.Name(), want)
+		}
+		if a.SpanKind() != trace.SpanKindInternal {
+			t.Errorf("%s is %v; want INTERNAL", a.Name(), a.SpanKind())
+		}
+		if a.SpanContext().TraceID() != call.SpanContext().TraceID() {
+			t.Errorf("%s is in another trace", a.Name())
+		}
+		wantAttrs(t, a.Name(), a.Attributes(), otelhook.AttemptKey.Int(i+1))
+	}
+}
+
+func TestTracingOfTheReferenceScenario(t *testing.T) {
+	const invoice = `{"number":"INV-1001"}`
+	retry := toolsafe.WithRetry(policy.Retry{MaxRetries: 3, Backoff: fixed(time.Millisecond)})
+
+	t.Run("success first time is one call span with one attempt and no error", func(t *testing.T) {
+		t.Parallel()
+		tm := newTelemetry(t)
+		tool, _ := billingTool(t, retry, toolsafe.WithTracing(tm.hook))
+		if r := tool.Run(context.Background(), invoice); r.Status() != "ok" {
+			t.Fatalf("status %q: %s", r.Status(), r.Observation())
+		}
+		call, attempts := tm.callSpan(t)
+		if call.Name() != "execute_tool fetch_invoice" || call.SpanKind() != trace.SpanKindInternal {
+			t.Errorf("call span %q kind %v; want \"execute_tool fetch_invoice\" INTERNAL", call.Name(), call.SpanKind())
+		}
+		if call.InstrumentationScope().Name != otelhook.ScopeName {
+			t.Errorf("scope %q; want %q", call.InstrumentationScope().Name, otelhook.ScopeName)
+		}
+		wantAttrs(t, "call span", call.Attributes(),
+			attribute.String("gen_ai.operation.name", "execute_tool"),
+			toolName.String("fetch_invoice"),
+			attribute.String("gen_ai.tool.type", "function"),
+			attribute.String("gen_ai.tool.description", tool.Description()),
+			otelhook.AttemptsKey.Int(1),
+			otelhook.AbandonedKey.Int(0),
+			otelhook.SummaryKey.String("ok after 1 attempt"))
+		noAttrs(t, "call span", call.Attributes(), errorType, callID, arguments, result)
+		if call.Status().Code != codes.Unset || len(call.Events()) != 0 {
+			t.Errorf("status %v, events %v; want Unset and none", call.Status(), eventNames(call))
+		}
+		checkAttempts(t, call, attempts, 1)
+		noAttrs(t, "attempt 1", attempts[0].Attributes(), errorType, otelhook.RetryableKey)
+		if attempts[0].Status().Code != codes.Unset {
+			t.Errorf("attempt 1 status %v; want Unset", attempts[0].Status())
+		}
+	})
+
+	t.Run("success after retries has an attempt span per attempt and a retry event per wait", func(t *testing.T) {
+		t.Parallel()
+		tm := newTelemetry(t)
+		tool, srv := billingTool(t, retry, toolsafe.WithTracing(tm.hook))
+		srv.Enqueue(billing.InvoicePath("INV-1001"), flaky.ResetConn(), flaky.Unavailable(""), flaky.ResetConn())
+		if r := tool.Run(context.Background(), invoice); r.Status() != "ok" || r.Attempts != 4 {
+			t.Fatalf("status %q after %d attempts", r.Status(), r.Attempts)
+		}
+		call, attempts := tm.callSpan(t)
+		wantAttrs(t, "call span", call.Attributes(),
+			otelhook.AttemptsKey.Int(4), otelhook.SummaryKey.String("ok after 4 attempts"))
+		noAttrs(t, "call span", call.Attributes(), errorType)
+		if call.Status().Code != codes.Unset {
+			t.Errorf("call status %v; want Unset", call.Status())
+		}
+		checkAttempts(t, call, attempts, 4)
+		reasons := []string{"the connection was reset", "HTTP 503 Service Unavailable", "the connection was reset"}
+		for i, a := range attempts[:3] {
+			wantAttrs(t, a.Name(), a.Attributes(),
+				errorType.String("tool-failed"), otelhook.RetryableKey.Bool(true), otelhook.ReasonKey.String(reasons[i]))
+			if a.Status().Code != codes.Error || a.Status().Description != "tool-failed" {
+				t.Errorf("%s status %v; want Error tool-failed", a.Name(), a.Status())
+			}
+		}
+		noAttrs(t, "attempt 4", attempts[3].Attributes(), errorType)
+
+		events := call.Events()
+		if got := eventNames(call); !slices.Equal(got, []string{"retry", "retry", "retry"}) {
+			t.Fatalf("events %v; want 3 retries", got)
+		}
+		wantDelays := []float64{0.001, 0.002, 0.004}
+		for i, e := range events {
+			wantAttrs(t, fmt.Sprintf("retry event %d", i+1), e.Attributes,
+				otelhook.AttemptKey.Int(i+1), otelhook.DelayKey.Float64(wantDelays[i]), errorType.String("tool-failed"))
+			// The event is between the failed attempt and the next one.
+			if e.Time.Before(attempts[i].EndTime()) || e.Time.After(attempts[i+1].StartTime()) {
+				t.Errorf("retry event %d at %v is not between attempt %d's end and attempt %d's start", i+1, e.Time, i+1, i+2)
+			}
+		}
+	})
+
+	t.Run("exhaustion is a failed call span with error.type tool-failed", func(t *testing.T) {
+		t.Parallel()
+		tm := newTelemetry(t)
+		tool, srv := billingTool(t, retry, toolsafe.WithTracing(tm.hook))
+		srv.Always(billing.InvoicePath("INV-1001"), flaky.ResetConn())
+		r := tool.Run(context.Background(), invoice)
+		if r.Failure == nil || r.Failure.Kind != middleware.KindFailed {
+			t.Fatalf("got %v; want tool-failed", r.Failure)
+		}
+		call, attempts := tm.callSpan(t)
+		wantAttrs(t, "call span", call.Attributes(),
+			errorType.String("tool-failed"),
+			otelhook.AttemptsKey.Int(4),
+			otelhook.RetryableKey.Bool(false),
+			otelhook.SummaryKey.String(r.Observation()))
+		if call.Status().Code != codes.Error || call.Status().Description != r.Observation() {
+			t.Errorf("call status %v; want Error with the model-facing message", call.Status())
+		}
+		if !strings.Contains(r.Observation(), "4 attempts") {
+			t.Errorf("summary %q does not name the attempts", r.Observation())
+		}
+		if got := eventNames(call); !slices.Equal(got, []string{"retry", "retry", "retry"}) {
+			t.Errorf("events %v; want 3 retries", got)
+		}
+		checkAttempts(t, call, attempts, 4)
+		for _, a := range attempts {
+			wantAttrs(t, a.Name(), a.Attributes(), errorType.String("tool-failed"), otelhook.ReasonKey.String("the connection was reset"))
+		}
+	})
+
+	t.Run("a tool-error is one failed attempt, not retried", func(t *testing.T) {
+		t.Parallel()
+		tm := newTelemetry(t)
+		tool, _ := billingTool(t, retry, toolsafe.WithTracing(tm.hook))
+		r := tool.Run(context.Background(), `{"number":"7"}`)
+		if r.Failure == nil || r.Failure.Kind != middleware.KindToolError {
+			t.Fatalf("got %v; want tool-error", r.Failure)
+		}
+		call, attempts := tm.callSpan(t)
+		wantAttrs(t, "call span", call.Attributes(),
+			errorType.String("tool-error"), otelhook.AttemptsKey.Int(1), otelhook.SummaryKey.String(r.Observation()))
+		if call.Status().Code != codes.Error || len(call.Events()) != 0 {
+			t.Errorf("status %v events %v; want Error and no event", call.Status(), eventNames(call))
+		}
+		checkAttempts(t, call, attempts, 1)
+		wantAttrs(t, "attempt 1", attempts[0].Attributes(),
+			errorType.String("tool-error"), otelhook.RetryableKey.Bool(false))
+	})
+
+	t.Run("an attempt timeout is tool-timeout on each attempt and on the call", func(t *testing.T) {
+		t.Parallel()
+		tm := newTelemetry(t)
+		tool, srv := billingTool(t,
+			toolsafe.WithRetry(policy.Retry{MaxRetries: 1, Backoff: fixed(time.Millisecond)}),
+			toolsafe.WithTimeout(50*time.Millisecond),
+			toolsafe.WithTracing(tm.hook))
+		srv.Always(billing.InvoicePath("INV-1001"), flaky.HangUp())
+		r := tool.Run(context.Background(), invoice)
+		if r.Failure == nil || r.Failure.Kind != middleware.KindTimeout || r.Attempts != 2 {
+			t.Fatalf("got %v after %d attempts; want tool-timeout after 2", r.Failure, r.Attempts)
+		}
+		call, attempts := tm.callSpan(t)
+		wantAttrs(t, "call span", call.Attributes(),
+			errorType.String("tool-timeout"), otelhook.AttemptsKey.Int(2), otelhook.SummaryKey.String(r.Observation()))
+		if call.Status().Code != codes.Error {
+			t.Errorf("call status %v; want Error", call.Status())
+		}
+		if got := eventNames(call); !slices.Equal(got, []string{"retry"}) {
+			t.Errorf("events %v; want 1 retry", got)
+		}
+		wantAttrs(t, "retry event", call.Events()[0].Attributes, errorType.String("tool-timeout"))
+		checkAttempts(t, call, attempts, 2)
+		for _, a := range attempts {
+			wantAttrs(t, a.Name(), a.Attributes(), errorType.String("tool-timeout"), otelhook.RetryableKey.Bool(true))
+		}
+	})
+}
+
+func TestTracingOfAnAbandonedAttempt(t *testing.T) {
+	tm := newTelemetry(t)
+	release := make(chan struct{})
+	finished := make(chan struct{})
+	// The test's observer is added inside the call span's, so it runs after
+	// the hook has counted the abandoned attempt down.
+	done := toolsafe.With(func(next tools.Tool) tools.Tool {
+		return middleware.Func(next.Name(), next.Description(), func(ctx context.Context, input string) (string, error) {
+			middleware.CallFrom(ctx).Observe(middleware.Observer{AbandonedDone: func(int) { close(finished) }})
+			return next.Call(ctx, input)
+		})
+	})
+	tool := toolsafe.Wrap(stuck(release, nil), toolsafe.WithTimeout(20*time.Millisecond), toolsafe.WithTracing(tm.hook), done)
+
+	r := tool.Run(context.Background(), "x")
+	if r.Failure == nil || r.Failure.Kind != middleware.KindTimeout || r.Abandoned != 1 {
+		t.Fatalf("got %v, abandoned %d; want tool-timeout, 1", r.Failure, r.Abandoned)
+	}
+	// The call has returned: both spans have ended, though the tool runs on.
+	call, attempts := tm.callSpan(t)
+	wantAttrs(t, "call span", call.Attributes(), otelhook.AbandonedKey.Int(1), errorType.String("tool-timeout"))
+	checkAttempts(t, call, attempts, 1)
+	wantAttrs(t, "attempt 1", attempts[0].Attributes(),
+		otelhook.AttemptAbandonedKey.Bool(true), errorType.String("tool-timeout"))
+	if attempts[0].EndTime().After(call.EndTime()) {
+		t.Errorf("the abandoned attempt's span ends after the call span")
+	}
+	if got := sumOf(t, tm, "toolsafe.tool.abandoned_attempts", toolName.String("stuck")); got != 1 {
+		t.Errorf("abandoned attempts in flight %d; want 1", got)
+	}
+
+	close(release)
+	<-finished
+	if got := sumOf(t, tm, "toolsafe.tool.abandoned_attempts", toolName.String("stuck")); got != 0 {
+		t.Errorf("abandoned attempts in flight after the tool returned %d; want 0", got)
+	}
+}
+
+// pausing is a tool that asks for approval: the run must pause.
+func pausing() tools.Tool {
+	return middleware.Func("refund", "Refunds an invoice.", func(ctx context.Context, input string) (string, error) {
+		return "", &middleware.ApprovalRequired{Tool: "refund", CallID: middleware.CallID(ctx), Input: input, Reason: "refunds need a human"}
+	})
+}
+
+func TestTracingOfAPauseAndACancellation(t *testing.T) {
+	t.Run("an approval pause is not an error: status Unset and an approval_required event", func(t *testing.T) {
+		t.Parallel()
+		tm := newTelemetry(t)
+		tool := toolsafe.Wrap(pausing(), toolsafe.WithRetry(policy.Retry{MaxRetries: 3}), toolsafe.WithTracing(tm.hook))
+		_, err := tool.Call(context.Background(), `{"number":"INV-1001"}`)
+		var ar *middleware.ApprovalRequired
+		if !errors.As(err, &ar) {
+			t.Fatalf("err %v; want *ApprovalRequired", err)
+		}
+		call, attempts := tm.callSpan(t)
+		if call.Status().Code != codes.Unset || !slices.Equal(eventNames(call), []string{"approval_required"}) {
+			t.Errorf("status %v events %v; want Unset and approval_required", call.Status(), eventNames(call))
+		}
+		noAttrs(t, "call span", call.Attributes(), errorType)
+		wantAttrs(t, "call span", call.Attributes(), otelhook.SummaryKey.String("refund is waiting for a human's approval."))
+		checkAttempts(t, call, attempts, 1)
+		if attempts[0].Status().Code != codes.Unset {
+			t.Errorf("attempt status %v; want Unset", attempts[0].Status())
+		}
+		noAttrs(t, "attempt 1", attempts[0].Attributes(), errorType)
+		if got := sumOf(t, tm, "toolsafe.tool.calls", toolName.String("refund"), otelhook.OutcomeKey.String("approval-required")); got != 1 {
+			t.Errorf("calls with outcome approval-required: %d; want 1", got)
+		}
+	})
+
+	t.Run("the caller's cancellation is not an error: status Unset and a canceled event", func(t *testing.T) {
+		t.Parallel()
+		tm := newTelemetry(t)
+		release := make(chan struct{})
+		defer close(release)
+		started := make(chan struct{}, 1)
+		tool := toolsafe.Wrap(stuck(release, started), toolsafe.WithTracing(tm.hook))
+		ctx, cancel := context.WithCancel(context.Background())
+		go func() {
+			<-started
+			cancel()
+		}()
+		if _, err := tool.Call(ctx, "x"); !errors.Is(err, context.Canceled) {
+			t.Fatalf("err %v; want context.Canceled", err)
+		}
+		call, attempts := tm.callSpan(t)
+		if call.Status().Code != codes.Unset || !slices.Equal(eventNames(call), []string{"canceled"}) {
+			t.Errorf("status %v events %v; want Unset and canceled", call.Status(), eventNames(call))
+		}
+		wantAttrs(t, "canceled event", call.Events()[0].Attributes, otelhook.CancelCauseKey.String("canceled"))
+		noAttrs(t, "call span", call.Attributes(), errorType)
+		checkAttempts(t, call, attempts, 1)
+		wantAttrs(t, "attempt 1", attempts[0].Attributes(), errorType.String("canceled"), otelhook.RetryableKey.Bool(false))
+	})
+}
+
+// A fallback layer made here, standing in for package fallback: on failure
+// it routes to alt, on the primary's context, and records it.
+func routeTo(alt tools.Tool) toolsafe.Option {
+	return toolsafe.With(func(next tools.Tool) tools.Tool {
+		return middleware.Func(next.Name(), next.Description(), func(ctx context.Context, input string) (string, error) {
+			out, err := next.Call(ctx, input)
+			if err == nil {
+				return out, nil
+			}
+			middleware.CallFrom(ctx).SetFallback(alt.Name())
+			return alt.Call(ctx, input)
+		})
+	})
+}
+
+func TestTracingOfAFallbackAndABreaker(t *testing.T) {
+	tm := newTelemetry(t)
+	archive := toolsafe.Wrap(middleware.Func("search_archive", "Searches the archive.", func(context.Context, string) (string, error) {
+		return "archived invoice", nil
+	}), toolsafe.WithTracing(tm.hook))
+	breaker := toolsafe.With(func(next tools.Tool) tools.Tool {
+		return middleware.Func(next.Name(), next.Description(), func(ctx context.Context, input string) (string, error) {
+			out, err := next.Call(ctx, input)
+			middleware.CallFrom(ctx).RecordBreakerStateChange("billing", "closed", "open")
+			return out, err
+		})
+	})
+	primary := toolsafe.Wrap(middleware.Func("fetch_invoice", "Fetches one invoice.", func(context.Context, string) (string, error) {
+		return "", middleware.NewToolError("no such invoice")
+	}), toolsafe.WithTracing(tm.hook), routeTo(archive), breaker)
+
+	r := primary.Run(context.Background(), "INV-1")
+	if r.Status() != "ok" || r.Fallback != "search_archive" {
+		t.Fatalf("status %q fallback %q; want ok from search_archive", r.Status(), r.Fallback)
+	}
+	call, kids := tm.callSpan(t)
+	if call.Name() != "execute_tool fetch_invoice" {
+		t.Fatalf("root span %q; want the primary's call span", call.Name())
+	}
+	if got := eventNames(call); !slices.Equal(got, []string{"circuit_breaker.state_change", "fallback"}) {
+		t.Errorf("events %v; want the breaker change, then the fallback", got)
+	}
+	for _, e := range call.Events() {
+		switch e.Name {
+		case "fallback":
+			wantAttrs(t, "fallback event", e.Attributes, otelhook.FallbackKey.String("search_archive"))
+		case "circuit_breaker.state_change":
+			wantAttrs(t, "breaker event", e.Attributes, otelhook.BreakerKey.String("billing"),
+				otelhook.BreakerFromKey.String("closed"), otelhook.BreakerToKey.String("open"))
+		}
+	}
+	wantAttrs(t, "call span", call.Attributes(), otelhook.FallbackKey.String("search_archive"),
+		otelhook.SummaryKey.String("ok: answered by the fallback tool search_archive after 1 attempt on fetch_invoice"))
+	var names []string
+	for _, k := range kids {
+		names = append(names, k.Name())
+	}
+	if !slices.Equal(names, []string{"attempt 1", "execute_tool search_archive"}) {
+		t.Fatalf("children %v; want the primary's attempt, then the alternative's call span", names)
+	}
+	alt := kids[1]
+	wantAttrs(t, "alternative's call span", alt.Attributes(), toolName.String("search_archive"), otelhook.AttemptsKey.Int(1))
+	if got := children(tm.spans.Ended(), alt); len(got) != 1 || got[0].Name() != "attempt 1" {
+		t.Errorf("the alternative's call span has %d children; want its own attempt 1", len(got))
+	}
+	if got := sumOf(t, tm, "toolsafe.circuit_breaker.state_changes", toolName.String("fetch_invoice"),
+		otelhook.BreakerKey.String("billing"), otelhook.BreakerToKey.String("open")); got != 1 {
+		t.Errorf("breaker state changes %d; want 1", got)
+	}
+}
+
+// secrets appear in the tool's input, its output and the text of its
+// errors; none may reach the telemetry unless recording is opted in.
+const (
+	secretArg = "sk_live_ARG_51Hx9"
+	secretOut = "IBAN DE89 3704 0044 0532 0130 00 OUT"
+	secretErr = "pq: password authentication failed for user billing ERR"
+)
+
+func TestTelemetryKeepsSecretsOut(t *testing.T) {
+	srv := flaky.Start(billing.Handler())
+	t.Cleanup(srv.Close)
+	srv.Always(billing.InvoicePath("INV-1003"), flaky.Respond(500, secretErr))
+	fetch := billing.FetchInvoice(srv.URL(), noKeepAlive())
+	// leaky answers with secrets in its output and in its errors' text.
+	leaky := middleware.Func("leaky", "Answers with secrets.", func(ctx context.Context, input string) (string, error) {
+		switch {
+		case strings.Contains(input, "fail"):
+			return "", fmt.Errorf("dial tcp 10.0.0.7:5432: %s (input %s)", secretErr, input)
+		case strings.Contains(input, "transient"):
+			return "", middleware.Transient(errors.New(secretErr))
+		case strings.Contains(input, "panic"):
+			panic(secretErr)
+		}
+		return secretOut + " for " + input, nil
+	})
+	calls := []struct {
+		tool  tools.Tool
+		input string
+	}{
+		{leaky, `{"card":"` + secretArg + `"}`},
+		{leaky, `{"card":"` + secretArg + `","mode":"fail"}`},
+		{leaky, `{"card":"` + secretArg + `","mode":"transient"}`},
+		{leaky, `{"card":"` + secretArg + `","mode":"panic"}`},
+		{fetch, `{"number":"INV-1003","card":"` + secretArg + `"}`},
+	}
+	run := func(tm *telemetry) {
+		for _, c := range calls {
+			tool := toolsafe.Wrap(c.tool,
+				toolsafe.WithRetry(policy.Retry{MaxRetries: 1, Backoff: fixed(time.Millisecond)}),
+				toolsafe.WithTracing(tm.hook),
+				toolsafe.WithLogger(discardLogger()))
+			tool.Run(context.Background(), c.input)
+		}
+	}
+	texts := func(tm *telemetry) string {
+		var b strings.Builder
+		for _, s := range tm.spans.Ended() {
+			fmt.Fprintln(&b, s.Name(), s.Status().Description)
+			for _, kv := range s.Attributes() {
+				fmt.Fprintln(&b, kv.Key, kv.Value.Emit())
+			}
+			for _, e := range s.Events() {
+				fmt.Fprintln(&b, e.Name)
+				for _, kv := range e.Attributes {
+					fmt.Fprintln(&b, kv.Key, kv.Value.Emit())
+				}
+			}
+		}
+		var rm metricdata.ResourceMetrics
+		if err := tm.reader.Collect(context.Background(), &rm); err != nil {
+			t.Fatal(err)
+		}
+		for _, sm := range rm.ScopeMetrics {
+			for _, m := range sm.Metrics {
+				for _, set := range attributeSets(m) {
+					fmt.Fprintln(&b, m.Name, set.Encoded(attribute.DefaultEncoder()))
+				}
+			}
+		}
+		return b.String()
+	}
+
+	t.Run("by default no argument, output or error text is recorded", func(t *testing.T) {
+		tm := newTelemetry(t)
+		run(tm)
+		got := texts(tm)
+		for _, secret := range []string{secretArg, secretOut, secretErr, "password", "10.0.0.7"} {
+			if strings.Contains(got, secret) {
+				t.Errorf("the telemetry holds %q:\n%s", secret, got)
+			}
+		}
+		if !strings.Contains(got, "tool-panic") || !strings.Contains(got, "tool-failed") {
+			t.Errorf("the telemetry lacks the kinds of failure:\n%s", got)
+		}
+	})
+	t.Run("opted in, arguments and results are recorded, error text still not", func(t *testing.T) {
+		tm := newTelemetry(t, otelhook.WithRecordArguments(true), otelhook.WithRecordResults(true))
+		run(tm)
+		got := texts(tm)
+		if !strings.Contains(got, string(arguments)+" {\"card\":\""+secretArg) || !strings.Contains(got, string(result)+" "+secretOut) {
+			t.Errorf("the opted-in arguments or result are missing:\n%s", got)
+		}
+		for _, secret := range []string{secretErr, "password", "10.0.0.7"} {
+			if strings.Contains(got, secret) {
+				t.Errorf("the telemetry holds %q:\n%s", secret, got)
+			}
+		}
+	})
+}
+
+func attributeSets(m metricdata.Metrics) []attribute.Set {
+	var sets []attribute.Set
+	switch d := m.Data.(type) {
+	case metricdata.Sum[int64]:
+		for _, p := range d.DataPoints {
+			sets = append(sets, p.Attributes)
+		}
+	case metricdata.Histogram[float64]:
+		for _, p := range d.DataPoints {
+			sets = append(sets, p.Attributes)
+		}
+	}
+	return sets
+}
+
+// sumOf collects the metrics and returns the sum of the int64 sum named
+// name over the data points that have all of attrs.
+func sumOf(t *testing.T, tm *telemetry, name string, attrs ...attribute.KeyValue) int64 {
+	t.Helper()
+	var rm metricdata.ResourceMetrics
+	if err := tm.reader.Collect(context.Background(), &rm); err != nil {
+		t.Fatal(err)
+	}
+	var total int64
+	for _, sm := range rm.ScopeMetrics {
+		for _, m := range sm.Metrics {
+			if m.Name != name {
+				continue
+			}
+			sum, ok := m.Data.(metricdata.Sum[int64])
+			if !ok {
+				t.Fatalf("%s is a %T; want an int64 sum", name, m.Data)
+			}
+		points:
+			for _, p := range sum.DataPoints {
+				for _, kv := range attrs {
+					if v, ok := p.Attributes.Value(kv.Key); !ok || v != kv.Value {
+						continue points
+					}
+				}
+				total += p.Value
+			}
+		}
+	}
+	return total
+}
+
+func TestMetrics(t *testing.T) {
+	tm := newTelemetry(t)
+	tool, srv := billingTool(t,
+		toolsafe.WithRetry(policy.Retry{MaxRetries: 3, Backoff: fixed(time.Millisecond)}),
+		toolsafe.WithTracing(tm.hook))
+	srv.Enqueue(billing.InvoicePath("INV-1001"), flaky.ResetConn(), flaky.ResetConn())
+	srv.Always(billing.InvoicePath("INV-1002"), flaky.ResetConn())
+	ctx := context.Background()
+	tool.Run(ctx, "INV-1001") // ok after 3 attempts
+	tool.Run(ctx, "INV-1003") // ok after 1
+	tool.Run(ctx, "7")        // tool-error after 1
+	tool.Run(ctx, "INV-1002") // tool-failed after 4
+
+	fetch := toolName.String("fetch_invoice")
+	for outcome, want := range map[string]int64{"ok": 2, "tool-error": 1, "tool-failed": 1} {
+		if got := sumOf(t, tm, "toolsafe.tool.calls", fetch, otelhook.OutcomeKey.String(outcome)); got != want {
+			t.Errorf("calls with outcome %s: %d; want %d", outcome, got, want)
+		}
+	}
+	if got := sumOf(t, tm, "toolsafe.tool.attempts", fetch); got != 9 {
+		t.Errorf("attempts %d; want 3+1+1+4 = 9", got)
+	}
+
+	var rm metricdata.ResourceMetrics
+	if err := tm.reader.Collect(ctx, &rm); err != nil {
+		t.Fatal(err)
+	}
+	var found bool
+	for _, sm := range rm.ScopeMetrics {
+		if sm.Scope.Name != otelhook.ScopeName {
+			t.Errorf("scope %q; want %q", sm.Scope.Name, otelhook.ScopeName)
+		}
+		for _, m := range sm.Metrics {
+			if m.Name != "toolsafe.tool.call.duration" {
+				continue
+			}
+			found = true
+			if m.Unit != "s" {
+				t.Errorf("duration unit %q; want s", m.Unit)
+			}
+			h, ok := m.Data.(metricdata.Histogram[float64])
+			if !ok {
+				t.Fatalf("duration is a %T; want a float64 histogram", m.Data)
+			}
+			var count uint64
+			for _, p := range h.DataPoints {
+				count += p.Count
+				if p.Sum <= 0 {
+					t.Errorf("duration sum %v for %v; want > 0", p.Sum, p.Attributes)
+				}
+			}
+			if count != 4 {
+				t.Errorf("%d durations recorded; want 4", count)
+			}
+		}
+	}
+	if !found {
+		t.Error("no toolsafe.tool.call.duration metric")
+	}
+}
+
+// discardLogger drops the DEBUG lines (with the raw error text) and the
+// panic stacks of the secrets test.
+func discardLogger() *slog.Logger { return slog.New(slog.DiscardHandler) }
