@@ -115,7 +115,7 @@ func TestCallIDsFromAnOpenAIFunctionsAgent(t *testing.T) {
 		if !strings.HasPrefix(s.Name(), "execute_tool ") {
 			continue
 		}
-		v, _ := attrOf(s.Attributes(), callID)
+		v, _ := attrOf(s.Attributes(), keyCallID)
 		spanIDs = append(spanIDs, v.AsString())
 	}
 	if want := []string{"call_A1", "call_B2", "call_C3"}; !slices.Equal(spanIDs, want) {

@@ -128,11 +128,11 @@ func eventNames(s sdktrace.ReadOnlySpan) []string {
 }
 
 const (
-	errorType = attribute.Key("error.type")
-	toolName  = attribute.Key("gen_ai.tool.name")
-	callID    = attribute.Key("gen_ai.tool.call.id")
-	arguments = attribute.Key("gen_ai.tool.call.arguments")
-	result    = attribute.Key("gen_ai.tool.call.result")
+	keyErrorType = attribute.Key("error.type")
+	keyToolName  = attribute.Key("gen_ai.tool.name")
+	keyCallID    = attribute.Key("gen_ai.tool.call.id")
+	keyArguments = attribute.Key("gen_ai.tool.call.arguments")
+	keyResult    = attribute.Key("gen_ai.tool.call.result")
 )
 
 // checkAttempts checks the attempt spans: named "attempt 1".."attempt n",
@@ -177,18 +177,18 @@ func TestTracingOfTheReferenceScenario(t *testing.T) {
 		}
 		wantAttrs(t, "call span", call.Attributes(),
 			attribute.String("gen_ai.operation.name", "execute_tool"),
-			toolName.String("fetch_invoice"),
+			keyToolName.String("fetch_invoice"),
 			attribute.String("gen_ai.tool.type", "function"),
 			attribute.String("gen_ai.tool.description", tool.Description()),
 			otelhook.AttemptsKey.Int(1),
 			otelhook.AbandonedKey.Int(0),
 			otelhook.SummaryKey.String("ok after 1 attempt"))
-		noAttrs(t, "call span", call.Attributes(), errorType, callID, arguments, result)
+		noAttrs(t, "call span", call.Attributes(), keyErrorType, keyCallID, keyArguments, keyResult)
 		if call.Status().Code != codes.Unset || len(call.Events()) != 0 {
 			t.Errorf("status %v, events %v; want Unset and none", call.Status(), eventNames(call))
 		}
 		checkAttempts(t, call, attempts, 1)
-		noAttrs(t, "attempt 1", attempts[0].Attributes(), errorType, otelhook.RetryableKey)
+		noAttrs(t, "attempt 1", attempts[0].Attributes(), keyErrorType, otelhook.RetryableKey)
 		if attempts[0].Status().Code != codes.Unset {
 			t.Errorf("attempt 1 status %v; want Unset", attempts[0].Status())
 		}
@@ -205,7 +205,7 @@ func TestTracingOfTheReferenceScenario(t *testing.T) {
 		call, attempts := tm.callSpan(t)
 		wantAttrs(t, "call span", call.Attributes(),
 			otelhook.AttemptsKey.Int(4), otelhook.SummaryKey.String("ok after 4 attempts"))
-		noAttrs(t, "call span", call.Attributes(), errorType)
+		noAttrs(t, "call span", call.Attributes(), keyErrorType)
 		if call.Status().Code != codes.Unset {
 			t.Errorf("call status %v; want Unset", call.Status())
 		}
@@ -213,12 +213,12 @@ func TestTracingOfTheReferenceScenario(t *testing.T) {
 		reasons := []string{"the connection was reset", "HTTP 503 Service Unavailable", "the connection was reset"}
 		for i, a := range attempts[:3] {
 			wantAttrs(t, a.Name(), a.Attributes(),
-				errorType.String("tool-failed"), otelhook.RetryableKey.Bool(true), otelhook.ReasonKey.String(reasons[i]))
+				keyErrorType.String("tool-failed"), otelhook.RetryableKey.Bool(true), otelhook.ReasonKey.String(reasons[i]))
 			if a.Status().Code != codes.Error || a.Status().Description != "tool-failed" {
 				t.Errorf("%s status %v; want Error tool-failed", a.Name(), a.Status())
 			}
 		}
-		noAttrs(t, "attempt 4", attempts[3].Attributes(), errorType)
+		noAttrs(t, "attempt 4", attempts[3].Attributes(), keyErrorType)
 
 		events := call.Events()
 		if got := eventNames(call); !slices.Equal(got, []string{"retry", "retry", "retry"}) {
@@ -227,7 +227,7 @@ func TestTracingOfTheReferenceScenario(t *testing.T) {
 		wantDelays := []float64{0.001, 0.002, 0.004}
 		for i, e := range events {
 			wantAttrs(t, fmt.Sprintf("retry event %d", i+1), e.Attributes,
-				otelhook.AttemptKey.Int(i+1), otelhook.DelayKey.Float64(wantDelays[i]), errorType.String("tool-failed"))
+				otelhook.AttemptKey.Int(i+1), otelhook.DelayKey.Float64(wantDelays[i]), keyErrorType.String("tool-failed"))
 			// The event is between the failed attempt and the next one.
 			if e.Time.Before(attempts[i].EndTime()) || e.Time.After(attempts[i+1].StartTime()) {
 				t.Errorf("retry event %d at %v is not between attempt %d's end and attempt %d's start", i+1, e.Time, i+1, i+2)
@@ -246,7 +246,7 @@ func TestTracingOfTheReferenceScenario(t *testing.T) {
 		}
 		call, attempts := tm.callSpan(t)
 		wantAttrs(t, "call span", call.Attributes(),
-			errorType.String("tool-failed"),
+			keyErrorType.String("tool-failed"),
 			otelhook.AttemptsKey.Int(4),
 			otelhook.RetryableKey.Bool(false),
 			otelhook.SummaryKey.String(r.Observation()))
@@ -261,7 +261,7 @@ func TestTracingOfTheReferenceScenario(t *testing.T) {
 		}
 		checkAttempts(t, call, attempts, 4)
 		for _, a := range attempts {
-			wantAttrs(t, a.Name(), a.Attributes(), errorType.String("tool-failed"), otelhook.ReasonKey.String("the connection was reset"))
+			wantAttrs(t, a.Name(), a.Attributes(), keyErrorType.String("tool-failed"), otelhook.ReasonKey.String("the connection was reset"))
 		}
 	})
 
@@ -275,13 +275,13 @@ func TestTracingOfTheReferenceScenario(t *testing.T) {
 		}
 		call, attempts := tm.callSpan(t)
 		wantAttrs(t, "call span", call.Attributes(),
-			errorType.String("tool-error"), otelhook.AttemptsKey.Int(1), otelhook.SummaryKey.String(r.Observation()))
+			keyErrorType.String("tool-error"), otelhook.AttemptsKey.Int(1), otelhook.SummaryKey.String(r.Observation()))
 		if call.Status().Code != codes.Error || len(call.Events()) != 0 {
 			t.Errorf("status %v events %v; want Error and no event", call.Status(), eventNames(call))
 		}
 		checkAttempts(t, call, attempts, 1)
 		wantAttrs(t, "attempt 1", attempts[0].Attributes(),
-			errorType.String("tool-error"), otelhook.RetryableKey.Bool(false))
+			keyErrorType.String("tool-error"), otelhook.RetryableKey.Bool(false))
 	})
 
 	t.Run("an attempt timeout is tool-timeout on each attempt and on the call", func(t *testing.T) {
@@ -298,17 +298,17 @@ func TestTracingOfTheReferenceScenario(t *testing.T) {
 		}
 		call, attempts := tm.callSpan(t)
 		wantAttrs(t, "call span", call.Attributes(),
-			errorType.String("tool-timeout"), otelhook.AttemptsKey.Int(2), otelhook.SummaryKey.String(r.Observation()))
+			keyErrorType.String("tool-timeout"), otelhook.AttemptsKey.Int(2), otelhook.SummaryKey.String(r.Observation()))
 		if call.Status().Code != codes.Error {
 			t.Errorf("call status %v; want Error", call.Status())
 		}
 		if got := eventNames(call); !slices.Equal(got, []string{"retry"}) {
 			t.Errorf("events %v; want 1 retry", got)
 		}
-		wantAttrs(t, "retry event", call.Events()[0].Attributes, errorType.String("tool-timeout"))
+		wantAttrs(t, "retry event", call.Events()[0].Attributes, keyErrorType.String("tool-timeout"))
 		checkAttempts(t, call, attempts, 2)
 		for _, a := range attempts {
-			wantAttrs(t, a.Name(), a.Attributes(), errorType.String("tool-timeout"), otelhook.RetryableKey.Bool(true))
+			wantAttrs(t, a.Name(), a.Attributes(), keyErrorType.String("tool-timeout"), otelhook.RetryableKey.Bool(true))
 		}
 	})
 }
@@ -333,20 +333,20 @@ func TestTracingOfAnAbandonedAttempt(t *testing.T) {
 	}
 	// The call has returned: both spans have ended, though the tool runs on.
 	call, attempts := tm.callSpan(t)
-	wantAttrs(t, "call span", call.Attributes(), otelhook.AbandonedKey.Int(1), errorType.String("tool-timeout"))
+	wantAttrs(t, "call span", call.Attributes(), otelhook.AbandonedKey.Int(1), keyErrorType.String("tool-timeout"))
 	checkAttempts(t, call, attempts, 1)
 	wantAttrs(t, "attempt 1", attempts[0].Attributes(),
-		otelhook.AttemptAbandonedKey.Bool(true), errorType.String("tool-timeout"))
+		otelhook.AttemptAbandonedKey.Bool(true), keyErrorType.String("tool-timeout"))
 	if attempts[0].EndTime().After(call.EndTime()) {
 		t.Errorf("the abandoned attempt's span ends after the call span")
 	}
-	if got := sumOf(t, tm, "toolsafe.tool.abandoned_attempts", toolName.String("stuck")); got != 1 {
+	if got := sumOf(t, tm, "toolsafe.tool.abandoned_attempts", keyToolName.String("stuck")); got != 1 {
 		t.Errorf("abandoned attempts in flight %d; want 1", got)
 	}
 
 	close(release)
 	<-finished
-	if got := sumOf(t, tm, "toolsafe.tool.abandoned_attempts", toolName.String("stuck")); got != 0 {
+	if got := sumOf(t, tm, "toolsafe.tool.abandoned_attempts", keyToolName.String("stuck")); got != 0 {
 		t.Errorf("abandoned attempts in flight after the tool returned %d; want 0", got)
 	}
 }
@@ -372,14 +372,14 @@ func TestTracingOfAPauseAndACancellation(t *testing.T) {
 		if call.Status().Code != codes.Unset || !slices.Equal(eventNames(call), []string{"approval_required"}) {
 			t.Errorf("status %v events %v; want Unset and approval_required", call.Status(), eventNames(call))
 		}
-		noAttrs(t, "call span", call.Attributes(), errorType)
+		noAttrs(t, "call span", call.Attributes(), keyErrorType)
 		wantAttrs(t, "call span", call.Attributes(), otelhook.SummaryKey.String("refund is waiting for a human's approval."))
 		checkAttempts(t, call, attempts, 1)
 		if attempts[0].Status().Code != codes.Unset {
 			t.Errorf("attempt status %v; want Unset", attempts[0].Status())
 		}
-		noAttrs(t, "attempt 1", attempts[0].Attributes(), errorType)
-		if got := sumOf(t, tm, "toolsafe.tool.calls", toolName.String("refund"), otelhook.OutcomeKey.String("approval-required")); got != 1 {
+		noAttrs(t, "attempt 1", attempts[0].Attributes(), keyErrorType)
+		if got := sumOf(t, tm, "toolsafe.tool.calls", keyToolName.String("refund"), otelhook.OutcomeKey.String("approval-required")); got != 1 {
 			t.Errorf("calls with outcome approval-required: %d; want 1", got)
 		}
 	})
@@ -404,9 +404,9 @@ func TestTracingOfAPauseAndACancellation(t *testing.T) {
 			t.Errorf("status %v events %v; want Unset and canceled", call.Status(), eventNames(call))
 		}
 		wantAttrs(t, "canceled event", call.Events()[0].Attributes, otelhook.CancelCauseKey.String("canceled"))
-		noAttrs(t, "call span", call.Attributes(), errorType)
+		noAttrs(t, "call span", call.Attributes(), keyErrorType)
 		checkAttempts(t, call, attempts, 1)
-		wantAttrs(t, "attempt 1", attempts[0].Attributes(), errorType.String("canceled"), otelhook.RetryableKey.Bool(false))
+		wantAttrs(t, "attempt 1", attempts[0].Attributes(), keyErrorType.String("canceled"), otelhook.RetryableKey.Bool(false))
 	})
 }
 
@@ -471,11 +471,11 @@ func TestTracingOfAFallbackAndABreaker(t *testing.T) {
 		t.Fatalf("children %v; want the primary's attempt, then the alternative's call span", names)
 	}
 	alt := kids[1]
-	wantAttrs(t, "alternative's call span", alt.Attributes(), toolName.String("search_archive"), otelhook.AttemptsKey.Int(1))
+	wantAttrs(t, "alternative's call span", alt.Attributes(), keyToolName.String("search_archive"), otelhook.AttemptsKey.Int(1))
 	if got := children(tm.spans.Ended(), alt); len(got) != 1 || got[0].Name() != "attempt 1" {
 		t.Errorf("the alternative's call span has %d children; want its own attempt 1", len(got))
 	}
-	if got := sumOf(t, tm, "toolsafe.circuit_breaker.state_changes", toolName.String("fetch_invoice"),
+	if got := sumOf(t, tm, "toolsafe.circuit_breaker.state_changes", keyToolName.String("fetch_invoice"),
 		otelhook.BreakerKey.String("billing"), otelhook.BreakerToKey.String("open")); got != 1 {
 		t.Errorf("breaker state changes %d; want 1", got)
 	}
@@ -570,7 +570,7 @@ func TestTelemetryKeepsSecretsOut(t *testing.T) {
 		tm := newTelemetry(t, otelhook.WithRecordArguments(true), otelhook.WithRecordResults(true))
 		run(tm)
 		got := texts(tm)
-		if !strings.Contains(got, string(arguments)+" {\"card\":\""+secretArg) || !strings.Contains(got, string(result)+" "+secretOut) {
+		if !strings.Contains(got, string(keyArguments)+" {\"card\":\""+secretArg) || !strings.Contains(got, string(keyResult)+" "+secretOut) {
 			t.Errorf("the opted-in arguments or result are missing:\n%s", got)
 		}
 		for _, secret := range []string{secretErr, "password", "10.0.0.7"} {
@@ -641,7 +641,7 @@ func TestMetrics(t *testing.T) {
 	tool.Run(ctx, "7")        // tool-error after 1
 	tool.Run(ctx, "INV-1002") // tool-failed after 4
 
-	fetch := toolName.String("fetch_invoice")
+	fetch := keyToolName.String("fetch_invoice")
 	for outcome, want := range map[string]int64{"ok": 2, "tool-error": 1, "tool-failed": 1} {
 		if got := sumOf(t, tm, "toolsafe.tool.calls", fetch, otelhook.OutcomeKey.String(outcome)); got != want {
 			t.Errorf("calls with outcome %s: %d; want %d", outcome, got, want)
