@@ -3,6 +3,7 @@ package middleware
 import (
 	"context"
 	"errors"
+	"sync"
 	"time"
 
 	"github.com/tmc/langchaingo/tools"
@@ -47,14 +48,23 @@ func AttemptTimeout(d time.Duration) Middleware {
 				err error
 			}
 			done := make(chan answer, 1)
-			abandoned := make(chan func(), 1)
+			// returned and finish hand the end of an abandoned attempt over to
+			// its goroutine: exactly one side sees the other's mark, so finish
+			// (the AbandonedDone observers, the layers' holds) runs once.
+			var (
+				mu       sync.Mutex
+				returned bool
+				finish   func()
+			)
 			go func() {
 				out, err := next.Call(actx, input)
 				done <- answer{out, err}
-				select {
-				case finish := <-abandoned:
-					finish()
-				default:
+				mu.Lock()
+				returned = true
+				f := finish
+				mu.Unlock()
+				if f != nil {
+					f()
 				}
 			}()
 
@@ -62,17 +72,18 @@ func AttemptTimeout(d time.Duration) Middleware {
 			select {
 			case a = <-done:
 			case <-actx.Done():
-				select {
-				case a = <-done: // it answered at the same moment
-				default:
-					if call != nil {
-						abandoned <- call.RecordAbandoned(n)
-					}
-					if ctx.Err() != nil {
-						return "", ctx.Err()
-					}
-					return "", timeoutFailure(next.Name(), n, d)
+				mu.Lock()
+				if returned {
+					mu.Unlock()
+					a = <-done // it answered at the same moment
+					break
 				}
+				finish = abandon(ctx, call, n)
+				mu.Unlock()
+				if ctx.Err() != nil {
+					return "", ctx.Err()
+				}
+				return "", timeoutFailure(next.Name(), n, d)
 			}
 			if a.err != nil && ctx.Err() == nil && errors.Is(actx.Err(), context.DeadlineExceeded) {
 				// The tool gave up because its attempt's time was up.
@@ -82,6 +93,22 @@ func AttemptTimeout(d time.Duration) Middleware {
 			}
 			return a.out, a.err
 		})
+	}
+}
+
+// abandon counts an attempt left running in the background and returns what
+// must run when its tool returns: the release of every Hold in ctx (a
+// bulkhead permit), then the AbandonedDone observers, which can therefore
+// count on the permit being back.
+func abandon(ctx context.Context, call *Call, attempt int) func() {
+	release := keepHolds(ctx)
+	recorded := func() {}
+	if call != nil {
+		recorded = call.RecordAbandoned(attempt)
+	}
+	return func() {
+		release()
+		recorded()
 	}
 }
 

@@ -27,6 +27,10 @@ type Call struct {
 	failure   *Failure
 	observers []Observer
 	logger    *slog.Logger
+
+	// Written by GuardSideEffects and Gate, under mu.
+	sideEffect SideEffect
+	approved   bool
 }
 
 // Observer is told what happens during a call; otelhook uses it for span

@@ -93,10 +93,29 @@ func RetryAfterOf(err error) (time.Duration, bool) {
 // ApprovalRequired is returned, as an error, by a call that needs a human's
 // approval first. It is not a failure: it is never retried, never routed to
 // a fallback, and langchaingo's executor returns it from the run, where
-// errors.As finds it. Resume the run once the approval is granted.
+// errors.As finds it. Resume the run once the approval is granted (see
+// Resume, which keeps the paused call's idempotency key).
 type ApprovalRequired struct {
-	Tool, CallID, Input, Reason string
+	// Tool is the tool waiting; CallID the paused call's ID; Input its exact
+	// input, to which a grant is bound (see Grants).
+	Tool, CallID, Input string
+	// Reason says, for the person asked, why approval is needed now, e.g.
+	// that a retry of a destructive action needs its own approval.
+	Reason string
+	// Attempt is the number of the attempt that waits: 1 for the first,
+	// more when a retry of a destructive tool needs a fresh approval.
+	Attempt int
+	// IdempotencyKey is the paused call's key; Resume carries it over to the
+	// resumed call.
+	IdempotencyKey string
+	// Err is the Approver's error when it could not decide (the gate fails
+	// closed and pauses); nil otherwise. Its text is for the program and
+	// logs, never for the model.
+	Err error
 }
+
+// Unwrap returns Err.
+func (e *ApprovalRequired) Unwrap() error { return e.Err }
 
 // Error says which tool waits for approval and why.
 func (e *ApprovalRequired) Error() string {

@@ -39,15 +39,33 @@ type Failure struct {
 	// or the call's deadline; 0 if unknown.
 	Timeout time.Duration
 	// Detail is model-safe text that says more: the argument problem for
-	// args-invalid, the dependency for circuit-open. Never raw error text.
+	// args-invalid, the dependency for circuit-open and tool-busy. Never raw
+	// error text.
 	Detail string
+	// FallbackFailure is how the fallback tool failed, when the call was
+	// routed to one (see package fallback) and it failed too; nil otherwise.
+	// Error appends its message to this one's.
+	FallbackFailure *Failure
 }
 
 // Unwrap returns Cause.
 func (f *Failure) Unwrap() error { return f.Cause }
 
-// Error returns the message the model sees.
+// Error returns the message the model sees: what happened to the tool, then,
+// when a fallback was tried and failed too, what happened to it.
 func (f *Failure) Error() string {
+	msg := f.message()
+	if ff := f.FallbackFailure; ff != nil {
+		name := ff.Tool
+		if name == "" {
+			name = "the fallback tool"
+		}
+		msg += " The fallback tool " + name + " was tried instead and failed too: " + ff.Error()
+	}
+	return msg
+}
+
+func (f *Failure) message() string {
 	var b strings.Builder
 	tool := f.Tool
 	if tool == "" {
@@ -75,7 +93,7 @@ func (f *Failure) Error() string {
 		b.WriteString(" Do not call it again for this request; go on without it.")
 		return b.String()
 	case KindCircuitOpen:
-		fmt.Fprintf(&b, "%s was not called: ", tool)
+		f.writeNotCalled(&b, tool)
 		if f.Detail != "" {
 			fmt.Fprintf(&b, "its dependency %s is down", f.Detail)
 		} else {
@@ -84,10 +102,19 @@ func (f *Failure) Error() string {
 		if f.Wait > 0 {
 			fmt.Fprintf(&b, " for about %s more", roundForModel(f.Wait))
 		}
-		b.WriteString(". Go on without it, or try again later.")
+		b.WriteString(".")
+		f.writeSideEffect(&b)
+		b.WriteString(" Go on without it, or try again later.")
 		return b.String()
 	case KindBusy:
-		fmt.Fprintf(&b, "%s was not called: too many calls to it are in flight. Try again shortly, or go on without it.", tool)
+		f.writeNotCalled(&b, tool)
+		if f.Detail != "" {
+			fmt.Fprintf(&b, "too many calls to its dependency %s are in flight.", f.Detail)
+		} else {
+			b.WriteString("too many calls to it are in flight.")
+		}
+		f.writeSideEffect(&b)
+		b.WriteString(" Try again shortly, or go on without it.")
 		return b.String()
 	case KindBudget:
 		fmt.Fprintf(&b, "%s failed", tool)
@@ -122,6 +149,19 @@ func (f *Failure) Error() string {
 	}
 	f.writeNext(&b, tool)
 	return b.String()
+}
+
+// writeNotCalled starts the message of a call refused before an attempt:
+// "X was not called: " for the first, "X failed after 2 attempts and was not
+// tried again: " when earlier attempts failed.
+func (f *Failure) writeNotCalled(b *strings.Builder, tool string) {
+	if f.Attempts < 1 {
+		fmt.Fprintf(b, "%s was not called: ", tool)
+		return
+	}
+	fmt.Fprintf(b, "%s failed", tool)
+	f.writeAttempts(b)
+	b.WriteString(" and was not tried again: ")
 }
 
 func (f *Failure) writeAttempts(b *strings.Builder) {

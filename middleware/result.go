@@ -19,7 +19,10 @@ type Result struct {
 	Delays []time.Duration
 	// Elapsed is the time the whole call took, waits included.
 	Elapsed time.Duration
-	// Fallback is the name of the alternative tool that answered, or "".
+	// Fallback is the name of the alternative tool the call was routed to
+	// after the primary failed, or "". When it answered, Failure is nil and
+	// Output is its answer; when it failed too, Failure is the primary's and
+	// Failure.FallbackFailure the alternative's.
 	Fallback string
 	// Abandoned is the number of attempts given up by the attempt timeout
 	// while the tool was still running (it finishes in the background).
@@ -62,12 +65,15 @@ func (r Result) Status() string {
 
 // Observation is what the model sees: the output on success, the failure's
 // message otherwise, and "" for a pause or a cancellation (those are
-// returned as errors, not shown to the model).
+// returned as errors, not shown to the model). An answer from a fallback
+// starts with a note that says so, e.g. "(lookup_ticket could not answer,
+// so its fallback tool search_tickets did; this answer may be less fresh or
+// less complete) ...".
 func (r Result) Observation() string {
 	if r.Failure == nil {
 		if r.Fallback != "" {
-			return "(answered by the fallback tool " + r.Fallback + ", because " + r.Tool +
-				" failed; the answer may be less fresh or less complete) " + r.Output
+			return "(" + r.Tool + " could not answer, so its fallback tool " + r.Fallback +
+				" did; this answer may be less fresh or less complete) " + r.Output
 		}
 		return r.Output
 	}

@@ -77,6 +77,9 @@ func ToFailure(ctx context.Context, call *Call, err error) *Failure {
 		if f.Elapsed == 0 {
 			f.Elapsed = time.Since(call.Start())
 		}
+		if call.SideEffect() == SideEffectUnknown {
+			f.SideEffect = SideEffectUnknown
+		}
 	}
 	return &f
 }

@@ -1,0 +1,147 @@
+package middleware_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+
+	"github.com/toolsafe/toolsafe/middleware"
+)
+
+// attempt begins the next attempt of call in its record, as AttemptTimeout
+// does inside the retry.
+func attempt(ctx context.Context, call *middleware.Call) context.Context {
+	ctx, _ = call.BeginAttempt(ctx)
+	return ctx
+}
+
+func TestGate(t *testing.T) {
+	ran := 0
+	tool := middleware.Func("refund", "refunds", func(context.Context, string) (string, error) {
+		ran++
+		return "done", nil
+	})
+	run := func(mode middleware.GateMode, g *middleware.Grants, attempts int) (int, error) {
+		ran = 0
+		gated := middleware.Gate(g, mode)(tool)
+		call := middleware.NewCall("refund", "")
+		ctx := middleware.WithCall(context.Background(), call)
+		for range attempts {
+			if _, err := gated.Call(ctx, "A-1"); err != nil {
+				return ran, err
+			}
+			ctx = attempt(ctx, call)
+		}
+		return ran, nil
+	}
+
+	t.Run("each attempt of a destructive call uses a grant", func(t *testing.T) {
+		g := middleware.NewGrants()
+		g.Grant("refund", "A-1")
+		n, err := run(middleware.ApproveEachAttempt, g, 2)
+		var ar *middleware.ApprovalRequired
+		if n != 1 || !errors.As(err, &ar) || ar.Attempt != 2 {
+			t.Fatalf("ran %d, err %v; want 1 and a pause at attempt 2", n, err)
+		}
+		g.Grant("refund", "A-1")
+		g.Grant("refund", "A-1")
+		if n, err := run(middleware.ApproveEachAttempt, g, 2); n != 2 || err != nil {
+			t.Fatalf("with two grants: ran %d, err %v; want 2 and nil", n, err)
+		}
+	})
+	t.Run("one grant covers every attempt of a call otherwise", func(t *testing.T) {
+		g := middleware.NewGrants()
+		g.Grant("refund", "A-1")
+		if n, err := run(middleware.ApproveCall, g, 3); n != 3 || err != nil {
+			t.Fatalf("ran %d, err %v; want 3 and nil", n, err)
+		}
+		if _, err := run(middleware.ApproveCall, g, 1); err == nil {
+			t.Fatal("the grant covered a second call")
+		}
+	})
+	t.Run("a nil approver pauses every call", func(t *testing.T) {
+		if _, err := middleware.Gate(nil, middleware.ApproveCall)(tool).Call(context.Background(), "A-1"); err == nil {
+			t.Fatal("a gate without an approver let the call through")
+		}
+	})
+	t.Run("the zero Decision is Pending", func(t *testing.T) {
+		var d middleware.Decision
+		if d != middleware.Pending || d.String() != "pending" {
+			t.Fatalf("zero Decision %v", d)
+		}
+	})
+}
+
+func TestGrantsAreSafeForConcurrentUse(t *testing.T) {
+	g := middleware.NewGrants()
+	const n = 50
+	for range n {
+		g.Grant("refund", "A-1")
+	}
+	var wg sync.WaitGroup
+	approved := make(chan struct{}, 2*n)
+	for range 2 * n {
+		wg.Go(func() {
+			d, _ := g.Decide(context.Background(), middleware.CallInfo{Tool: "refund", Input: "A-1"})
+			if d == middleware.Approved {
+				approved <- struct{}{}
+			}
+		})
+	}
+	wg.Wait()
+	if len(approved) != n {
+		t.Fatalf("%d approved; want %d: each grant is used once", len(approved), n)
+	}
+	if p := g.Pending(); len(p) != 1 {
+		t.Fatalf("pending %v; want the one request, listed once", p)
+	}
+}
+
+func TestResume(t *testing.T) {
+	paused := middleware.NewCall("refund", "")
+	ar := &middleware.ApprovalRequired{Tool: "refund", Input: "A-1", CallID: paused.ID(), IdempotencyKey: paused.Key()}
+	ctx := middleware.Resume(context.Background(), ar)
+
+	other := middleware.NewCall("refund", "")
+	if other.ResumeFrom(ctx, "A-2") || other.Key() == paused.Key() {
+		t.Fatal("a call with another input resumed the paused one")
+	}
+	resumed := middleware.NewCall("refund", "")
+	if !resumed.ResumeFrom(ctx, "A-1") || resumed.Key() != paused.Key() || resumed.ID() != paused.ID() {
+		t.Fatalf("resumed call %s key %s; want %s and %s", resumed.ID(), resumed.Key(), paused.ID(), paused.Key())
+	}
+	again := middleware.NewCall("refund", "")
+	if again.ResumeFrom(ctx, "A-1") {
+		t.Fatal("one Resume continued two calls")
+	}
+}
+
+// A person approves through Grants: the program lists what waits, grants
+// it, and the next call with the same input goes through, once.
+func ExampleGrants() {
+	grants := middleware.NewGrants()
+	refund := middleware.Gate(grants, middleware.ApproveEachAttempt)(
+		middleware.Func("refund", "refunds an order", func(_ context.Context, input string) (string, error) {
+			return "refunded " + input, nil
+		}))
+
+	_, err := refund.Call(context.Background(), "A-1001")
+	var ar *middleware.ApprovalRequired
+	fmt.Println(errors.As(err, &ar), ar.Tool, ar.Input)
+	for _, p := range grants.Pending() {
+		fmt.Println("waiting:", p.Tool, p.Input)
+	}
+
+	grants.Grant("refund", "A-1001")
+	out, err := refund.Call(context.Background(), "A-1001")
+	fmt.Println(out, err)
+	_, err = refund.Call(context.Background(), "A-1001")
+	fmt.Println(err != nil) // the grant was used up
+	// Output:
+	// true refund A-1001
+	// waiting: refund A-1001
+	// refunded A-1001 <nil>
+	// true
+}
