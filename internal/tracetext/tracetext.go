@@ -7,6 +7,10 @@
 //	if err != nil { ... }
 //	defer tr.Finish(context.Background(), os.Stdout)
 //	hook := otelhook.New(otelhook.WithTracerProvider(tr.TracerProvider()))
+//	// ... tools wrapped with toolsafe.WithTracing(hook) ...
+//	runCtx, end := tr.StartAgent(ctx, "billing")
+//	out, err := executor.Call(runCtx, inputs)
+//	end()
 //
 // It is internal: a program of your own sets up its SDK as it likes.
 package tracetext
@@ -29,6 +33,9 @@ import (
 	semconv "go.opentelemetry.io/otel/semconv/v1.41.0"
 	"go.opentelemetry.io/otel/trace"
 )
+
+// tracerName is the instrumentation scope of the agent run's span.
+const tracerName = "github.com/toolsafe/toolsafe/internal/tracetext"
 
 // finishTimeout bounds how long Finish waits for the collector.
 const finishTimeout = 15 * time.Second
@@ -81,6 +88,18 @@ func Setup(ctx context.Context, service string) (*Tracing, error) {
 
 // TracerProvider is the provider to give to otelhook.WithTracerProvider.
 func (t *Tracing) TracerProvider() trace.TracerProvider { return t.tp }
+
+// StartAgent starts the span of one agent run, "invoke_agent {name}" with
+// gen_ai.operation.name "invoke_agent" and gen_ai.agent.name (GenAI
+// semantic conventions v1.41.0), and returns a context that carries it: the
+// tool calls made with that context are its children, so the whole run is
+// one trace. Call end when the run is over, before Finish.
+func (t *Tracing) StartAgent(ctx context.Context, name string) (context.Context, func()) {
+	ctx, span := t.tp.Tracer(tracerName).Start(ctx, "invoke_agent "+name,
+		trace.WithSpanKind(trace.SpanKindInternal),
+		trace.WithAttributes(semconv.GenAIOperationNameInvokeAgent, semconv.GenAIAgentName(name)))
+	return ctx, func() { span.End() }
+}
 
 // Exporting reports whether spans are exported over OTLP.
 func (t *Tracing) Exporting() bool { return t.endpoint != "" }

@@ -42,11 +42,11 @@ func busyTwice(tracing toolsafe.Option) *toolsafe.Tool {
 func run(t *testing.T, tr *tracetext.Tracing) {
 	t.Helper()
 	tool := busyTwice(toolsafe.WithTracing(otelhook.New(otelhook.WithTracerProvider(tr.TracerProvider()))))
-	ctx, span := tr.TracerProvider().Tracer("test").Start(context.Background(), "invoke_agent billing")
+	ctx, end := tr.StartAgent(context.Background(), "billing")
 	if r := tool.Run(ctx, "INV-1001"); r.Status() != "ok" {
 		t.Fatalf("status %q", r.Status())
 	}
-	span.End()
+	end()
 }
 
 var durations = regexp.MustCompile(`  [0-9.]+(µs|ms|s|ns)`)
