@@ -1,0 +1,79 @@
+package policy
+
+import (
+	"context"
+	"time"
+
+	"github.com/failsafe-go/failsafe-go/bulkhead"
+	"github.com/tmc/langchaingo/tools"
+
+	"github.com/toolsafe/toolsafe/middleware"
+)
+
+// Bulkhead limits the attempts in flight to one dependency, across every
+// tool that shares it, with failsafe-go's bulkhead. Make it once per
+// dependency with NewBulkhead and give it to each tool
+// (toolsafe.WithBulkhead). It is safe for concurrent use.
+//
+// Every attempt of a wrapped tool takes a permit (layer 7 of DESIGN.md §2)
+// and keeps it until the tool has really returned: an attempt the attempt
+// timeout abandoned keeps its permit while it still runs in the background,
+// so the bulkhead bounds the real load on the upstream (the abandoned
+// attempts are counted in Result.Abandoned). A panic gives the permit back.
+//
+// When no permit is free within the bulkhead's wait, the attempt fails with
+// a *middleware.Failure of KindBusy, not retried, whose Detail names the
+// dependency.
+type Bulkhead struct {
+	bh         bulkhead.Bulkhead[string]
+	dependency string
+	maxWait    time.Duration
+}
+
+// NewBulkhead returns a bulkhead for the dependency named dependency that
+// lets at most maxConcurrent attempts run at once; zero means 1. An attempt
+// that finds it full waits up to maxWait for a permit (zero or less: it does
+// not wait), and never longer than its context allows.
+func NewBulkhead(dependency string, maxConcurrent uint, maxWait time.Duration) *Bulkhead {
+	if maxConcurrent == 0 {
+		maxConcurrent = 1
+	}
+	return &Bulkhead{
+		bh:         bulkhead.New[string](maxConcurrent),
+		dependency: dependency,
+		maxWait:    max(maxWait, 0),
+	}
+}
+
+// Dependency is the name of the dependency the bulkhead guards.
+func (b *Bulkhead) Dependency() string { return b.dependency }
+
+// Middleware returns the layer that takes a permit for each attempt (see
+// Bulkhead). toolsafe places it inside the circuit breaker, outside the
+// approval gate and the attempt timeout. When ctx ends while waiting for a
+// permit, it returns ctx.Err().
+func (b *Bulkhead) Middleware() middleware.Middleware {
+	return func(next tools.Tool) tools.Tool {
+		return middleware.Func(next.Name(), next.Description(), func(ctx context.Context, input string) (string, error) {
+			if err := b.bh.AcquirePermitWithMaxWait(ctx, b.maxWait); err != nil {
+				if ctx.Err() != nil {
+					return "", ctx.Err()
+				}
+				attempts := 0
+				if call := middleware.CallFrom(ctx); call != nil {
+					attempts = call.Attempts()
+				}
+				return "", &middleware.Failure{
+					Kind:     middleware.KindBusy,
+					Tool:     next.Name(),
+					Attempts: attempts,
+					Detail:   b.dependency,
+					Cause:    err,
+				}
+			}
+			hctx, done := middleware.Hold(ctx, b.bh.ReleasePermit)
+			defer done()
+			return next.Call(hctx, input)
+		})
+	}
+}
