@@ -40,7 +40,7 @@
 // Each attempt gets a child span "attempt {n}" with [AttemptKey] and, when
 // it failed, error.type, [RetryableKey], [ReasonKey] and status Error. An
 // attempt given up by the attempt timeout ends its span when the caller
-// gets control back, with [AbandonedKey] true; the tool may go on running in
+// gets control back, with [AttemptAbandonedKey] true; the tool may go on running in
 // the background (see the abandoned-attempts metric).
 //
 // Events on the call span: "retry" ([AttemptKey], [DelayKey] in seconds,

@@ -21,7 +21,8 @@ import (
 // Hook makes the tracing layers of toolsafe tools and records their
 // metrics. Make one with New and give it to toolsafe.WithTracing; one Hook
 // can serve every tool. It is safe for concurrent use, and its
-// configuration never changes after New.
+// configuration never changes after New. The zero Hook is ready to use and
+// is the same as New() with no options.
 type Hook struct {
 	cfg    config
 	meters meters
