@@ -40,6 +40,12 @@ type config struct {
 	callIDs     *CallIDs // the model's tool-call IDs (WithCallIDs)
 	onResult    []func(context.Context, middleware.Result)
 	errs        []error
+
+	// Filled by resolve (options_resilience.go) from res.
+	res         resilience
+	sideEffects middleware.Middleware // 6: no retry after an attempt that may have landed
+	breaker     middleware.Middleware // 7: circuit breaker (WithCircuitBreaker)
+	bulkhead    middleware.Middleware // 7: bulkhead (WithBulkhead)
 }
 
 func (c *config) validate() error {

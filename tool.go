@@ -37,6 +37,7 @@ func New(t tools.Tool, opts ...Option) (*Tool, error) {
 	if t == nil {
 		c.errs = append(c.errs, errors.New("the tool is nil: pass the tools.Tool to wrap"))
 	}
+	c.resolve()
 	if err := c.validate(); err != nil {
 		name := "tool"
 		if t != nil {
@@ -55,6 +56,9 @@ func New(t tools.Tool, opts ...Option) (*Tool, error) {
 		c.fallback,
 		middleware.Deadline(c.deadline),
 		attempts,
+		c.sideEffects,
+		c.breaker,
+		c.bulkhead,
 		c.gate,
 		middleware.AttemptTimeout(c.timeout),
 		c.attemptSpan,
@@ -120,6 +124,7 @@ func (t *Tool) Run(ctx context.Context, input string) middleware.Result {
 
 func (t *Tool) run(ctx context.Context, input string) (middleware.Result, error) {
 	call := middleware.NewCall(t.name, t.cfg.callIDs.take(ctx, t.name, input))
+	call.ResumeFrom(ctx, input) // continues a call paused for approval (middleware.Resume)
 	if t.err != nil {
 		call.SetFailure(&middleware.Failure{Kind: middleware.KindFailed, Tool: t.name, Cause: t.err, Detail: "the tool is misconfigured"})
 		return call.Result(""), t.err

@@ -1,0 +1,107 @@
+package toolsafe_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tmc/langchaingo/tools"
+
+	"github.com/toolsafe/toolsafe"
+	"github.com/toolsafe/toolsafe/internal/billing"
+	"github.com/toolsafe/toolsafe/internal/flaky"
+	"github.com/toolsafe/toolsafe/middleware"
+	"github.com/toolsafe/toolsafe/policy"
+)
+
+// onAbandonedDone tells done when an abandoned attempt's tool has returned
+// (and so, when the bulkhead permit it kept is back).
+func onAbandonedDone(done chan<- int) toolsafe.Option {
+	return toolsafe.With(func(next tools.Tool) tools.Tool {
+		return middleware.Func(next.Name(), next.Description(), func(ctx context.Context, input string) (string, error) {
+			middleware.CallFrom(ctx).Observe(middleware.Observer{AbandonedDone: func(n int) { done <- n }})
+			return next.Call(ctx, input)
+		})
+	})
+}
+
+func TestBulkhead(t *testing.T) {
+	t.Run("a full bulkhead refuses with tool-busy, not retried", func(t *testing.T) {
+		t.Parallel()
+		h := holding(billing.Handler())
+		srv := flaky.Start(h)
+		t.Cleanup(srv.Close)
+		bh := policy.NewBulkhead("billing", 1, 0)
+		tool := toolsafe.Wrap(billing.FetchInvoice(srv.URL(), noKeepAlive()),
+			toolsafe.WithRetry(policy.Retry{MaxRetries: 3, Backoff: fixed(time.Millisecond)}),
+			toolsafe.WithBulkhead(bh))
+		first := make(chan middleware.Result, 1)
+		go func() { first <- tool.Run(context.Background(), "INV-1001") }()
+		<-h.arrived
+
+		r := tool.Run(context.Background(), "INV-1002")
+		if kindOf(r) != middleware.KindBusy || r.Attempts != 0 || r.Failure.Retryable {
+			t.Fatalf("got %q after %d attempts; want tool-busy after 0, not retryable", kindOf(r), r.Attempts)
+		}
+		if want := "fetch_invoice was not called: too many calls to its dependency billing are in flight."; !strings.HasPrefix(r.Observation(), want) {
+			t.Errorf("observation %q; want it to start with %q", r.Observation(), want)
+		}
+		close(h.release)
+		if r := <-first; r.Status() != "ok" {
+			t.Fatalf("the first call: %q", r.Status())
+		}
+		if srv.Requests("") != 1 {
+			t.Errorf("upstream got %d requests; want 1", srv.Requests(""))
+		}
+		if r := tool.Run(context.Background(), "INV-1002"); r.Status() != "ok" {
+			t.Errorf("after the first call returned its permit: %q; want ok", r.Status())
+		}
+	})
+
+	t.Run("an abandoned attempt keeps its permit until the tool returns", func(t *testing.T) {
+		t.Parallel()
+		release := make(chan struct{})
+		returned := make(chan int, 1)
+		bh := policy.NewBulkhead("slow", 1, 0)
+		tool := toolsafe.Wrap(stuck(release, nil),
+			toolsafe.WithTimeout(10*time.Millisecond),
+			toolsafe.WithBulkhead(bh),
+			onAbandonedDone(returned))
+
+		r := tool.Run(context.Background(), "x")
+		if kindOf(r) != middleware.KindTimeout || r.Abandoned != 1 {
+			t.Fatalf("got %q with %d abandoned; want tool-timeout with 1", kindOf(r), r.Abandoned)
+		}
+		// The timed-out tool still runs: its permit is still taken.
+		for range 3 {
+			if r := tool.Run(context.Background(), "x"); kindOf(r) != middleware.KindBusy {
+				t.Fatalf("got %q while the abandoned attempt runs; want tool-busy", kindOf(r))
+			}
+		}
+		close(release)
+		<-returned
+		r = tool.Run(context.Background(), "x")
+		if kindOf(r) == middleware.KindBusy || r.Status() != "ok" {
+			t.Fatalf("got %q after the abandoned tool returned; want ok: the permit is back", kindOf(r))
+		}
+	})
+
+	t.Run("a panic gives the permit back", func(t *testing.T) {
+		t.Parallel()
+		boom := middleware.Func("boom", "panics", func(context.Context, string) (string, error) { panic("boom") })
+		bh := policy.NewBulkhead("boom", 1, 0)
+		cb := policy.NewCircuitBreaker("boom", policy.Breaker{FailureThreshold: 1, Delay: time.Hour})
+		for _, timeout := range []time.Duration{0, time.Second} { // with and without the attempt goroutine
+			tool := toolsafe.Wrap(boom, toolsafe.WithTimeout(timeout), toolsafe.WithBulkhead(bh), toolsafe.WithCircuitBreaker(cb))
+			for range 3 {
+				if r := tool.Run(context.Background(), "x"); kindOf(r) != middleware.KindPanic {
+					t.Fatalf("timeout %v: got %q; want tool-panic every time, never tool-busy or circuit-open", timeout, kindOf(r))
+				}
+			}
+		}
+		if !cb.IsClosed() || cb.Metrics().Executions() != 0 {
+			t.Errorf("breaker %v with %d executions; want closed with 0: a panic is the tool's bug, not the dependency's", cb.State(), cb.Metrics().Executions())
+		}
+	})
+}

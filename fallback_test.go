@@ -1,0 +1,158 @@
+package toolsafe_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/tmc/langchaingo/tools"
+
+	"github.com/toolsafe/toolsafe"
+	"github.com/toolsafe/toolsafe/fallback"
+	"github.com/toolsafe/toolsafe/internal/billing"
+	"github.com/toolsafe/toolsafe/internal/flaky"
+	"github.com/toolsafe/toolsafe/middleware"
+	"github.com/toolsafe/toolsafe/policy"
+)
+
+// counting is a tool that counts its calls and answers "cached: " and its
+// input.
+func counting(name string, calls *atomic.Int32) tools.Tool {
+	return middleware.Func(name, "answers from a cache", func(_ context.Context, input string) (string, error) {
+		calls.Add(1)
+		return "cached: " + input, nil
+	})
+}
+
+func TestFallback(t *testing.T) {
+	t.Run("a tool-error routes to the alternative with adapted input", func(t *testing.T) {
+		t.Parallel()
+		var calls atomic.Int32
+		cache := toolsafe.Wrap(counting("invoice_cache", &calls))
+		tool, _ := billingTool(t, toolsafe.WithFallback(fallback.To(cache,
+			fallback.WithInput(func(_ context.Context, in string) (string, error) { return "cache:" + in, nil }))))
+		r := tool.Run(context.Background(), "INV-9999") // 404: a tool-error
+		if r.Status() != "ok" || r.Fallback != "invoice_cache" || r.Output != "cached: cache:INV-9999" || r.Attempts != 1 {
+			t.Fatalf("got %+v; want ok from invoice_cache with the adapted input after 1 attempt", r)
+		}
+		if !strings.HasPrefix(r.Observation(), "(fetch_invoice could not answer, so its fallback tool invoice_cache did") {
+			t.Errorf("observation %q does not say the answer came from the fallback", r.Observation())
+		}
+	})
+
+	t.Run("an open circuit routes to the alternative", func(t *testing.T) {
+		t.Parallel()
+		var calls atomic.Int32
+		cb := policy.NewCircuitBreaker("billing", policy.Breaker{Delay: time.Hour})
+		cb.Open()
+		tool, srv := billingTool(t, toolsafe.WithCircuitBreaker(cb),
+			toolsafe.WithFallback(fallback.To(toolsafe.Wrap(counting("invoice_cache", &calls)))))
+		if r := tool.Run(context.Background(), "INV-1001"); r.Status() != "ok" || r.Fallback != "invoice_cache" || srv.Requests("") != 0 {
+			t.Fatalf("got %q from %q with %d requests; want ok from invoice_cache with none", r.Status(), r.Fallback, srv.Requests(""))
+		}
+	})
+
+	t.Run("it never runs on a pause", func(t *testing.T) {
+		t.Parallel()
+		var calls atomic.Int32
+		tool, _ := billingTool(t,
+			toolsafe.WithApproval(middleware.NewGrants()),
+			toolsafe.WithFallback(fallback.To(toolsafe.Wrap(counting("invoice_cache", &calls)))))
+		_, err := tool.Call(context.Background(), "INV-1001")
+		if ar := paused(t, err); ar.Tool != "fetch_invoice" || calls.Load() != 0 {
+			t.Errorf("paused %q, alternative called %d times; want fetch_invoice and 0", ar.Tool, calls.Load())
+		}
+	})
+
+	t.Run("it never runs on a cancellation", func(t *testing.T) {
+		t.Parallel()
+		var calls atomic.Int32
+		h := holding(billing.Handler())
+		srv := flaky.Start(h)
+		t.Cleanup(srv.Close)
+		tool := toolsafe.Wrap(billing.FetchInvoice(srv.URL(), noKeepAlive()),
+			toolsafe.WithTimeout(time.Hour),
+			toolsafe.WithFallback(fallback.To(toolsafe.Wrap(counting("invoice_cache", &calls)))))
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		go func() { <-h.arrived; cancel() }()
+		_, err := tool.Call(ctx, "INV-1001")
+		if !errors.Is(err, context.Canceled) || calls.Load() != 0 {
+			t.Errorf("err %v, alternative called %d times; want context.Canceled and 0", err, calls.Load())
+		}
+	})
+
+	t.Run("its alternative passes the approval gate: a destructive alternative without a grant pauses", func(t *testing.T) {
+		t.Parallel()
+		var calls atomic.Int32
+		grants := middleware.NewGrants()
+		credit := toolsafe.Wrap(counting("issue_credit", &calls), toolsafe.WithApproval(grants), toolsafe.WithDestructive())
+		tool, srv := billingTool(t, toolsafe.WithFallback(fallback.To(credit)))
+		srv.Always(billing.InvoicePath("INV-1001"), flaky.ResetConn())
+
+		_, err := tool.Call(context.Background(), "INV-1001")
+		ar := paused(t, err)
+		if ar.Tool != "issue_credit" || ar.Input != "INV-1001" || calls.Load() != 0 {
+			t.Fatalf("paused %+v, alternative ran %d times; want issue_credit paused, never run", ar, calls.Load())
+		}
+		if r := tool.Run(context.Background(), "INV-1001"); r.Status() != "paused" {
+			t.Fatalf("status %q; want paused", r.Status())
+		}
+		grants.Grant("issue_credit", "INV-1001")
+		if r := tool.Run(context.Background(), "INV-1001"); r.Status() != "ok" || r.Fallback != "issue_credit" || calls.Load() != 1 {
+			t.Fatalf("granted: %q from %q, ran %d times; want ok from issue_credit, once", r.Status(), r.Fallback, calls.Load())
+		}
+	})
+
+	t.Run("when the alternative fails too the model sees both failures", func(t *testing.T) {
+		t.Parallel()
+		archiveSrv := flaky.Start(billing.Handler())
+		t.Cleanup(archiveSrv.Close)
+		archiveSrv.Always("", flaky.Unavailable(""))
+		archive := middleware.Func("invoice_archive", "old invoices", billing.FetchInvoice(archiveSrv.URL(), noKeepAlive()).Call)
+		tool, srv := billingTool(t,
+			toolsafe.WithRetry(policy.Retry{MaxRetries: 1, Backoff: fixed(time.Millisecond)}),
+			toolsafe.WithFallback(fallback.To(toolsafe.Wrap(archive,
+				toolsafe.WithRetry(policy.Retry{MaxRetries: 2, Backoff: fixed(time.Millisecond)})))))
+		srv.Always("", flaky.ResetConn())
+		r := tool.Run(context.Background(), "INV-1001")
+		f := r.Failure
+		if f == nil || f.Kind != middleware.KindFailed || r.Attempts != 2 || f.FallbackFailure == nil || f.FallbackFailure.Attempts != 3 {
+			t.Fatalf("got %+v; want the primary's tool-failed after 2 attempts and the alternative's after 3", r)
+		}
+		msg := r.Observation()
+		for _, want := range []string{"fetch_invoice failed (the connection was reset) after 2 attempts",
+			"The fallback tool invoice_archive was tried instead and failed too: invoice_archive failed (HTTP 503 Service Unavailable) after 3 attempts"} {
+			if !strings.Contains(msg, want) {
+				t.Errorf("message %q lacks %q", msg, want)
+			}
+		}
+		if archiveSrv.Requests("") != 3 {
+			t.Errorf("the archive got %d requests; want 3", archiveSrv.Requests(""))
+		}
+	})
+
+	t.Run("kinds that never fall back are configuration errors", func(t *testing.T) {
+		t.Parallel()
+		_, err := toolsafe.New(counting("a", new(atomic.Int32)),
+			toolsafe.WithFallback(fallback.To(counting("b", new(atomic.Int32)), fallback.On(middleware.KindFailed, middleware.KindApprovalRequired))))
+		if err == nil || !strings.Contains(err.Error(), "approval-required is never routed to a fallback") {
+			t.Errorf("err = %v", err)
+		}
+		if _, err := toolsafe.New(counting("a", new(atomic.Int32)), toolsafe.WithFallback(fallback.To(nil))); err == nil {
+			t.Error("a nil alternative was accepted")
+		}
+	})
+
+	t.Run("On narrows the kinds that route", func(t *testing.T) {
+		t.Parallel()
+		var calls atomic.Int32
+		tool, _ := billingTool(t, toolsafe.WithFallback(fallback.To(toolsafe.Wrap(counting("invoice_cache", &calls)), fallback.On(middleware.KindFailed))))
+		if r := tool.Run(context.Background(), "INV-9999"); kindOf(r) != middleware.KindToolError || calls.Load() != 0 {
+			t.Errorf("got %q with %d fallback calls; want the tool-error and none", kindOf(r), calls.Load())
+		}
+	})
+}
