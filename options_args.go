@@ -1,0 +1,34 @@
+package toolsafe
+
+import (
+	"fmt"
+
+	"github.com/toolsafe/toolsafe/argschema"
+)
+
+// WithArgsSchema checks each call's input against schema, a JSON Schema as
+// JSON text, before anything else runs (layer 3 of DESIGN.md §2; see package
+// argschema for the drafts supported and the rules). The input is the tool's
+// arguments as one JSON object. An invalid input ends the call as
+// args-invalid with no attempt made, and the model is told which argument
+// is wrong and how:
+//
+//	search was not called: the input is invalid: argument "query" is
+//	missing. Fix the input and call it again.
+//
+// An invalid schema is a configuration error (New returns it). A later
+// WithArgsSchema replaces an earlier one; nil or empty schema removes it.
+func WithArgsSchema(schema []byte) Option {
+	return optionFunc(func(c *config) {
+		if len(schema) == 0 {
+			c.args = nil
+			return
+		}
+		mw, err := argschema.Validate(schema)
+		if err != nil {
+			c.errs = append(c.errs, fmt.Errorf("args schema: %w", err))
+			return
+		}
+		c.args = mw
+	})
+}
