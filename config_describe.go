@@ -1,0 +1,189 @@
+package toolsafe
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/toolsafe/toolsafe/policy"
+)
+
+// Describe returns the chain of layers the tool called name gets from c,
+// outermost first, in the order of DESIGN.md §2, such as
+//
+//	surface → args schema → fallback(archive_search) → deadline 30s →
+//	retry 3 (500ms..30s ×2 +25%) → breaker billing → bulkhead billing(8) →
+//	timeout 2s
+//
+// (on one line). A tool the file does not name gets the defaults, so
+// Describe of any such name describes them. Layers that are off are left
+// out; surface is always there. The parts:
+//
+//   - trace: a span per call and per attempt (tracing: true);
+//   - surface: failures become the model-facing message;
+//   - args schema: the input is checked against args_schema;
+//   - fallback(alt) or fallback(alt on kind, ...): the alternative tool and
+//     the failure kinds routed to it, when not the default ones;
+//   - deadline d: the whole call's limit;
+//   - retry n (base..max ×multiplier +jitter%; ...): n retries and their
+//     waits, where jitter only lengthens a wait; then the retry budget of the
+//     dependency, "same idempotency key" (side_effects: idempotent) or "not
+//     after a timeout" (side_effects: not_idempotent);
+//   - breaker dep and bulkhead dep(n) or dep(n, wait d): the dependency's
+//     circuit breaker and its limit of attempts in flight;
+//   - approval per call or approval every attempt: the approval gate;
+//   - timeout d: each attempt's limit.
+//
+// Options added with With are not described.
+func (c *Config) Describe(name string) string {
+	r := c.resolve(name)
+	var parts []string
+	if r.tracing {
+		parts = append(parts, "trace")
+	}
+	parts = append(parts, "surface")
+	if r.argsSchema != nil {
+		parts = append(parts, "args schema")
+	}
+	if r.fallback != "" {
+		if r.fallbackOn != nil {
+			parts = append(parts, fmt.Sprintf("fallback(%s on %s)", r.fallback, kindList(r.fallbackOn)))
+		} else {
+			parts = append(parts, fmt.Sprintf("fallback(%s)", r.fallback))
+		}
+	}
+	if r.deadline > 0 {
+		parts = append(parts, "deadline "+r.deadline.String())
+	}
+	dep := c.deps[r.dependency]
+	if r.retries > 0 {
+		notes := []string{describeBackoff(r.backoff)}
+		if dep != nil && dep.retryBudget.v > 0 {
+			notes = append(notes, fmt.Sprintf("budget %s %s", dep.name, percent(dep.retryBudget.v)))
+		}
+		switch r.sideEffects {
+		case sideEffectsIdempotent:
+			notes = append(notes, "same idempotency key")
+		case sideEffectsNot:
+			notes = append(notes, "not after a timeout")
+		}
+		parts = append(parts, fmt.Sprintf("retry %d (%s)", r.retries, strings.Join(notes, "; ")))
+	}
+	if dep != nil {
+		if dep.breaker.set {
+			parts = append(parts, "breaker "+dep.name)
+		}
+		if dep.concurrency.v > 0 {
+			if dep.maxWait.v > 0 {
+				parts = append(parts, fmt.Sprintf("bulkhead %s(%d, wait %v)", dep.name, dep.concurrency.v, dep.maxWait.v))
+			} else {
+				parts = append(parts, fmt.Sprintf("bulkhead %s(%d)", dep.name, dep.concurrency.v))
+			}
+		}
+	}
+	switch r.approval {
+	case approvalPerCall:
+		parts = append(parts, "approval per call")
+	case approvalEveryAttempt:
+		parts = append(parts, "approval every attempt")
+	}
+	if r.timeout > 0 {
+		parts = append(parts, "timeout "+r.timeout.String())
+	}
+	return strings.Join(parts, " → ")
+}
+
+// DescribeDependency returns what the dependency called name has, such as
+// "breaker: opens after 5 failures in the last 10 attempts, stays open 30s,
+// then 1 probe; bulkhead: 8 attempts in flight, wait up to 1s; retry
+// budget: 20% of attempts in flight", or "" when the file declares no such
+// dependency.
+func (c *Config) DescribeDependency(name string) string {
+	d := c.deps[name]
+	if d == nil {
+		return ""
+	}
+	var parts []string
+	if d.breaker.set {
+		b := breakerOf(d)
+		opens := fmt.Sprintf("%d failures in a row", b.failures)
+		if b.window > b.failures {
+			opens = fmt.Sprintf("%d failures in the last %d attempts", b.failures, b.window)
+		}
+		parts = append(parts, fmt.Sprintf("breaker: opens after %s, stays open %v, then %d probe%s",
+			opens, b.delay, b.probes, plural(b.probes)))
+	}
+	if d.concurrency.v > 0 {
+		s := fmt.Sprintf("bulkhead: %d attempt%s in flight", d.concurrency.v, plural(d.concurrency.v))
+		if d.maxWait.v > 0 {
+			s += fmt.Sprintf(", wait up to %v", d.maxWait.v)
+		} else {
+			s += ", no wait"
+		}
+		parts = append(parts, s)
+	}
+	if d.retryBudget.v > 0 {
+		parts = append(parts, fmt.Sprintf("retry budget: %s of attempts in flight", percent(d.retryBudget.v)))
+	}
+	if len(parts) == 0 {
+		return "nothing (a name only)"
+	}
+	return strings.Join(parts, "; ")
+}
+
+// breakerSettings are a dependency's breaker settings with the zeros
+// replaced by what they mean.
+type breakerSettings struct {
+	failures, window, probes int
+	delay                    time.Duration
+}
+
+func breakerOf(d *depSpec) breakerSettings {
+	b := breakerSettings{failures: breakerFailures(d), window: d.window.v, probes: d.probes.v, delay: d.delay.v}
+	if b.window == 0 {
+		b.window = b.failures
+	}
+	if b.probes == 0 {
+		b.probes = 1
+	}
+	if b.delay == 0 {
+		b.delay = 30 * time.Second
+	}
+	return b
+}
+
+// describeBackoff writes a Backoff as "500ms..30s ×2 +25%": the first wait,
+// the cap, the growth and the most jitter adds.
+func describeBackoff(b policy.Backoff) string {
+	if b.Base <= 0 {
+		return "no wait"
+	}
+	var s string
+	switch {
+	case b.Multiplier == 0 || b.Multiplier == 1:
+		s = b.Base.String() + " each"
+		if b.Max > 0 && b.Max < b.Base {
+			s = b.Max.String() + " each"
+		}
+	case b.Max > 0:
+		s = fmt.Sprintf("%v..%v ×%s", b.Base, b.Max, strconv.FormatFloat(b.Multiplier, 'g', -1, 64))
+	default:
+		s = fmt.Sprintf("%v ×%s uncapped", b.Base, strconv.FormatFloat(b.Multiplier, 'g', -1, 64))
+	}
+	if b.Jitter > 0 {
+		s += " +" + percent(b.Jitter)
+	}
+	return s
+}
+
+func percent(f float64) string {
+	return strconv.FormatFloat(f*100, 'g', 4, 64) + "%"
+}
+
+func plural(n int) string {
+	if n == 1 {
+		return ""
+	}
+	return "s"
+}

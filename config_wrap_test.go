@@ -1,0 +1,231 @@
+package toolsafe_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/tmc/langchaingo/tools"
+	"go.opentelemetry.io/otel"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+
+	"github.com/toolsafe/toolsafe"
+	"github.com/toolsafe/toolsafe/internal/billing"
+	"github.com/toolsafe/toolsafe/internal/flaky"
+	"github.com/toolsafe/toolsafe/middleware"
+)
+
+func mustParse(t *testing.T, yaml string) *toolsafe.Config {
+	t.Helper()
+	cfg, err := toolsafe.ParseConfig([]byte(yaml))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cfg
+}
+
+func TestWrapAllGivesEachToolItsPolicies(t *testing.T) {
+	srv := flaky.Start(billing.Handler())
+	defer srv.Close()
+	srv.Always(billing.InvoicePath("INV-2001"), flaky.ResetConn())
+	fetch := billing.FetchInvoice(srv.URL(), noKeepAlive())
+	// lookup calls the same upstream under another name; the file does not
+	// name it, so it gets the defaults.
+	lookup := middleware.Func("lookup", "looks an invoice up", fetch.Call)
+
+	cfg := mustParse(t, `
+defaults: {retries: 1, backoff: {base: 1ms}}
+tools:
+  fetch_invoice: {retries: 3, backoff: {base: 1ms, multiplier: 2}}
+`)
+	wrapped, err := cfg.WrapAll(fetch, lookup)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(wrapped) != 2 || wrapped[0].Name() != "fetch_invoice" || wrapped[1].Name() != "lookup" {
+		t.Fatalf("WrapAll returned %v; want fetch_invoice, lookup in the order given", names(wrapped))
+	}
+	tests := []struct {
+		tool     tools.Tool
+		attempts int
+	}{
+		{wrapped[0], 4}, // retries: 3 from its entry
+		{wrapped[1], 2}, // retries: 1 from the defaults
+	}
+	for _, tt := range tests {
+		t.Run(tt.tool.Name()+" makes the attempts of its policy", func(t *testing.T) {
+			before := srv.Requests("")
+			r := tt.tool.(*toolsafe.Tool).Run(context.Background(), `{"number":"INV-2001"}`)
+			if r.Failure == nil || r.Failure.Kind != middleware.KindFailed {
+				t.Fatalf("Run = %+v; want tool-failed", r)
+			}
+			if r.Attempts != tt.attempts || srv.Requests("")-before != tt.attempts {
+				t.Errorf("%d attempts, %d requests upstream; want %d of each", r.Attempts, srv.Requests("")-before, tt.attempts)
+			}
+		})
+	}
+}
+
+func TestWrapAllChecksTheSchemaBeforeAnyAttempt(t *testing.T) {
+	srv := flaky.Start(billing.Handler())
+	defer srv.Close()
+	cfg := mustParse(t, `
+tools:
+  fetch_invoice:
+    retries: 3
+    args_schema:
+      type: object
+      required: [number]
+      additionalProperties: false
+      properties: {number: {type: string, pattern: "^INV-[0-9]+$"}}
+`)
+	wrapped, err := cfg.WrapAll(billing.FetchInvoice(srv.URL(), noKeepAlive()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tool := wrapped[0].(*toolsafe.Tool)
+
+	r := tool.Run(context.Background(), `{"number":"1002"}`)
+	if r.Failure == nil || r.Failure.Kind != middleware.KindArgsInvalid || r.Attempts != 0 {
+		t.Fatalf("Run = %+v; want args-invalid with 0 attempts", r)
+	}
+	if want := `fetch_invoice was not called: the input is invalid: argument "number" must match the pattern "^INV-[0-9]+$". Fix the input and call it again.`; r.Observation() != want {
+		t.Errorf("the model sees %q; want %q", r.Observation(), want)
+	}
+	if n := srv.Requests(""); n != 0 {
+		t.Errorf("%d requests reached the upstream; want 0", n)
+	}
+
+	if r := tool.Run(context.Background(), `{"number":"INV-1002"}`); r.Status() != "ok" || !strings.Contains(r.Output, "Globex") {
+		t.Errorf("a valid input: %+v", r)
+	}
+}
+
+func TestWrapAllReportsEveryBindingProblem(t *testing.T) {
+	cfg := mustParse(t, `
+tools:
+  fetch_invoice: {retries: 3}
+  serch: {retries: 1}
+`)
+	echo := func(name string) tools.Tool {
+		return middleware.Func(name, "echoes", func(_ context.Context, in string) (string, error) { return in, nil })
+	}
+	_, err := cfg.WrapAll(echo("fetch_invoice"), echo("search"), nil, echo("search"))
+	var ce *toolsafe.ConfigError
+	if !errors.As(err, &ce) {
+		t.Fatalf("WrapAll error %v; want a *ConfigError", err)
+	}
+	want := []wantProblem{
+		{tool: "serch", line: 4, says: `"serch" is named in the file but was not passed to WrapAll: pass it, or remove its entry; did you mean "search"?`},
+		{says: "tool 3 of the 4 passed to WrapAll is nil"},
+		{tool: "search", says: `two tools passed to WrapAll are named "search"`},
+	}
+	if len(ce.Problems) != len(want) {
+		t.Fatalf("%d problems; want %d:\n%v", len(ce.Problems), len(want), err)
+	}
+	for i, w := range want {
+		p := ce.Problems[i]
+		if p.Tool != w.tool || p.Line != w.line || !strings.Contains(p.Message, w.says) {
+			t.Errorf("problem %d is %q (tool %q, line %d); want tool %q, line %d: %s", i+1, p.Message, p.Tool, p.Line, w.tool, w.line, w.says)
+		}
+	}
+}
+
+func TestWrapAllNamesAnUnknownFallbackTool(t *testing.T) {
+	cfg := mustParse(t, "tools:\n  search:\n    fallback: {tool: archive_serch}\n")
+	search := middleware.Func("search", "searches", func(context.Context, string) (string, error) { return "", nil })
+	archive := middleware.Func("archive_search", "searches the archive", func(context.Context, string) (string, error) { return "", nil })
+	_, err := cfg.WrapAll(search, archive)
+	var p *toolsafe.Problem
+	found := false
+	var ce *toolsafe.ConfigError
+	if errors.As(err, &ce) {
+		for _, p = range ce.Problems {
+			if p.Field == "fallback.tool" {
+				found = true
+				break
+			}
+		}
+	}
+	if !found {
+		t.Fatalf("WrapAll error %v; want a problem with fallback.tool", err)
+	}
+	if p.Tool != "search" || p.Line != 3 || !strings.Contains(p.Message, `unknown fallback tool "archive_serch": it was not passed to WrapAll`) || !strings.Contains(p.Message, `did you mean "archive_search"?`) {
+		t.Errorf("problem %+v", p)
+	}
+}
+
+func TestWithAddsOptionsToEveryTool(t *testing.T) {
+	cfg := mustParse(t, "defaults: {retries: 1}\n")
+	var mu sync.Mutex
+	var seen []string
+	record := toolsafe.WithOnResult(func(_ context.Context, r middleware.Result) {
+		mu.Lock()
+		defer mu.Unlock()
+		seen = append(seen, r.Tool+" "+r.Status())
+	})
+	ok := middleware.Func("a", "answers", func(context.Context, string) (string, error) { return "fine", nil })
+	bad := middleware.Func("b", "fails", func(context.Context, string) (string, error) {
+		return "", middleware.NewToolError("no such thing")
+	})
+	wrapped, err := cfg.With(record).WrapAll(ok, bad)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range wrapped {
+		_, _ = w.Call(context.Background(), "{}")
+	}
+	if got := strings.Join(seen, ", "); got != "a ok, b error" {
+		t.Errorf("results seen: %s; want a ok, b error", got)
+	}
+	// The original Config is unchanged.
+	seen = nil
+	wrapped, _ = cfg.WrapAll(ok)
+	_, _ = wrapped[0].Call(context.Background(), "{}")
+	if len(seen) != 0 {
+		t.Errorf("With changed the Config it was called on: %v", seen)
+	}
+}
+
+func names(ts []tools.Tool) []string {
+	var s []string
+	for _, t := range ts {
+		s = append(s, t.Name())
+	}
+	return s
+}
+
+// tracing: true traces through the global providers, which the user sets
+// once; tracing: false leaves a tool untraced.
+func TestTracingFromTheFileUsesTheGlobalProvider(t *testing.T) {
+	spans := tracetest.NewSpanRecorder()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(spans))
+	defer func() { _ = tp.Shutdown(context.Background()) }()
+	old := otel.GetTracerProvider()
+	otel.SetTracerProvider(tp)
+	defer otel.SetTracerProvider(old)
+
+	cfg := mustParse(t, "defaults: {tracing: true}\ntools:\n  quiet: {tracing: false}\n")
+	echo := func(name string) tools.Tool {
+		return middleware.Func(name, "echoes", func(_ context.Context, in string) (string, error) { return in, nil })
+	}
+	wrapped, err := cfg.WrapAll(echo("loud"), echo("quiet"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range wrapped {
+		if _, err := w.Call(context.Background(), "{}"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var got []string
+	for _, s := range spans.Ended() {
+		got = append(got, s.Name())
+	}
+	if strings.Join(got, ", ") != "attempt 1, execute_tool loud" {
+		t.Errorf("spans %v; want attempt 1 and execute_tool loud only", got)
+	}
+}
