@@ -1,0 +1,136 @@
+package toolsafe_test
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"testing"
+	"time"
+
+	"go.opentelemetry.io/otel/codes"
+
+	"github.com/toolsafe/toolsafe"
+	"github.com/toolsafe/toolsafe/fallback"
+	"github.com/toolsafe/toolsafe/internal/billing"
+	"github.com/toolsafe/toolsafe/internal/flaky"
+	"github.com/toolsafe/toolsafe/middleware"
+	"github.com/toolsafe/toolsafe/otelhook"
+	"github.com/toolsafe/toolsafe/policy"
+)
+
+// The resilience layers as the trace shows them: a breaker that opens, a
+// call it refuses, a fallback to another traced tool, the approval gate.
+func TestTracingOfResilience(t *testing.T) {
+	const invoice = `{"number":"INV-1001"}`
+
+	t.Run("a breaker that opens is an event; the next call is circuit-open with no attempt", func(t *testing.T) {
+		t.Parallel()
+		tm := newTelemetry(t)
+		cb := policy.NewCircuitBreaker("billing", policy.Breaker{FailureThreshold: 2, Delay: time.Hour})
+		tool, srv := billingTool(t,
+			toolsafe.WithRetry(policy.Retry{MaxRetries: 3, Backoff: fixed(time.Millisecond)}),
+			toolsafe.WithCircuitBreaker(cb),
+			toolsafe.WithTracing(tm.hook))
+		srv.Always(billing.InvoicePath("INV-1001"), flaky.ResetConn())
+
+		first := tool.Run(context.Background(), invoice)
+		if first.Failure == nil || first.Failure.Kind != middleware.KindCircuitOpen || first.Attempts != 2 {
+			t.Fatalf("first call: %v after %d attempts; want circuit-open after 2", first.Failure, first.Attempts)
+		}
+		call, attempts := tm.callSpan(t)
+		checkAttempts(t, call, attempts, 2)
+		if got := eventNames(call); !slices.Equal(got, []string{"retry", "circuit_breaker.state_change", "retry"}) {
+			t.Errorf("events %v; want a retry, the breaker opening, the retry refused", got)
+		}
+		for _, e := range call.Events() {
+			if e.Name == "circuit_breaker.state_change" {
+				wantAttrs(t, "breaker event", e.Attributes, otelhook.BreakerKey.String("billing"),
+					otelhook.BreakerFromKey.String("closed"), otelhook.BreakerToKey.String("open"))
+			}
+		}
+		wantAttrs(t, "call span", call.Attributes(), keyErrorType.String("circuit-open"))
+
+		tm.spans.Reset()
+		second := tool.Run(context.Background(), invoice)
+		if second.Failure == nil || second.Failure.Kind != middleware.KindCircuitOpen || second.Attempts != 0 {
+			t.Fatalf("second call: %v after %d attempts; want circuit-open after 0", second.Failure, second.Attempts)
+		}
+		call, attempts = tm.callSpan(t)
+		checkAttempts(t, call, attempts, 0)
+		wantAttrs(t, "call span", call.Attributes(),
+			keyErrorType.String("circuit-open"), otelhook.AttemptsKey.Int(0), otelhook.SummaryKey.String(second.Observation()))
+		if call.Status().Code != codes.Error || len(call.Events()) != 0 {
+			t.Errorf("status %v events %v; want Error and no event", call.Status(), eventNames(call))
+		}
+		if got := sumOf(t, tm, "toolsafe.circuit_breaker.state_changes", keyToolName.String("fetch_invoice"),
+			otelhook.BreakerToKey.String("open")); got != 1 {
+			t.Errorf("breaker openings counted %d; want 1", got)
+		}
+	})
+
+	t.Run("a fallback is an event, and the alternative's call span is a child of the primary's", func(t *testing.T) {
+		t.Parallel()
+		tm := newTelemetry(t)
+		archive := toolsafe.Wrap(middleware.Func("search_archive", "Searches the archive.", func(context.Context, string) (string, error) {
+			return `{"number":"INV-1001","status":"paid","source":"archive"}`, nil
+		}), toolsafe.WithTracing(tm.hook))
+		tool, srv := billingTool(t,
+			toolsafe.WithRetry(policy.Retry{MaxRetries: 1, Backoff: fixed(time.Millisecond)}),
+			toolsafe.WithFallback(fallback.To(archive)),
+			toolsafe.WithTracing(tm.hook))
+		srv.Always(billing.InvoicePath("INV-1001"), flaky.ResetConn())
+
+		r := tool.Run(context.Background(), invoice)
+		if r.Status() != "ok" || r.Fallback != "search_archive" {
+			t.Fatalf("status %q fallback %q (%v); want ok from search_archive", r.Status(), r.Fallback, r.Failure)
+		}
+		call, kids := tm.callSpan(t)
+		if call.Name() != "execute_tool fetch_invoice" {
+			t.Fatalf("root %q; want the primary's call span", call.Name())
+		}
+		var names []string
+		for _, k := range kids {
+			names = append(names, k.Name())
+		}
+		if !slices.Equal(names, []string{"attempt 1", "attempt 2", "execute_tool search_archive"}) {
+			t.Fatalf("children %v; want the primary's 2 attempts, then the alternative's call span", names)
+		}
+		if got := eventNames(call); !slices.Equal(got, []string{"retry", "fallback"}) {
+			t.Errorf("events %v; want retry, fallback", got)
+		}
+		wantAttrs(t, "fallback event", call.Events()[1].Attributes, otelhook.FallbackKey.String("search_archive"))
+		wantAttrs(t, "call span", call.Attributes(), otelhook.AttemptsKey.Int(2), otelhook.FallbackKey.String("search_archive"))
+		noAttrs(t, "call span", call.Attributes(), keyErrorType)
+		if call.Status().Code != codes.Unset {
+			t.Errorf("status %v; want Unset: the call was answered", call.Status())
+		}
+		alt := kids[2]
+		if got := children(tm.spans.Ended(), alt); len(got) != 1 || got[0].Name() != "attempt 1" {
+			t.Errorf("the alternative's call span has %d children; want its own attempt 1", len(got))
+		}
+	})
+
+	t.Run("the approval gate's pause has no attempt span and no error", func(t *testing.T) {
+		t.Parallel()
+		tm := newTelemetry(t)
+		tool, srv := billingTool(t,
+			toolsafe.WithApproval(middleware.ApproverFunc(func(context.Context, middleware.CallInfo) (middleware.Decision, error) {
+				return middleware.Pending, nil
+			})),
+			toolsafe.WithTracing(tm.hook))
+		_, err := tool.Call(context.Background(), invoice)
+		var ar *middleware.ApprovalRequired
+		if !errors.As(err, &ar) {
+			t.Fatalf("err %v; want *ApprovalRequired", err)
+		}
+		if n := srv.Requests(billing.InvoicePath("INV-1001")); n != 0 {
+			t.Fatalf("%d upstream requests; want none", n)
+		}
+		call, attempts := tm.callSpan(t)
+		checkAttempts(t, call, attempts, 0)
+		if call.Status().Code != codes.Unset || !slices.Equal(eventNames(call), []string{"approval_required"}) {
+			t.Errorf("status %v events %v; want Unset and approval_required", call.Status(), eventNames(call))
+		}
+		noAttrs(t, "call span", call.Attributes(), keyErrorType)
+	})
+}
