@@ -49,12 +49,15 @@ const (
 	// caller canceled its context and "deadline_exceeded" when the caller's
 	// own deadline passed.
 	CancelCauseKey = attribute.Key("toolsafe.cancel_cause")
-	// BreakerKey, BreakerFromKey and BreakerToKey (strings,
-	// "circuit_breaker.state_change" event and metric) name the breaker and
-	// its old and new state ("closed", "open", "half-open").
-	BreakerKey     = attribute.Key("toolsafe.circuit_breaker.name")
+	// BreakerKey (string, "circuit_breaker.state_change" event and metric)
+	// names the breaker: the dependency it guards ("billing"), or "".
+	BreakerKey = attribute.Key("toolsafe.circuit_breaker.name")
+	// BreakerFromKey (string, "circuit_breaker.state_change" event and
+	// metric) is the state the breaker left: "closed", "open" or "half-open".
 	BreakerFromKey = attribute.Key("toolsafe.circuit_breaker.from")
-	BreakerToKey   = attribute.Key("toolsafe.circuit_breaker.to")
+	// BreakerToKey (string, "circuit_breaker.state_change" event and metric)
+	// is the state the breaker entered: "closed", "open" or "half-open".
+	BreakerToKey = attribute.Key("toolsafe.circuit_breaker.to")
 	// OutcomeKey (string, metrics) is "ok" or the failure's Kind
 	// ("tool-failed", "approval-required", "canceled", …).
 	OutcomeKey = attribute.Key("toolsafe.outcome")
