@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/toolsafe/toolsafe/fallback"
 	"github.com/toolsafe/toolsafe/middleware"
 	"github.com/toolsafe/toolsafe/otelhook"
 	"github.com/toolsafe/toolsafe/policy"
@@ -99,7 +100,20 @@ import (
 // args-invalid, canceled), a fallback cycle (a → b → a), and an args_schema
 // that is not a valid JSON Schema. WrapAll adds the problems of binding the
 // file to tools: a tool named in the file but not passed, a fallback to a
-// tool not passed, a tool passed twice.
+// tool not passed, a tool passed twice, an approval with no approver.
+//
+// # What comes from code
+//
+// The file says which tool needs approval; the Approver that decides comes
+// from code, with WithApprover. So does a fallback's input adapter
+// (WithFallbackOptions with fallback.WithInput), and any option for every
+// tool, such as a logger or a tracer of your own (With):
+//
+//	cfg, err := toolsafe.LoadConfig("policies.yaml")
+//	if err != nil {
+//		log.Fatal(err) // every problem, with its line
+//	}
+//	agentTools, err := cfg.WithApprover(grants).WrapAll(fetchInvoice, refund, search, archiveSearch)
 type Config struct {
 	file     string
 	version  int
@@ -109,7 +123,10 @@ type Config struct {
 	tools    map[string]*toolSpec
 	names    []string // in file order
 	extra    []Option // from With, after the file's options
-	shared   *sharedDeps
+	approver middleware.Approver
+	// fallbackOpts are the options of WithFallbackOptions, by tool.
+	fallbackOpts map[string][]fallback.Option
+	shared       *sharedDeps
 }
 
 // sharedDeps holds the breakers, bulkheads and budgets of the dependencies,

@@ -2,10 +2,16 @@ package toolsafe
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 
+	"github.com/failsafe-go/failsafe-go/budget"
+	"github.com/failsafe-go/failsafe-go/circuitbreaker"
 	"github.com/tmc/langchaingo/tools"
 
+	"github.com/toolsafe/toolsafe/fallback"
+	"github.com/toolsafe/toolsafe/middleware"
 	"github.com/toolsafe/toolsafe/policy"
 )
 
@@ -16,10 +22,20 @@ import (
 // policies. The tools of one dependency share its circuit breaker, bulkhead
 // and retry budget, with every other tool wrapped from c.
 //
+// Each tool gets, from its entry over the defaults: WithArgsSchema,
+// WithDeadline, WithRetry (with the dependency's budget, WithRetryBudget),
+// WithTimeout, WithCircuitBreaker and WithBulkhead (the dependency's),
+// WithSideEffects, WithApproval with the approver of WithApprover (and
+// WithDestructive for every_attempt), WithFallback to the wrapped
+// alternative (with its "on" kinds and the options of
+// WithFallbackOptions), WithTracing with a Hook on the global providers;
+// then the options given to With.
+//
 // It returns a *ConfigError listing every problem, and no tools, when a tool
 // in ts is nil or two have one name, a tool named in the file is not in ts
-// (with its line), or a fallback names a tool not in ts. Safe for
-// concurrent use.
+// (with its line), a fallback names a tool not in ts, a tool needs approval
+// but the Config has no approver, or WithFallbackOptions names a tool with
+// no fallback. Safe for concurrent use.
 func (c *Config) WrapAll(ts ...tools.Tool) ([]tools.Tool, error) {
 	var ps problems
 	byName := make(map[string]tools.Tool, len(ts))
@@ -53,7 +69,17 @@ func (c *Config) WrapAll(ts ...tools.Tool) ([]tools.Tool, error) {
 			ps.add(&Problem{Path: "tools." + name + ".fallback.tool", Tool: name, Field: "fallback.tool",
 				Line: t.fallback.at.line, Column: t.fallback.at.col, Message: msg + suggest(t.fallback.v, passed)})
 		}
-		c.unsupported(&ps, name, t)
+		if t.approval.set && t.approval.v != approvalNone && c.approver == nil {
+			ps.add(&Problem{Path: "tools." + name + ".approval", Tool: name, Field: "approval",
+				Line: t.approval.at.line, Column: t.approval.at.col,
+				Message: fmt.Sprintf("approval %s needs an approver: call WithApprover on the Config before WrapAll, such as cfg.WithApprover(middleware.NewGrants())", t.approval.v)})
+		}
+	}
+	for _, name := range sortedKeys(c.fallbackOpts) {
+		if t := c.tools[name]; t == nil || !t.fallback.set {
+			ps.add(&Problem{Tool: name,
+				Message: fmt.Sprintf("WithFallbackOptions names %s, but the file gives it no fallback: add one under tools.%s, or drop the options", quoteShort(name), name)})
+		}
 	}
 	if err := ps.err(c.file); err != nil {
 		return nil, err
@@ -125,29 +151,118 @@ func (c *Config) options(b *binder, name string) ([]Option, error) {
 	if r.timeout > 0 {
 		opts = append(opts, WithTimeout(r.timeout))
 	}
+	if r.dependency != "" {
+		rt := c.dependency(r.dependency)
+		if rt.breaker != nil {
+			opts = append(opts, WithCircuitBreaker(rt.breaker))
+		}
+		if rt.bulkhead != nil {
+			opts = append(opts, WithBulkhead(rt.bulkhead))
+		}
+		if rt.budget != nil {
+			opts = append(opts, WithRetryBudget(rt.budget))
+		}
+	}
+	switch r.sideEffects {
+	case sideEffectsIdempotent:
+		opts = append(opts, WithSideEffects(middleware.SideEffectsWithKey))
+	case sideEffectsNot:
+		opts = append(opts, WithSideEffects(middleware.SideEffectsWithoutKey))
+	}
+	switch r.approval {
+	case approvalPerCall:
+		opts = append(opts, WithApproval(c.approver))
+	case approvalEveryAttempt:
+		opts = append(opts, WithApproval(c.approver), WithDestructive())
+	}
+	if r.fallback != "" {
+		alt, err := b.wrap(r.fallback)
+		if err != nil {
+			return nil, fmt.Errorf("its fallback %s: %w", r.fallback, err)
+		}
+		var fopts []fallback.Option
+		if r.fallbackOn != nil {
+			fopts = append(fopts, fallback.On(r.fallbackOn...))
+		}
+		fopts = append(fopts, c.fallbackOpts[name]...)
+		opts = append(opts, WithFallback(fallback.To(alt, fopts...)))
+	}
 	return append(opts, c.extra...), nil
 }
 
-// unsupported reports the fields this build cannot wire yet.
-func (c *Config) unsupported(ps *problems, name string, t *toolSpec) {
-	report := func(field string, o pos, what string) {
-		ps.add(&Problem{Path: "tools." + name + "." + field, Tool: name, Field: field, Line: o.line, Column: o.col,
-			Message: what + " is not supported yet by WrapAll: wrap this tool in code with the toolsafe options instead, or remove the field"})
+// WithApprover returns a Config whose WrapAll gives a to the tools whose
+// approval field is per_call or every_attempt (see WithApproval and
+// WithDestructive): the approval gate asks it before they run. WrapAll
+// reports such a tool when no approver was given; a nil a removes the
+// approver. The Config it returns shares c's breakers, bulkheads and
+// budgets; c itself does not change.
+func (c *Config) WithApprover(a middleware.Approver) *Config {
+	d := *c
+	d.approver = a
+	return &d
+}
+
+// WithFallbackOptions returns a Config whose WrapAll adds opts to the
+// fallback of the tool called tool, after the file's "on", as when the
+// alternative takes other arguments (fallback.WithInput). Several calls for
+// one tool add up. WrapAll reports a tool that has no fallback in the file.
+// The Config it returns shares c's breakers, bulkheads and budgets; c itself
+// does not change.
+func (c *Config) WithFallbackOptions(tool string, opts ...fallback.Option) *Config {
+	d := *c
+	d.fallbackOpts = maps.Clone(c.fallbackOpts)
+	if d.fallbackOpts == nil {
+		d.fallbackOpts = map[string][]fallback.Option{}
 	}
-	if t.dependency.set {
-		report("dependency", t.dependency.at, "dependency (circuit breaker, bulkhead, retry budget)")
-	}
-	if t.fallback.set {
-		report("fallback", t.fallback.at, "fallback")
-	}
-	if t.approval.set && t.approval.v != approvalNone {
-		report("approval", t.approval.at, "approval")
-	}
-	if t.sideEffects.set && t.sideEffects.v != sideEffectsNone {
-		report("side_effects", t.sideEffects.at, "side_effects")
-	}
+	d.fallbackOpts[tool] = append(slices.Clip(c.fallbackOpts[tool]), opts...)
+	return &d
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	return slices.Sorted(maps.Keys(m))
 }
 
 // depRuntime is the shared state of one dependency: its circuit breaker,
-// bulkhead and retry budget.
-type depRuntime struct{}
+// bulkhead and retry budget, each nil when the file gives it none.
+type depRuntime struct {
+	breaker  *policy.CircuitBreaker
+	bulkhead *policy.Bulkhead
+	budget   budget.Budget
+}
+
+// dependency returns the shared state of the dependency called name, made
+// on first use.
+func (c *Config) dependency(name string) *depRuntime {
+	c.shared.mu.Lock()
+	defer c.shared.mu.Unlock()
+	if rt := c.shared.deps[name]; rt != nil {
+		return rt
+	}
+	d := c.deps[name]
+	rt := &depRuntime{}
+	if d.breaker.set {
+		b := breakerOf(d)
+		if b.window > b.failures {
+			rt.breaker = policy.FromCircuitBreaker(name, circuitbreaker.NewBuilder[string]().
+				WithFailureThresholdRatio(uint(b.failures), uint(b.window)).
+				WithDelay(b.delay).
+				WithSuccessThreshold(uint(b.probes)).
+				Build())
+		} else {
+			rt.breaker = policy.NewCircuitBreaker(name, policy.Breaker{
+				FailureThreshold: uint(b.failures), Delay: b.delay, Probes: uint(b.probes),
+			})
+		}
+	}
+	if d.concurrency.v > 0 {
+		rt.bulkhead = policy.NewBulkhead(name, uint(d.concurrency.v), d.maxWait.v)
+	}
+	if d.retryBudget.v > 0 {
+		rt.budget = budget.NewBuilder().WithMaxRate(d.retryBudget.v).Build()
+	}
+	if c.shared.deps == nil {
+		c.shared.deps = map[string]*depRuntime{}
+	}
+	c.shared.deps[name] = rt
+	return rt
+}
