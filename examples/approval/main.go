@@ -1,0 +1,190 @@
+// Command approval shows toolsafe's approval gate and idempotency keys: a
+// langchaingo agent refunds two orders through a refund tool on a real HTTP
+// upstream on 127.0.0.1 that the program's user must approve, one attempt at
+// a time.
+//
+//   - Run 1 pauses: the refund of order A-1001 waits for approval
+//     (errors.As finds *middleware.ApprovalRequired in the run's error). The
+//     program lists what waits, the user grants it, and the run resumes.
+//
+//   - The first attempt reaches the upstream, which applies the refund and
+//     then loses the answer (the connection is reset). The refund tool
+//     sends the call's idempotency key, so a retry is safe, but the tool is
+//     destructive: the retry pauses for an approval of its own, and the
+//     user is told the first attempt may have been applied.
+//
+//   - Granted again, the resumed call re-sends the refund with the same key;
+//     the upstream recognises it and applies nothing twice. Its own count of
+//     applied refunds proves it: 1.
+//
+//   - The refund of order A-1002 is denied: the model is told so, and the
+//     refund never reaches the upstream.
+//
+//     go run ./examples/approval
+//
+// The model is scripted (langchaingo's llms/fake), so the demo runs offline.
+// langchaingo cannot resume a run, so each resumption runs the question
+// again and the scripted model picks up where it stopped; a real program
+// keeps the conversation in the agent's memory.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/tmc/langchaingo/agents"
+	"github.com/tmc/langchaingo/llms/fake"
+	"github.com/tmc/langchaingo/tools"
+
+	"github.com/toolsafe/toolsafe"
+	"github.com/toolsafe/toolsafe/internal/flaky"
+	"github.com/toolsafe/toolsafe/internal/refunds"
+	"github.com/toolsafe/toolsafe/middleware"
+	"github.com/toolsafe/toolsafe/policy"
+)
+
+const (
+	question = "Refund 25 EUR for order A-1001 and 900 EUR for order A-1002."
+	refund1  = `{"order":"A-1001","amount_eur":25}`
+	refund2  = `{"order":"A-1002","amount_eur":900}`
+)
+
+// script is what the scripted model answers, turn by turn, over all runs.
+var script = []string{
+	// Run 1: pauses for approval.
+	"Thought: Two refunds. First order A-1001.\nAction: refund\nAction Input: " + refund1,
+	// Run 2: the first attempt is lost; the retry pauses for its own approval.
+	"Thought: Two refunds. First order A-1001.\nAction: refund\nAction Input: " + refund1,
+	// Run 3: the retry is re-sent with the same key, then A-1002 pauses.
+	"Thought: Two refunds. First order A-1001.\nAction: refund\nAction Input: " + refund1,
+	"Thought: A-1001 is refunded. Now order A-1002.\nAction: refund\nAction Input: " + refund2,
+	// Run 4: A-1002 was denied.
+	"Thought: A-1001 was refunded already. Now order A-1002.\nAction: refund\nAction Input: " + refund2,
+	"Thought: The user denied the refund of A-1002; I must not ask again.\n" +
+		"Final Answer: Order A-1001 was refunded 25 EUR. The 900 EUR refund for order A-1002 was not approved, so it was not made.",
+}
+
+// decisions is what the user answers to each pause, in order.
+var decisions = []middleware.Decision{middleware.Approved, middleware.Approved, middleware.Denied}
+
+func main() {
+	if err := run(context.Background(), os.Stdout); err != nil {
+		fmt.Fprintln(os.Stderr, "approval:", err)
+		os.Exit(1)
+	}
+}
+
+func run(ctx context.Context, w io.Writer) error {
+	ledger := refunds.NewLedger()
+	upstream := flaky.Start(ledger.Handler())
+	defer upstream.Close()
+	// The first refund request is applied, then its connection is reset.
+	upstream.Enqueue(refunds.Path, flaky.ApplyReset())
+
+	fmt.Fprintf(w, "toolsafe approval demo: upstream %s (the first refund's answer is lost)\n", upstream.URL())
+	fmt.Fprintf(w, "model: scripted (llms/fake)\nquestion: %s\n", question)
+
+	// No keep-alive: net/http would silently resend a request carrying an
+	// Idempotency-Key whose reused connection was reset, out of sight.
+	client := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}
+	grants := middleware.NewGrants()
+	n := 0
+	refund := toolsafe.Wrap(refunds.Tool(upstream.URL(), client, true),
+		toolsafe.WithApproval(grants),
+		toolsafe.WithDestructive(),                              // every attempt needs its own approval
+		toolsafe.WithSideEffects(middleware.SideEffectsWithKey), // it sends the idempotency key: retries are safe
+		toolsafe.WithRetry(policy.Retry{MaxRetries: 2, Backoff: policy.Backoff{
+			Base: 100 * time.Millisecond, Max: time.Second, Multiplier: 2, Jitter: 0.25,
+		}}),
+		toolsafe.WithTimeout(2*time.Second),
+		toolsafe.WithOnResult(func(_ context.Context, r middleware.Result) {
+			n++
+			printResult(w, n, r)
+		}),
+	)
+	if err := refund.Err(); err != nil {
+		return err
+	}
+
+	llm := fake.NewFakeLLM(script)
+	runCtx := ctx
+	for i := 1; ; i++ {
+		fmt.Fprintf(w, "\n== run %d\n", i)
+		agent := agents.NewOneShotAgent(llm, []tools.Tool{refund})
+		out, err := agents.NewExecutor(agent, agents.WithMaxIterations(4)).Call(runCtx, map[string]any{"input": question})
+		var ar *middleware.ApprovalRequired
+		switch {
+		case errors.As(err, &ar):
+			if len(decisions) == 0 {
+				return fmt.Errorf("paused once more than scripted: %w", err)
+			}
+			fmt.Fprintf(w, "run %d paused: %s %s needs approval (call %s, attempt %d): %s\n",
+				i, ar.Tool, ar.Input, ar.CallID, ar.Attempt, ar.Reason)
+			for _, p := range grants.Pending() {
+				fmt.Fprintf(w, "    waiting for the user: %s %s\n", p.Tool, p.Input)
+			}
+			d := decisions[0]
+			decisions = decisions[1:]
+			if d == middleware.Approved {
+				grants.Grant(ar.Tool, ar.Input)
+				fmt.Fprintf(w, "the user approves; the run resumes\n")
+			} else {
+				grants.Deny(ar.Tool, ar.Input)
+				fmt.Fprintf(w, "the user denies it; the run resumes\n")
+			}
+			// The resumed call keeps the paused call's idempotency key.
+			runCtx = middleware.Resume(ctx, ar)
+			continue
+		case err != nil:
+			return fmt.Errorf("the agent run failed: %w", err)
+		}
+		fmt.Fprintf(w, "\nfinal answer: %v\n", out["output"])
+		break
+	}
+	fmt.Fprintf(w, "refund requests received upstream: %d\n", upstream.Requests(refunds.Path))
+	fmt.Fprintf(w, "refunds applied by the upstream: %d\n", ledger.Applied())
+	return nil
+}
+
+func printResult(w io.Writer, n int, r middleware.Result) {
+	fmt.Fprintf(w, "[%d] %s (call %s)\n", n, r.Tool, r.CallID)
+	fmt.Fprintf(w, "    status: %s   attempts: %d   waits: %s   took: %s\n", status(r), r.Attempts, waits(r.Delays), took(r.Elapsed))
+	obs := oneLine(r.Observation())
+	if r.Status() == "paused" {
+		obs = "(none: the run pauses for approval)"
+	}
+	fmt.Fprintf(w, "    observation: %s\n", obs)
+}
+
+func status(r middleware.Result) string {
+	if r.Failure != nil {
+		return r.Status() + " (" + string(r.Failure.Kind) + ")"
+	}
+	return r.Status()
+}
+
+func waits(ds []time.Duration) string {
+	if len(ds) == 0 {
+		return "none"
+	}
+	s := make([]string, len(ds))
+	for i, d := range ds {
+		s[i] = d.Round(time.Millisecond).String()
+	}
+	return "[" + strings.Join(s, " ") + "]"
+}
+
+func took(d time.Duration) string {
+	if d < time.Millisecond {
+		return d.Round(time.Microsecond).String()
+	}
+	return d.Round(time.Millisecond).String()
+}
+
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
