@@ -31,7 +31,9 @@ import (
 	"github.com/toolsafe/toolsafe"
 	"github.com/toolsafe/toolsafe/internal/billing"
 	"github.com/toolsafe/toolsafe/internal/flaky"
+	"github.com/toolsafe/toolsafe/internal/tracetext"
 	"github.com/toolsafe/toolsafe/middleware"
+	"github.com/toolsafe/toolsafe/otelhook"
 	"github.com/toolsafe/toolsafe/policy"
 )
 
@@ -55,7 +57,19 @@ func main() {
 	}
 }
 
-func run(ctx context.Context, w io.Writer) error {
+func run(ctx context.Context, w io.Writer) (err error) {
+	// Spans go to OTEL_EXPORTER_OTLP_ENDPOINT (Jaeger) when it is set, and
+	// are printed as a tree at the end otherwise.
+	tr, err := tracetext.Setup(ctx, "toolsafe-billing")
+	if err != nil {
+		return err
+	}
+	defer func() {
+		fmt.Fprintln(w, "\ntrace:")
+		if ferr := tr.Finish(context.Background(), w); err == nil {
+			err = ferr
+		}
+	}()
 	upstream := flaky.Start(billing.Handler())
 	defer upstream.Close()
 	// INV-1001 is fetched after two connection resets and a 429 that asks
@@ -83,6 +97,7 @@ func run(ctx context.Context, w io.Writer) error {
 		}}),
 		toolsafe.WithTimeout(2*time.Second),
 		toolsafe.WithDeadline(15*time.Second),
+		toolsafe.WithTracing(otelhook.New(otelhook.WithTracerProvider(tr.TracerProvider()))),
 		toolsafe.WithOnResult(func(_ context.Context, r middleware.Result) {
 			mu.Lock()
 			defer mu.Unlock()
@@ -96,7 +111,9 @@ func run(ctx context.Context, w io.Writer) error {
 
 	agent := agents.NewOneShotAgent(llm, []tools.Tool{fetchInvoice})
 	executor := agents.NewExecutor(agent, agents.WithMaxIterations(8))
-	out, err := executor.Call(ctx, map[string]any{"input": question})
+	runCtx, end := tr.StartAgent(ctx, "billing")
+	out, err := executor.Call(runCtx, map[string]any{"input": question})
+	end()
 	if err != nil {
 		return fmt.Errorf("the agent run failed: %w", err)
 	}
