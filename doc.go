@@ -20,9 +20,43 @@
 // it does not retry by hand. The raw text of an upstream error never reaches
 // the model; it is logged at DEBUG.
 //
+// # One dependency, many tools
+//
+// A circuit breaker, a bulkhead and a retry budget belong to the service a
+// tool calls; every tool of that service shares them:
+//
+//	billing := policy.NewCircuitBreaker("billing", policy.Breaker{FailureThreshold: 5, Delay: 30 * time.Second})
+//	billingSlots := policy.NewBulkhead("billing", 8, time.Second)
+//	billingRetries := budget.NewBuilder().WithMaxRate(0.2).Build()
+//	invoice := toolsafe.Wrap(fetchInvoice, toolsafe.WithRetry(retry),
+//		toolsafe.WithCircuitBreaker(billing), toolsafe.WithBulkhead(billingSlots),
+//		toolsafe.WithRetryBudget(billingRetries))
+//
+// An open breaker fails the call at once with circuit-open, a full bulkhead
+// with tool-busy, a spent budget with budget-exceeded; none is retried.
+//
+// # Approvals and side effects
+//
+// WithApproval puts a gate in front of the tool: an Approver (such as
+// middleware.NewGrants) answers Approved, Denied or Pending, and Pending
+// pauses the agent run with *middleware.ApprovalRequired. WithDestructive
+// makes every attempt, retries included, ask again. WithSideEffects says
+// whether the tool sends the call's idempotency key; one that does not is
+// not retried after an attempt that may have landed, and the model is told
+// to check before calling again. To resume a paused run, pass
+// middleware.Resume(ctx, ar) to it: the resumed call keeps its idempotency
+// key, so an action re-sent after a lost answer is applied once.
+//
+// # Fallbacks
+//
+// WithFallback(fallback.To(alt)) routes a call that failed for good to an
+// alternative tool, itself a wrapped tool with its own retries and gate.
+//
 // # The order of layers
 //
-// Wrap builds the layers of DESIGN.md §2, outermost first: surface, the
-// middlewares given to With, total deadline, retry, attempt timeout, panic
-// recovery, the tool.
+// Wrap builds the layers of DESIGN.md §2, outermost first: the call span,
+// surface, argument validation, the middlewares given to With, fallback,
+// total deadline, retry, the side-effect guard, circuit breaker, bulkhead,
+// approval gate, attempt timeout, the attempt span, panic recovery, the
+// tool. The order of the options does not matter.
 package toolsafe
