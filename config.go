@@ -2,6 +2,7 @@ package toolsafe
 
 import (
 	"fmt"
+	"io/fs"
 	"os"
 	"slices"
 	"sync"
@@ -155,6 +156,23 @@ func LoadConfig(path string) (*Config, error) {
 		return nil, fmt.Errorf("toolsafe: %w", err)
 	}
 	return parseConfig(path, data)
+}
+
+// LoadConfigFS reads the Config in the file called name in fsys (see
+// ParseConfig), such as a policies file embedded next to the program:
+//
+//	//go:embed policies.yaml
+//	var policyFiles embed.FS
+//
+//	cfg, err := toolsafe.LoadConfigFS(policyFiles, "policies.yaml")
+//
+// The problems of a *ConfigError name the file, as LoadConfig's do.
+func LoadConfigFS(fsys fs.FS, name string) (*Config, error) {
+	data, err := fs.ReadFile(fsys, name)
+	if err != nil {
+		return nil, fmt.Errorf("toolsafe: %w", err)
+	}
+	return parseConfig(name, data)
 }
 
 func parseConfig(file string, data []byte) (*Config, error) {

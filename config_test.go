@@ -2,11 +2,13 @@ package toolsafe_test
 
 import (
 	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
+	"testing/fstest"
 
 	"github.com/toolsafe/toolsafe"
 )
@@ -458,6 +460,16 @@ func TestLoadConfig(t *testing.T) {
 			if !strings.Contains(err.Error(), want) {
 				t.Errorf("the error lacks %q:\n%v", want, err)
 			}
+		}
+	})
+	t.Run("an embedded file", func(t *testing.T) {
+		fsys := fstest.MapFS{"policies.yaml": {Data: []byte("tools:\n  a: {retries: 1}\n  b: {timout: 1s}\n")}}
+		_, err := toolsafe.LoadConfigFS(fsys, "policies.yaml")
+		if err == nil || !strings.Contains(err.Error(), `policies.yaml:3:7: tools.b.timout: unknown field "timout"`) {
+			t.Errorf("error %v; want the problem with the file's name", err)
+		}
+		if _, err := toolsafe.LoadConfigFS(fsys, "other.yaml"); !errors.Is(err, fs.ErrNotExist) {
+			t.Errorf("error %v; want one that is fs.ErrNotExist", err)
 		}
 	})
 	t.Run("a missing file", func(t *testing.T) {
