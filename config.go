@@ -20,6 +20,7 @@ import (
 // argument schema. Config.WrapAll wraps the agent's tools with them.
 //
 // A Config never changes after it is parsed and is safe for concurrent use.
+// The zero Config is an empty file: no defaults, no tools.
 // The circuit breaker, bulkhead and retry budget of a dependency are made
 // once per Config (and the Configs that With derives from it), so every tool
 // wrapped from it that names the dependency shares them, whatever the number
@@ -47,14 +48,14 @@ import (
 //
 //	dependencies:              # upstream services; the tools of one share its breaker, bulkhead and budget
 //	  billing:
-//	    breaker:               # circuit breaker; left out: none
-//	      failures: 5          # failed attempts that open it (required, ≥ 1) ...
+//	    breaker:               # circuit breaker; left out: none; {} gives the values that 0 means
+//	      failures: 5          # failed attempts (transient or timed out) that open it ...; 0: 5
 //	      window: 10           # ... among the last `window` attempts; 0: failures (that many in a row)
-//	      delay: 30s           # how long it stays open before letting probes through (required, > 0)
+//	      delay: 30s           # how long it stays open before letting probes through; 0: 30s
 //	      probes: 1            # attempts let through while half-open; all must succeed to close it; 0: 1
 //	    concurrency: 8         # bulkhead: attempts in flight at once, over all its tools; 0: no bulkhead
 //	    max_wait: 1s           # how long an attempt waits for a free slot before tool-busy; 0: not at all
-//	    retry_budget: 0.2      # in [0, 1]: the largest share of in-flight attempts that may be retries; 0: no budget
+//	    retry_budget: 0.2      # in [0, 1]: most share of in-flight attempts that may be retries (3 always may); 0: none
 //
 //	tools:                     # by the tool's Name(); a tool not named here gets the defaults
 //	  fetch_invoice:
@@ -65,7 +66,7 @@ import (
 //	    dependency: billing
 //	    side_effects: idempotent   # none (the default): safe to repeat; idempotent: it sends the call's
 //	                               # idempotency key, so retries are safe; not_idempotent: no retry after
-//	                               # an attempt that may have landed (a timeout); the model is told to check
+//	                               # an attempt that may have landed (timeout, reset); the model is told to check
 //	    approval: every_attempt    # none (the default); per_call: one grant per call;
 //	                               # every_attempt: each attempt, retries included, needs its own grant
 //	  search:
@@ -95,8 +96,8 @@ import (
 // unknown fields (with the field meant, when the typo is close), values of
 // the wrong type, negative counts and durations, a jitter or retry budget
 // outside [0, 1], a backoff max shorter than its base, an attempt timeout
-// longer than the deadline, a breaker without failures or delay, a max_wait
-// without concurrency, an unknown dependency, an unknown failure kind or
+// longer than the deadline, a breaker window smaller than its failures, a
+// max_wait without concurrency, an unknown dependency, an unknown failure kind or
 // one that never falls back (approval-required, approval-denied,
 // args-invalid, canceled), a fallback cycle (a → b → a), and an args_schema
 // that is not a valid JSON Schema. WrapAll adds the problems of binding the

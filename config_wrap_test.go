@@ -229,3 +229,18 @@ func TestTracingFromTheFileUsesTheGlobalProvider(t *testing.T) {
 		t.Errorf("spans %v; want attempt 1 and execute_tool loud only", got)
 	}
 }
+
+func TestTheZeroConfigIsAnEmptyFile(t *testing.T) {
+	var cfg toolsafe.Config
+	echo := middleware.Func("echo", "echoes", func(_ context.Context, in string) (string, error) { return in, nil })
+	wrapped, err := cfg.WrapAll(echo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out, err := wrapped[0].Call(context.Background(), "hi"); out != "hi" || err != nil {
+		t.Errorf("Call = %q, %v", out, err)
+	}
+	if got := cfg.Describe("echo"); got != "surface" {
+		t.Errorf("Describe = %q; want surface", got)
+	}
+}

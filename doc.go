@@ -52,6 +52,20 @@
 // WithFallback(fallback.To(alt)) routes a call that failed for good to an
 // alternative tool, itself a wrapped tool with its own retries and gate.
 //
+// # Policies from one file
+//
+// A team with many tools keeps their policies in one reviewed YAML file
+// (see Config for the format) and wraps the agent's tools by name:
+//
+//	cfg, err := toolsafe.LoadConfig("policies.yaml") // every problem, with its line
+//	agentTools, err := cfg.WithApprover(grants).WrapAll(fetchInvoice, refund, search, archiveSearch)
+//
+// The file's args_schema checks a tool's input against a JSON Schema before
+// any attempt (WithArgsSchema in code; package argschema). The toolsafe
+// command checks a file in CI and prints each tool's chain of layers:
+//
+//	go run github.com/toolsafe/toolsafe/cmd/toolsafe@latest check policies.yaml
+//
 // # The order of layers
 //
 // Wrap builds the layers of DESIGN.md §2, outermost first: the call span,
