@@ -3,6 +3,7 @@ package toolsafe_test
 import (
 	"context"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -263,6 +264,29 @@ func TestCircuitBreaker(t *testing.T) {
 		}
 		if want := "fetch_invoice was not called: its dependency is down for about"; !strings.HasPrefix(r.Observation(), want) {
 			t.Errorf("observation %q; want it to start with %q", r.Observation(), want)
+		}
+	})
+
+	t.Run("each state change is told to the call that caused it", func(t *testing.T) {
+		t.Parallel()
+		var changes []string
+		observe := toolsafe.With(func(next tools.Tool) tools.Tool {
+			return middleware.Func(next.Name(), next.Description(), func(ctx context.Context, input string) (string, error) {
+				middleware.CallFrom(ctx).Observe(middleware.Observer{BreakerStateChange: func(name, from, to string) {
+					changes = append(changes, name+": "+from+" -> "+to)
+				}})
+				return next.Call(ctx, input)
+			})
+		})
+		cb := policy.NewCircuitBreaker("billing", policy.Breaker{FailureThreshold: 1, Delay: time.Millisecond})
+		tool, srv := billingTool(t, toolsafe.WithCircuitBreaker(cb), observe)
+		srv.Enqueue(path, flaky.ResetConn())
+		tool.Run(context.Background(), inv)
+		waitHalfOpen(cb)
+		tool.Run(context.Background(), inv)
+		want := []string{"billing: closed -> open", "billing: open -> half-open", "billing: half-open -> closed"}
+		if !slices.Equal(changes, want) {
+			t.Errorf("changes %q; want %q", changes, want)
 		}
 	})
 

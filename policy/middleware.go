@@ -15,8 +15,10 @@ import (
 
 // Middleware returns the middleware that runs each call through one
 // failsafe-go executor, built here once: the retry policy made from r (nil
-// means a single attempt), then the given policies, outermost first (a
-// circuit breaker, a bulkhead), then the rest of the chain, once per attempt.
+// means a single attempt), then the given policies, outermost first (plain
+// failsafe-go policies of your own, such as a rate limiter; toolsafe's
+// CircuitBreaker and Bulkhead are layers of their own, see their
+// Middleware), then the rest of the chain, once per attempt.
 // It is layers 6 and 7 of DESIGN.md §2. Safe for concurrent use.
 //
 // The call ends with:
