@@ -37,3 +37,25 @@ func ExampleNewCircuitBreaker() {
 	// circuit-open open
 	// the tool ran 3 times
 }
+
+// With a Window the threshold is a ratio: 2 failures among the last 4
+// counted attempts open the breaker, even with a success between them.
+func ExampleBreaker_window() {
+	search := policy.NewCircuitBreaker("search", policy.Breaker{FailureThreshold: 2, Window: 4, Delay: time.Minute})
+	answers := []error{middleware.Transient(errors.New("reset")), nil, middleware.Transient(errors.New("reset"))}
+	calls := 0
+	tool := middleware.Chain(search.Middleware(), middleware.AttemptTimeout(0))(
+		middleware.Func("search", "searches", func(context.Context, string) (string, error) {
+			err := answers[calls]
+			calls++
+			return "", err
+		}))
+	for range 3 {
+		_, _ = tool.Call(context.Background(), "q")
+		fmt.Println(search.State())
+	}
+	// Output:
+	// closed
+	// closed
+	// open
+}

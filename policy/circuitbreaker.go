@@ -14,9 +14,14 @@ import (
 // Breaker configures NewCircuitBreaker. The zero Breaker opens after 5
 // counted failures in a row, stays open 30s, then lets 1 probe through.
 type Breaker struct {
-	// FailureThreshold is the number of counted failures in a row that
-	// opens the breaker. Zero means 5.
+	// FailureThreshold is the number of counted failures that opens the
+	// breaker: in a row, or among the last Window attempts. Zero means 5.
 	FailureThreshold uint
+	// Window, when larger than FailureThreshold, makes the threshold a
+	// ratio: FailureThreshold 5 and Window 10 open the breaker when 5 of the
+	// last 10 counted attempts failed. Zero (or any value not larger than
+	// FailureThreshold) means that many failures in a row.
+	Window uint
 	// Delay is how long the breaker stays open before it lets probes
 	// through (half-open). Zero means 30s. While open, every call fails at
 	// once with circuit-open and the model is told about how long is left.
@@ -72,8 +77,10 @@ type CircuitBreaker struct {
 // NewCircuitBreaker returns a circuit breaker for the dependency named
 // dependency ("billing"; it appears in the model's message when the breaker
 // is open), configured by b: count based, failsafe-go's
-// WithFailureThreshold(b.FailureThreshold), WithDelay(b.Delay) and
-// WithSuccessThreshold(b.Probes).
+// WithFailureThreshold(b.FailureThreshold) (or
+// WithFailureThresholdRatio(b.FailureThreshold, b.Window)), WithDelay(b.Delay)
+// and WithSuccessThreshold(b.Probes). Time-based thresholds: build the
+// breaker with failsafe-go and adopt it with FromCircuitBreaker.
 func NewCircuitBreaker(dependency string, b Breaker) *CircuitBreaker {
 	threshold, delay, probes := b.FailureThreshold, b.Delay, b.Probes
 	if threshold == 0 {
@@ -85,8 +92,13 @@ func NewCircuitBreaker(dependency string, b Breaker) *CircuitBreaker {
 	if probes == 0 {
 		probes = 1
 	}
-	cb := circuitbreaker.NewBuilder[string]().
-		WithFailureThreshold(threshold).
+	builder := circuitbreaker.NewBuilder[string]()
+	if b.Window > threshold {
+		builder = builder.WithFailureThresholdRatio(threshold, b.Window)
+	} else {
+		builder = builder.WithFailureThreshold(threshold)
+	}
+	cb := builder.
 		WithDelay(delay).
 		WithSuccessThreshold(probes).
 		Build()
