@@ -14,6 +14,7 @@ package main
 
 import (
 	"context"
+	"embed"
 	"fmt"
 	"io"
 	"net/http"
@@ -26,7 +27,6 @@ import (
 	"github.com/tmc/langchaingo/llms"
 	"github.com/tmc/langchaingo/llms/fake"
 	"github.com/tmc/langchaingo/llms/openai"
-	"github.com/tmc/langchaingo/tools"
 
 	"github.com/toolsafe/toolsafe"
 	"github.com/toolsafe/toolsafe/internal/billing"
@@ -34,7 +34,6 @@ import (
 	"github.com/toolsafe/toolsafe/internal/tracetext"
 	"github.com/toolsafe/toolsafe/middleware"
 	"github.com/toolsafe/toolsafe/otelhook"
-	"github.com/toolsafe/toolsafe/policy"
 )
 
 const question = "What is the status of invoices INV-1001, 1002 and INV-2001?"
@@ -56,6 +55,9 @@ func main() {
 		os.Exit(1)
 	}
 }
+
+//go:embed policies.yaml
+var policyFiles embed.FS
 
 func run(ctx context.Context, w io.Writer) (err error) {
 	// Spans go to OTEL_EXPORTER_OTLP_ENDPOINT (Jaeger) when it is set, and
@@ -91,12 +93,11 @@ func run(ctx context.Context, w io.Writer) (err error) {
 	client := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}
 	var mu sync.Mutex
 	n := 0
-	fetchInvoice := toolsafe.Wrap(billing.FetchInvoice(upstream.URL(), client),
-		toolsafe.WithRetry(policy.Retry{MaxRetries: 3, Backoff: policy.Backoff{
-			Base: 250 * time.Millisecond, Max: 5 * time.Second, Multiplier: 2, Jitter: 0.25,
-		}}),
-		toolsafe.WithTimeout(2*time.Second),
-		toolsafe.WithDeadline(15*time.Second),
+	cfg, err := toolsafe.LoadConfigFS(policyFiles, "policies.yaml")
+	if err != nil {
+		return err
+	}
+	agentTools, err := cfg.With(
 		toolsafe.WithTracing(otelhook.New(otelhook.WithTracerProvider(tr.TracerProvider()))),
 		toolsafe.WithOnResult(func(_ context.Context, r middleware.Result) {
 			mu.Lock()
@@ -104,12 +105,12 @@ func run(ctx context.Context, w io.Writer) (err error) {
 			n++
 			printResult(w, n, r)
 		}),
-	)
-	if err := fetchInvoice.Err(); err != nil {
+	).WrapAll(billing.FetchInvoice(upstream.URL(), client))
+	if err != nil {
 		return err
 	}
 
-	agent := agents.NewOneShotAgent(llm, []tools.Tool{fetchInvoice})
+	agent := agents.NewOneShotAgent(llm, agentTools)
 	executor := agents.NewExecutor(agent, agents.WithMaxIterations(8))
 	runCtx, end := tr.StartAgent(ctx, "billing")
 	out, err := executor.Call(runCtx, map[string]any{"input": question})
