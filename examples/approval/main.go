@@ -30,6 +30,7 @@ package main
 
 import (
 	"context"
+	"embed"
 	"errors"
 	"fmt"
 	"io"
@@ -46,7 +47,6 @@ import (
 	"github.com/toolsafe/toolsafe/internal/flaky"
 	"github.com/toolsafe/toolsafe/internal/refunds"
 	"github.com/toolsafe/toolsafe/middleware"
-	"github.com/toolsafe/toolsafe/policy"
 )
 
 const (
@@ -80,6 +80,9 @@ func main() {
 	}
 }
 
+//go:embed policies.yaml
+var policyFiles embed.FS
+
 func run(ctx context.Context, w io.Writer) error {
 	ledger := refunds.NewLedger()
 	upstream := flaky.Start(ledger.Handler())
@@ -95,22 +98,18 @@ func run(ctx context.Context, w io.Writer) error {
 	client := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}
 	grants := middleware.NewGrants()
 	n := 0
-	refund := toolsafe.Wrap(refunds.Tool(upstream.URL(), client, true),
-		toolsafe.WithApproval(grants),
-		toolsafe.WithDestructive(),                              // every attempt needs its own approval
-		toolsafe.WithSideEffects(middleware.SideEffectsWithKey), // it sends the idempotency key: retries are safe
-		toolsafe.WithRetry(policy.Retry{MaxRetries: 2, Backoff: policy.Backoff{
-			Base: 100 * time.Millisecond, Max: time.Second, Multiplier: 2, Jitter: 0.25,
-		}}),
-		toolsafe.WithTimeout(2*time.Second),
-		toolsafe.WithOnResult(func(_ context.Context, r middleware.Result) {
-			n++
-			printResult(w, n, r)
-		}),
-	)
-	if err := refund.Err(); err != nil {
+	cfg, err := toolsafe.LoadConfigFS(policyFiles, "policies.yaml")
+	if err != nil {
 		return err
 	}
+	wrapped, err := cfg.WithApprover(grants).With(toolsafe.WithOnResult(func(_ context.Context, r middleware.Result) {
+		n++
+		printResult(w, n, r)
+	})).WrapAll(refunds.Tool(upstream.URL(), client, true))
+	if err != nil {
+		return err
+	}
+	refund := wrapped[0]
 
 	llm := fake.NewFakeLLM(script)
 	runCtx := ctx

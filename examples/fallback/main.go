@@ -18,6 +18,7 @@ package main
 
 import (
 	"context"
+	"embed"
 	"fmt"
 	"io"
 	"net/http"
@@ -34,7 +35,6 @@ import (
 	"github.com/toolsafe/toolsafe/internal/flaky"
 	"github.com/toolsafe/toolsafe/internal/tickets"
 	"github.com/toolsafe/toolsafe/middleware"
-	"github.com/toolsafe/toolsafe/policy"
 )
 
 const question = "What happened to my refund, reference PAY-88? And is there a fix for the VPN dropping?"
@@ -55,6 +55,9 @@ func main() {
 	}
 }
 
+//go:embed policies.yaml
+var policyFiles embed.FS
+
 func run(ctx context.Context, w io.Writer) error {
 	upstream := flaky.Start(tickets.Handler())
 	defer upstream.Close()
@@ -69,23 +72,18 @@ func run(ctx context.Context, w io.Writer) error {
 	// upstream counts (net/http would silently resend a reset GET).
 	client := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}
 	p := &printer{w: w}
-	retry := func(n int) toolsafe.Option {
-		return toolsafe.WithRetry(policy.Retry{MaxRetries: n, Backoff: policy.Backoff{
-			Base: 100 * time.Millisecond, Max: time.Second, Multiplier: 2, Jitter: 0.25,
-		}})
+	cfg, err := toolsafe.LoadConfigFS(policyFiles, "policies.yaml")
+	if err != nil {
+		return err
 	}
-	common := append([]toolsafe.Option{toolsafe.WithTimeout(2 * time.Second), toolsafe.WithDeadline(10 * time.Second)}, p.options()...)
-
-	archive := toolsafe.Wrap(tickets.SearchArchive(upstream.URL(), client), append(common, retry(1))...)
-	search := toolsafe.Wrap(tickets.Search(upstream.URL(), client), append(common, retry(2),
-		toolsafe.WithFallback(fallback.To(archive)))...)
-	lookup := toolsafe.Wrap(tickets.Lookup(upstream.URL(), client), append(common, retry(2),
-		toolsafe.WithFallback(fallback.To(search, fallback.WithInput(tickets.IDToQuery))))...)
-	for _, t := range []*toolsafe.Tool{archive, search, lookup} {
-		if err := t.Err(); err != nil {
-			return err
-		}
+	// The search takes a query, not an ID: the adapter comes from code.
+	cfg = cfg.WithFallbackOptions("lookup_ticket", fallback.WithInput(tickets.IDToQuery)).With(p.options()...)
+	wrapped, err := cfg.WrapAll(tickets.Lookup(upstream.URL(), client), tickets.Search(upstream.URL(), client),
+		tickets.SearchArchive(upstream.URL(), client))
+	if err != nil {
+		return err
 	}
+	lookup, search := wrapped[0], wrapped[1] // the model gets these two; the archive only as a fallback
 
 	agent := agents.NewOneShotAgent(fake.NewFakeLLM(script), []tools.Tool{lookup, search})
 	out, err := agents.NewExecutor(agent, agents.WithMaxIterations(5)).Call(ctx, map[string]any{"input": question})
