@@ -43,48 +43,22 @@ func AttemptTimeout(d time.Duration) Middleware {
 				return next.Call(actx, input)
 			}
 
-			type answer struct {
-				out string
-				err error
-			}
-			done := make(chan answer, 1)
-			// returned and finish hand the end of an abandoned attempt over to
-			// its goroutine: exactly one side sees the other's mark, so finish
-			// (the AbandonedDone observers, the layers' holds) runs once.
-			var (
-				mu       sync.Mutex
-				returned bool
-				finish   func()
-			)
-			go func() {
-				out, err := next.Call(actx, input)
-				done <- answer{out, err}
-				mu.Lock()
-				returned = true
-				f := finish
-				mu.Unlock()
-				if f != nil {
-					f()
-				}
-			}()
+			r := &attemptRun{done: make(chan struct{})}
+			go r.run(next, actx, input)
 
-			var a answer
 			select {
-			case a = <-done:
+			case <-r.done:
 			case <-actx.Done():
-				mu.Lock()
-				if returned {
-					mu.Unlock()
-					a = <-done // it answered at the same moment
+				if !r.abandon(ctx, call, n) {
+					<-r.done // it answered at the same moment
 					break
 				}
-				finish = abandon(ctx, call, n)
-				mu.Unlock()
 				if ctx.Err() != nil {
 					return "", ctx.Err()
 				}
 				return "", timeoutFailure(next.Name(), n, d)
 			}
+			a := r.answer
 			if a.err != nil && ctx.Err() == nil && errors.Is(actx.Err(), context.DeadlineExceeded) {
 				// The tool gave up because its attempt's time was up.
 				f := timeoutFailure(next.Name(), n, d)
@@ -94,6 +68,48 @@ func AttemptTimeout(d time.Duration) Middleware {
 			return a.out, a.err
 		})
 	}
+}
+
+// attemptRun is one attempt on its own goroutine: one allocation for its
+// answer and for the hand-over of an abandoned attempt's end.
+type attemptRun struct {
+	done   chan struct{} // closed when answer is set
+	answer struct {
+		out string
+		err error
+	}
+
+	// returned and finish hand the end of an abandoned attempt over to its
+	// goroutine: exactly one side sees the other's mark, so finish (the
+	// AbandonedDone observers, the layers' holds) runs once.
+	mu       sync.Mutex
+	returned bool
+	finish   func()
+}
+
+func (r *attemptRun) run(next tools.Tool, ctx context.Context, input string) {
+	r.answer.out, r.answer.err = next.Call(ctx, input)
+	close(r.done)
+	r.mu.Lock()
+	r.returned = true
+	f := r.finish
+	r.mu.Unlock()
+	if f != nil {
+		f()
+	}
+}
+
+// abandon leaves the attempt running: it is counted, and its goroutine
+// releases the holds of ctx and tells the observers when the tool returns.
+// It reports false, and does nothing, when the tool has already returned.
+func (r *attemptRun) abandon(ctx context.Context, call *Call, attempt int) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.returned {
+		return false
+	}
+	r.finish = abandon(ctx, call, attempt)
+	return true
 }
 
 // abandon counts an attempt left running in the background and returns what

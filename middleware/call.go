@@ -3,9 +3,11 @@ package middleware
 import (
 	"context"
 	"crypto/rand"
+	"encoding/binary"
 	"encoding/hex"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -16,8 +18,10 @@ type Call struct {
 	tool    string
 	id      string
 	idKnown bool
-	key     string
 	start   time.Time
+
+	keyOnce sync.Once
+	key     string // made on first use: most calls never ask for it
 
 	mu        sync.Mutex
 	attempts  int
@@ -57,15 +61,43 @@ type Observer struct {
 	BreakerStateChange func(breaker, from, to string)
 }
 
-// NewCall starts the record of one call to tool. An empty id gets a random
-// one ("call_" and 16 hex digits). The idempotency key is random, 32 hex
-// digits, and the same for every attempt of the call.
+// NewCall starts the record of one call to tool. An empty id gets one made
+// up: "call_" and 16 hex digits, unique within the process and unlikely to
+// repeat across processes. The idempotency key (see Key) is random, 32 hex
+// digits from crypto/rand, and the same for every attempt of the call.
 func NewCall(tool, id string) *Call {
 	known := id != ""
 	if !known {
-		id = "call_" + randomHex(8)
+		id = newCallID()
 	}
-	return &Call{tool: tool, id: id, idKnown: known, key: randomHex(16), start: time.Now()}
+	return &Call{tool: tool, id: id, idKnown: known, start: time.Now()}
+}
+
+// callIDs makes call IDs without a system call each: a random seed per
+// process, a counter, and splitmix64's finalizer, which is a bijection, so
+// IDs never repeat within the process and look random.
+var callIDs struct {
+	seed uint64
+	n    atomic.Uint64
+}
+
+func init() {
+	var b [8]byte
+	_, _ = rand.Read(b[:]) // crypto/rand.Read never returns an error (Go 1.24+)
+	callIDs.seed = binary.LittleEndian.Uint64(b[:])
+}
+
+func newCallID() string {
+	z := callIDs.seed + callIDs.n.Add(1)*0x9e3779b97f4a7c15
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9
+	z = (z ^ (z >> 27)) * 0x94d049bb133111eb
+	z ^= z >> 31
+	var raw [8]byte
+	binary.BigEndian.PutUint64(raw[:], z)
+	var b [len("call_") + 16]byte
+	copy(b[:], "call_")
+	hex.Encode(b[len("call_"):], raw[:])
+	return string(b[:])
 }
 
 func randomHex(n int) string {
@@ -88,7 +120,14 @@ func (c *Call) IDKnown() bool { return c.idKnown }
 // Key is the idempotency key, the same for every attempt of this call. Send it
 // as the Idempotency-Key HTTP header so the upstream applies a side effect
 // once.
-func (c *Call) Key() string { return c.key }
+func (c *Call) Key() string {
+	c.keyOnce.Do(func() {
+		if c.key == "" {
+			c.key = randomHex(16)
+		}
+	})
+	return c.key
+}
 
 // Start is when the call began.
 func (c *Call) Start() time.Time { return c.start }
@@ -266,7 +305,7 @@ func CallFrom(ctx context.Context) *Call {
 // carries no call.
 func IdempotencyKey(ctx context.Context) string {
 	if c := CallFrom(ctx); c != nil {
-		return c.key
+		return c.Key()
 	}
 	return ""
 }
