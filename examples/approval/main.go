@@ -36,8 +36,6 @@ import (
 	"io"
 	"net/http"
 	"os"
-	"strings"
-	"time"
 
 	"github.com/tmc/langchaingo/agents"
 	"github.com/tmc/langchaingo/llms/fake"
@@ -46,6 +44,7 @@ import (
 	"github.com/toolsafe/toolsafe"
 	"github.com/toolsafe/toolsafe/internal/flaky"
 	"github.com/toolsafe/toolsafe/internal/refunds"
+	"github.com/toolsafe/toolsafe/internal/transcript"
 	"github.com/toolsafe/toolsafe/middleware"
 )
 
@@ -104,7 +103,7 @@ func run(ctx context.Context, w io.Writer) error {
 	}
 	wrapped, err := cfg.WithApprover(grants).With(toolsafe.WithOnResult(func(_ context.Context, r middleware.Result) {
 		n++
-		printResult(w, n, r)
+		transcript.Print(w, n, r)
 	})).WrapAll(refunds.Tool(upstream.URL(), client, true))
 	if err != nil {
 		return err
@@ -150,40 +149,3 @@ func run(ctx context.Context, w io.Writer) error {
 	fmt.Fprintf(w, "refunds applied by the upstream: %d\n", ledger.Applied())
 	return nil
 }
-
-func printResult(w io.Writer, n int, r middleware.Result) {
-	fmt.Fprintf(w, "[%d] %s (call %s)\n", n, r.Tool, r.CallID)
-	fmt.Fprintf(w, "    status: %s   attempts: %d   waits: %s   took: %s\n", status(r), r.Attempts, waits(r.Delays), took(r.Elapsed))
-	obs := oneLine(r.Observation())
-	if r.Status() == "paused" {
-		obs = "(none: the run pauses for approval)"
-	}
-	fmt.Fprintf(w, "    observation: %s\n", obs)
-}
-
-func status(r middleware.Result) string {
-	if r.Failure != nil {
-		return r.Status() + " (" + string(r.Failure.Kind) + ")"
-	}
-	return r.Status()
-}
-
-func waits(ds []time.Duration) string {
-	if len(ds) == 0 {
-		return "none"
-	}
-	s := make([]string, len(ds))
-	for i, d := range ds {
-		s[i] = d.Round(time.Millisecond).String()
-	}
-	return "[" + strings.Join(s, " ") + "]"
-}
-
-func took(d time.Duration) string {
-	if d < time.Millisecond {
-		return d.Round(time.Microsecond).String()
-	}
-	return d.Round(time.Millisecond).String()
-}
-
-func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }

@@ -19,9 +19,7 @@ import (
 	"io"
 	"net/http"
 	"os"
-	"strings"
 	"sync"
-	"time"
 
 	"github.com/tmc/langchaingo/agents"
 	"github.com/tmc/langchaingo/llms"
@@ -32,6 +30,7 @@ import (
 	"github.com/toolsafe/toolsafe/internal/billing"
 	"github.com/toolsafe/toolsafe/internal/flaky"
 	"github.com/toolsafe/toolsafe/internal/tracetext"
+	"github.com/toolsafe/toolsafe/internal/transcript"
 	"github.com/toolsafe/toolsafe/middleware"
 	"github.com/toolsafe/toolsafe/otelhook"
 )
@@ -103,7 +102,8 @@ func run(ctx context.Context, w io.Writer) (err error) {
 			mu.Lock()
 			defer mu.Unlock()
 			n++
-			printResult(w, n, r)
+			fmt.Fprintln(w)
+			transcript.Print(w, n, r)
 		}),
 	).WrapAll(billing.FetchInvoice(upstream.URL(), client))
 	if err != nil {
@@ -122,40 +122,6 @@ func run(ctx context.Context, w io.Writer) (err error) {
 	fmt.Fprintf(w, "upstream requests: %d\n", upstream.Requests(""))
 	return nil
 }
-
-func printResult(w io.Writer, n int, r middleware.Result) {
-	fmt.Fprintf(w, "\n[%d] %s (call %s)\n", n, r.Tool, r.CallID)
-	fmt.Fprintf(w, "    status: %s   attempts: %d   waits: %s   took: %s\n",
-		status(r), r.Attempts, waits(r.Delays), took(r.Elapsed))
-	fmt.Fprintf(w, "    observation: %s\n", oneLine(r.Observation()))
-}
-
-func status(r middleware.Result) string {
-	if r.Failure != nil {
-		return r.Status() + " (" + string(r.Failure.Kind) + ")"
-	}
-	return r.Status()
-}
-
-func waits(ds []time.Duration) string {
-	if len(ds) == 0 {
-		return "none"
-	}
-	s := make([]string, len(ds))
-	for i, d := range ds {
-		s[i] = d.Round(time.Millisecond).String()
-	}
-	return "[" + strings.Join(s, " ") + "]"
-}
-
-func took(d time.Duration) string {
-	if d < time.Millisecond {
-		return d.Round(time.Microsecond).String()
-	}
-	return d.Round(time.Millisecond).String()
-}
-
-func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
 
 // model returns the scripted model, or OpenAI's when OPENAI_API_KEY is set.
 func model() (llms.Model, string, error) {

@@ -24,7 +24,6 @@ import (
 	"net/http"
 	"os"
 	"strings"
-	"time"
 
 	"github.com/tmc/langchaingo/agents"
 	"github.com/tmc/langchaingo/llms/fake"
@@ -34,6 +33,7 @@ import (
 	"github.com/toolsafe/toolsafe/fallback"
 	"github.com/toolsafe/toolsafe/internal/flaky"
 	"github.com/toolsafe/toolsafe/internal/tickets"
+	"github.com/toolsafe/toolsafe/internal/transcript"
 	"github.com/toolsafe/toolsafe/middleware"
 )
 
@@ -132,11 +132,11 @@ func (p *printer) print(_ context.Context, r middleware.Result) {
 		fmt.Fprintf(&b, "%s-> as the fallback: %s %s (call %s)\n", indent, r.Tool, p.inputs[p.depth], r.CallID)
 	}
 	fmt.Fprintf(&b, "%s    status: %s   attempts: %d   waits: %s   took: %s\n",
-		indent, status(r), r.Attempts, waits(r.Delays), took(r.Elapsed))
+		indent, transcript.Status(r), r.Attempts, transcript.Waits(r.Delays), transcript.Took(r.Elapsed))
 	if r.Fallback != "" {
 		fmt.Fprintf(&b, "%s    routed to the fallback: %s\n", indent, r.Fallback)
 	}
-	fmt.Fprintf(&b, "%s    observation: %s\n", indent, oneLine(r.Observation()))
+	fmt.Fprintf(&b, "%s    observation: %s\n", indent, transcript.OneLine(r.Observation()))
 	if p.depth > 0 {
 		p.inner = append(p.inner, b.String())
 		return
@@ -147,30 +147,3 @@ func (p *printer) print(_ context.Context, r middleware.Result) {
 	}
 	p.inner = nil
 }
-
-func status(r middleware.Result) string {
-	if r.Failure != nil {
-		return r.Status() + " (" + string(r.Failure.Kind) + ")"
-	}
-	return r.Status()
-}
-
-func waits(ds []time.Duration) string {
-	if len(ds) == 0 {
-		return "none"
-	}
-	s := make([]string, len(ds))
-	for i, d := range ds {
-		s[i] = d.Round(time.Millisecond).String()
-	}
-	return "[" + strings.Join(s, " ") + "]"
-}
-
-func took(d time.Duration) string {
-	if d < time.Millisecond {
-		return d.Round(time.Microsecond).String()
-	}
-	return d.Round(time.Millisecond).String()
-}
-
-func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }

@@ -1,0 +1,58 @@
+// Package transcript prints what the examples show of each tool call: its
+// status and kind, attempts, the waits between them, how long it took and
+// what the model saw.
+package transcript
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/toolsafe/toolsafe/middleware"
+)
+
+// Print writes the three lines of call n: "[n] tool (call id)", the status
+// line and the observation. A paused call shows no observation: the run
+// stops instead.
+func Print(w io.Writer, n int, r middleware.Result) {
+	fmt.Fprintf(w, "[%d] %s (call %s)\n", n, r.Tool, r.CallID)
+	fmt.Fprintf(w, "    status: %s   attempts: %d   waits: %s   took: %s\n",
+		Status(r), r.Attempts, Waits(r.Delays), Took(r.Elapsed))
+	obs := OneLine(r.Observation())
+	if r.Status() == "paused" {
+		obs = "(none: the run pauses for approval)"
+	}
+	fmt.Fprintf(w, "    observation: %s\n", obs)
+}
+
+// Status is "ok", or the status and the failure's kind: "error (tool-failed)".
+func Status(r middleware.Result) string {
+	if r.Failure != nil {
+		return r.Status() + " (" + string(r.Failure.Kind) + ")"
+	}
+	return r.Status()
+}
+
+// Waits lists the waits rounded to the millisecond, "[250ms 500ms]", or "none".
+func Waits(ds []time.Duration) string {
+	if len(ds) == 0 {
+		return "none"
+	}
+	s := make([]string, len(ds))
+	for i, d := range ds {
+		s[i] = d.Round(time.Millisecond).String()
+	}
+	return "[" + strings.Join(s, " ") + "]"
+}
+
+// Took rounds d to the millisecond, or to the microsecond below one.
+func Took(d time.Duration) string {
+	if d < time.Millisecond {
+		return d.Round(time.Microsecond).String()
+	}
+	return d.Round(time.Millisecond).String()
+}
+
+// OneLine folds s onto one line.
+func OneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
