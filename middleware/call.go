@@ -29,7 +29,8 @@ type Call struct {
 	abandoned int
 	fallback  string
 	failure   *Failure
-	observers []Observer
+	observers []CallObserver
+	obsBuf    [2]CallObserver // observers' first backing array: a traced call has two
 	logger    *slog.Logger
 
 	// Written by GuardSideEffects and Gate, under mu.
@@ -37,9 +38,10 @@ type Call struct {
 	approved   bool
 }
 
-// Observer is told what happens during a call; otelhook uses it for span
-// events and metrics, a test can use it to learn when a retry is scheduled.
-// Nil fields are skipped. Functions must not block.
+// Observer is told what happens during a call, by functions: a test can use
+// it to learn when a retry is scheduled. Nil fields are skipped. Functions
+// must not block. It is the CallObserver made of closures; see CallObserver
+// for one with state of its own.
 type Observer struct {
 	// Retry is called, on the call's goroutine, when a retry is scheduled:
 	// attempt is the failed attempt (1-based), delay the wait before the
@@ -59,6 +61,59 @@ type Observer struct {
 	// ("" if it has no name), from and to are failsafe-go's state names
 	// ("closed", "open", "half-open").
 	BreakerStateChange func(breaker, from, to string)
+}
+
+// CallObserver is what Call.Observe takes: a value told what happens during
+// a call by its methods, each called when, and on the goroutine where, the
+// Observer function of the same name would be. Methods must not block.
+//
+// Observer implements it with its functions. An observer with state of its
+// own (otelhook keeps a span and the call's metric attributes) implements it
+// on a pointer to that state instead, and so costs one allocation per call
+// however many events it handles, where an Observer costs a closure each.
+type CallObserver interface {
+	OnRetry(attempt int, delay time.Duration, err error)
+	OnAbandoned(attempt int)
+	OnAbandonedDone(attempt int)
+	OnFallback(name string)
+	OnBreakerStateChange(breaker, from, to string)
+}
+
+var _ CallObserver = Observer{}
+
+// OnRetry calls o.Retry, if set.
+func (o Observer) OnRetry(attempt int, delay time.Duration, err error) {
+	if o.Retry != nil {
+		o.Retry(attempt, delay, err)
+	}
+}
+
+// OnAbandoned calls o.Abandoned, if set.
+func (o Observer) OnAbandoned(attempt int) {
+	if o.Abandoned != nil {
+		o.Abandoned(attempt)
+	}
+}
+
+// OnAbandonedDone calls o.AbandonedDone, if set.
+func (o Observer) OnAbandonedDone(attempt int) {
+	if o.AbandonedDone != nil {
+		o.AbandonedDone(attempt)
+	}
+}
+
+// OnFallback calls o.Fallback, if set.
+func (o Observer) OnFallback(name string) {
+	if o.Fallback != nil {
+		o.Fallback(name)
+	}
+}
+
+// OnBreakerStateChange calls o.BreakerStateChange, if set.
+func (o Observer) OnBreakerStateChange(breaker, from, to string) {
+	if o.BreakerStateChange != nil {
+		o.BreakerStateChange(breaker, from, to)
+	}
 }
 
 // NewCall starts the record of one call to tool. An empty id gets one made
@@ -157,9 +212,7 @@ func (c *Call) RecordRetry(attempt int, delay time.Duration, err error) {
 	obs := c.observers
 	c.mu.Unlock()
 	for _, o := range obs {
-		if o.Retry != nil {
-			o.Retry(attempt, delay, err)
-		}
+		o.OnRetry(attempt, delay, err)
 	}
 }
 
@@ -194,9 +247,17 @@ func (c *Call) Logger() *slog.Logger {
 	return c.logger
 }
 
-// Observe adds an observer to the call.
-func (c *Call) Observe(o Observer) {
+// Observe adds an observer to the call: an Observer, or any other
+// CallObserver. A nil o is ignored.
+func (c *Call) Observe(o CallObserver) {
+	if o == nil {
+		return
+	}
 	c.mu.Lock()
+	if c.observers == nil {
+		c.observers = c.obsBuf[:0]
+	}
+	// Appending never changes the elements a notifier copied out before.
 	c.observers = append(c.observers, o)
 	c.mu.Unlock()
 }
@@ -210,15 +271,11 @@ func (c *Call) RecordAbandoned(attempt int) (done func()) {
 	obs := c.observers
 	c.mu.Unlock()
 	for _, o := range obs {
-		if o.Abandoned != nil {
-			o.Abandoned(attempt)
-		}
+		o.OnAbandoned(attempt)
 	}
 	return func() {
 		for _, o := range obs {
-			if o.AbandonedDone != nil {
-				o.AbandonedDone(attempt)
-			}
+			o.OnAbandonedDone(attempt)
 		}
 	}
 }
@@ -238,9 +295,7 @@ func (c *Call) SetFallback(name string) {
 	obs := c.observers
 	c.mu.Unlock()
 	for _, o := range obs {
-		if o.Fallback != nil {
-			o.Fallback(name)
-		}
+		o.OnFallback(name)
 	}
 }
 
@@ -256,9 +311,7 @@ func (c *Call) RecordBreakerStateChange(breaker, from, to string) {
 	obs := c.observers
 	c.mu.Unlock()
 	for _, o := range obs {
-		if o.BreakerStateChange != nil {
-			o.BreakerStateChange(breaker, from, to)
-		}
+		o.OnBreakerStateChange(breaker, from, to)
 	}
 }
 

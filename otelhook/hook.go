@@ -3,6 +3,7 @@ package otelhook
 import (
 	"context"
 	"errors"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -24,8 +25,9 @@ import (
 // configuration never changes after New. The zero Hook is ready to use and
 // is the same as New() with no options.
 type Hook struct {
-	cfg    config
-	meters meters
+	cfg     config
+	tracers providerCache[trace.TracerProvider, trace.Tracer]
+	meters  providerCache[metric.MeterProvider, *instruments]
 }
 
 // New returns a Hook configured by opts. With no options it uses the global
@@ -41,20 +43,29 @@ func New(opts ...Option) *Hook {
 	return h
 }
 
+// tracer returns the tracer of the configured provider, else of the global
+// one as it is now; the tracer of the provider used last is kept.
 func (h *Hook) tracer() trace.Tracer {
 	tp := h.cfg.tp
 	if tp == nil {
 		tp = otel.GetTracerProvider()
 	}
+	return h.tracers.get(tp, newTracer)
+}
+
+func newTracer(tp trace.TracerProvider) trace.Tracer {
 	return tp.Tracer(ScopeName, trace.WithSchemaURL(semconv.SchemaURL))
 }
 
+// instruments returns the instruments of the configured meter provider,
+// else of the global one as it is now; those of the provider used last are
+// kept.
 func (h *Hook) instruments() *instruments {
 	mp := h.cfg.mp
 	if mp == nil {
 		mp = otel.GetMeterProvider()
 	}
-	return h.meters.get(mp)
+	return h.meters.get(mp, newInstruments)
 }
 
 // CallSpan returns the middleware of the call span, layer 1 of DESIGN.md §2:
@@ -65,69 +76,54 @@ func (h *Hook) instruments() *instruments {
 // it; use it directly only to build a stack by hand.
 func (h *Hook) CallSpan() middleware.Middleware {
 	return func(next tools.Tool) tools.Tool {
-		return middleware.Func(next.Name(), next.Description(), func(ctx context.Context, input string) (string, error) {
-			return h.call(ctx, next, input)
+		tt := newToolTrace(next)
+		return middleware.Func(tt.name, next.Description(), func(ctx context.Context, input string) (string, error) {
+			return h.call(ctx, next, tt, input)
 		})
 	}
 }
 
-func (h *Hook) call(ctx context.Context, next tools.Tool, input string) (string, error) {
-	name := next.Name()
+// callSpan is one call's span and what its events need. It is the call's
+// observer (middleware.CallObserver), so one allocation serves the call's
+// every event, and it holds room for the attributes a successful call's
+// span ends with.
+type callSpan struct {
+	span trace.Span
+	ctx  context.Context // the span's
+	inst *instruments
+	tt   *toolTrace
+	end  [5]attribute.KeyValue
+}
+
+var _ middleware.CallObserver = (*callSpan)(nil)
+
+func (h *Hook) call(ctx context.Context, next tools.Tool, tt *toolTrace, input string) (string, error) {
 	call := middleware.CallFrom(ctx)
-	if call == nil || call.Tool() != name {
+	if call == nil || call.Tool() != tt.name {
 		// Called without toolsafe's root, or as another tool's alternative
 		// on that tool's context: this call needs a record of its own.
-		call = middleware.NewCall(name, "")
+		call = middleware.NewCall(tt.name, "")
 		ctx = middleware.WithCall(ctx, call)
 	}
-	inst := h.instruments()
-	toolAttr := semconv.GenAIToolName(name)
+	cs := &callSpan{inst: h.instruments(), tt: tt}
 
-	attrs := []attribute.KeyValue{
-		semconv.GenAIOperationNameExecuteTool,
-		toolAttr,
-		semconv.GenAIToolType("function"),
-	}
-	if d := next.Description(); d != "" {
-		attrs = append(attrs, semconv.GenAIToolDescription(d))
-	}
-	if call.IDKnown() {
-		attrs = append(attrs, semconv.GenAIToolCallID(call.ID()))
-	}
-	if h.cfg.args {
-		attrs = append(attrs, semconv.GenAIToolCallArgumentsKey.String(input))
+	opts := tt.start
+	if call.IDKnown() || h.cfg.args {
+		var own []attribute.KeyValue
+		if call.IDKnown() {
+			own = append(own, semconv.GenAIToolCallID(call.ID()))
+		}
+		if h.cfg.args {
+			own = append(own, semconv.GenAIToolCallArgumentsKey.String(input))
+		}
+		opts = append(slices.Clip(tt.start), trace.WithAttributes(own...))
 	}
 	start := time.Now()
-	ctx, span := h.tracer().Start(ctx, "execute_tool "+name,
-		trace.WithSpanKind(trace.SpanKindInternal),
-		trace.WithTimestamp(start),
-		trace.WithAttributes(attrs...))
+	ctx, cs.span = h.tracer().Start(ctx, tt.spanName, opts...)
+	cs.ctx = ctx
+	span := cs.span
 	defer span.End()
-
-	toolSet := metric.WithAttributeSet(attribute.NewSet(toolAttr))
-	call.Observe(middleware.Observer{
-		Retry: func(attempt int, delay time.Duration, err error) {
-			kind, _ := middleware.Classify(err)
-			span.AddEvent(EventRetry, trace.WithAttributes(
-				AttemptKey.Int(attempt),
-				DelayKey.Float64(delay.Seconds()),
-				semconv.ErrorTypeKey.String(string(kind))))
-		},
-		Abandoned: func(int) {
-			inst.abandoned.Add(ctx, 1, toolSet)
-		},
-		AbandonedDone: func(int) {
-			inst.abandoned.Add(context.WithoutCancel(ctx), -1, toolSet)
-		},
-		Fallback: func(alt string) {
-			span.AddEvent(EventFallback, trace.WithAttributes(FallbackKey.String(alt)))
-		},
-		BreakerStateChange: func(breaker, from, to string) {
-			kv := []attribute.KeyValue{BreakerKey.String(breaker), BreakerFromKey.String(from), BreakerToKey.String(to)}
-			span.AddEvent(EventBreakerStateChange, trace.WithAttributes(kv...))
-			inst.breaker.Add(ctx, 1, metric.WithAttributes(append(kv, toolAttr)...))
-		},
-	})
+	call.Observe(cs)
 
 	out, err := next.Call(ctx, input)
 
@@ -136,31 +132,26 @@ func (h *Hook) call(ctx context.Context, next tools.Tool, input string) (string,
 		f = middleware.ToFailure(ctx, call, err)
 	}
 	attempts := call.Attempts()
-	end := []attribute.KeyValue{
+	end := append(cs.end[:0],
 		AttemptsKey.Int(attempts),
-		AbandonedKey.Int(call.Abandoned()),
-	}
+		AbandonedKey.Int(call.Abandoned()))
 	alt := call.Fallback()
 	if alt != "" {
 		end = append(end, FallbackKey.String(alt))
 	}
-	outcome := "ok"
 	switch {
 	case f == nil:
-		end = append(end, SummaryKey.String(okSummary(name, attempts, alt)))
+		end = append(end, SummaryKey.String(okSummary(tt.name, attempts, alt)))
 		if h.cfg.results {
 			end = append(end, semconv.GenAIToolCallResultKey.String(out))
 		}
 	case f.Kind == middleware.KindApprovalRequired:
-		outcome = string(f.Kind)
 		end = append(end, SummaryKey.String(f.Error()))
 		span.AddEvent(EventApprovalRequired)
 	case f.Kind == middleware.KindCanceled:
-		outcome = string(f.Kind)
 		end = append(end, SummaryKey.String(f.Error()))
 		span.AddEvent(EventCanceled, trace.WithAttributes(CancelCauseKey.String(cancelCause(ctx, f))))
 	default:
-		outcome = string(f.Kind)
 		msg := f.Error()
 		end = append(end,
 			SummaryKey.String(msg),
@@ -173,24 +164,65 @@ func (h *Hook) call(ctx context.Context, next tools.Tool, input string) (string,
 	}
 	span.SetAttributes(end...)
 
-	mctx := context.WithoutCancel(ctx)
-	outcomeSet := metric.WithAttributeSet(attribute.NewSet(toolAttr, OutcomeKey.String(outcome)))
-	inst.calls.Add(mctx, 1, outcomeSet)
-	if attempts > 0 {
-		inst.attempts.Add(mctx, int64(attempts), toolSet)
+	// A call the caller canceled is measured all the same. A context that
+	// can never be canceled needs no detaching.
+	mctx := ctx
+	if ctx.Done() != nil {
+		mctx = context.WithoutCancel(ctx)
 	}
-	inst.duration.Record(mctx, time.Since(start).Seconds(), outcomeSet)
+	outcome := tt.outcome(f) // "ok" or f.Kind
+	cs.inst.calls.Add(mctx, 1, outcome.add...)
+	if attempts > 0 {
+		cs.inst.attempts.Add(mctx, int64(attempts), tt.byTool...)
+	}
+	cs.inst.duration.Record(mctx, time.Since(start).Seconds(), outcome.record...)
 	return out, err
+}
+
+// OnRetry adds the "retry" event.
+func (cs *callSpan) OnRetry(attempt int, delay time.Duration, err error) {
+	kind, _ := middleware.Classify(err)
+	cs.span.AddEvent(EventRetry, trace.WithAttributes(
+		AttemptKey.Int(attempt),
+		DelayKey.Float64(delay.Seconds()),
+		semconv.ErrorTypeKey.String(string(kind))))
+}
+
+// OnAbandoned counts an abandoned attempt still running.
+func (cs *callSpan) OnAbandoned(int) {
+	cs.inst.abandoned.Add(cs.ctx, 1, cs.tt.byTool...)
+}
+
+// OnAbandonedDone counts an abandoned attempt that has returned, maybe long
+// after the call.
+func (cs *callSpan) OnAbandonedDone(int) {
+	cs.inst.abandoned.Add(context.WithoutCancel(cs.ctx), -1, cs.tt.byTool...)
+}
+
+// OnFallback adds the "fallback" event.
+func (cs *callSpan) OnFallback(alt string) {
+	cs.span.AddEvent(EventFallback, trace.WithAttributes(FallbackKey.String(alt)))
+}
+
+// OnBreakerStateChange adds the "circuit_breaker.state_change" event and
+// counts the change.
+func (cs *callSpan) OnBreakerStateChange(breaker, from, to string) {
+	kv := []attribute.KeyValue{BreakerKey.String(breaker), BreakerFromKey.String(from), BreakerToKey.String(to)}
+	cs.span.AddEvent(EventBreakerStateChange, trace.WithAttributes(kv...))
+	cs.inst.breaker.Add(cs.ctx, 1, metric.WithAttributes(append(kv, cs.tt.toolAttr)...))
 }
 
 // okSummary is the summary of a successful call: toolsafe's own words,
 // never the tool's output.
 func okSummary(tool string, attempts int, alt string) string {
-	s := "ok after " + plural(attempts, "attempt")
-	if alt != "" {
-		s = "ok: answered by the fallback tool " + alt + " after " + plural(attempts, "attempt") + " on " + tool
+	switch {
+	case alt != "":
+		return "ok: answered by the fallback tool " + alt + " after " + plural(attempts, "attempt") + " on " + tool
+	case attempts >= 0 && attempts < len(okSummaries):
+		return okSummaries[attempts]
+	default:
+		return "ok after " + plural(attempts, "attempt")
 	}
-	return s
 }
 
 func plural(n int, word string) string {
@@ -224,59 +256,98 @@ func (h *Hook) AttemptSpan() middleware.Middleware {
 	}
 }
 
+// attemptSpan is one attempt's span. It ends once: when the tool returns,
+// or when the attempt timeout gives up on it, whichever comes first. It is
+// the attempt's observer, to learn the latter.
+type attemptSpan struct {
+	ignoreEvents
+	span trace.Span
+	ctx  context.Context // the span's
+	n    int
+	once sync.Once
+}
+
+var _ middleware.CallObserver = (*attemptSpan)(nil)
+
+// attempt runs one attempt inside its span. The attempt runs on a goroutine
+// of its own, whose stack starts small: the span is started and ended by
+// functions of their own so that this frame, below the tool's, stays small
+// too.
 func (h *Hook) attempt(ctx context.Context, next tools.Tool, input string) (string, error) {
+	a := h.startAttempt(ctx)
+	out, err := next.Call(a.ctx, input)
+	a.end(err)
+	return out, err
+}
+
+// startAttempt starts the span of the attempt running in ctx and makes it
+// an observer of the call, to learn if the attempt is abandoned.
+func (h *Hook) startAttempt(ctx context.Context) *attemptSpan {
 	n := middleware.AttemptNumber(ctx)
 	if n == 0 {
 		n = 1 // no attempt timeout layer: a single attempt
 	}
-	ctx, span := h.tracer().Start(ctx, "attempt "+strconv.Itoa(n),
-		trace.WithSpanKind(trace.SpanKindInternal),
-		trace.WithAttributes(AttemptKey.Int(n)))
-
-	// The span ends once: when the tool returns, or when the attempt
-	// timeout gives up on it, whichever comes first.
-	var once sync.Once
-	finish := func(attrs []attribute.KeyValue, kind middleware.Kind) {
-		once.Do(func() {
-			span.SetAttributes(attrs...)
-			if kind != "" {
-				span.SetStatus(codes.Error, string(kind))
-			}
-			span.End()
-		})
-	}
+	a := &attemptSpan{n: n}
+	st := attemptStart(n)
+	a.ctx, a.span = h.tracer().Start(ctx, st.name, st.opts...)
 	if call := middleware.CallFrom(ctx); call != nil {
-		call.Observe(middleware.Observer{Abandoned: func(attempt int) {
-			if attempt == n {
-				kind, retryable := middleware.KindTimeout, true
-				if k, r, ok := endedBy(ctx); ok {
-					kind, retryable = k, r
-				}
-				finish(failedAttempt(kind, retryable, "", AttemptAbandonedKey.Bool(true)), kind)
-			}
-		}})
+		call.Observe(a)
 	}
+	return a
+}
 
-	out, err := next.Call(ctx, input)
+// end ends the span of an attempt that returned err.
+func (a *attemptSpan) end(err error) {
 	if err == nil {
-		finish(nil, "")
-		return out, nil
+		a.finish(nil, "")
+		return
 	}
 	kind, retryable := middleware.Classify(err)
-	switch {
-	case kind == middleware.KindApprovalRequired:
+	if kind == middleware.KindApprovalRequired {
 		// A pause is not an error (DESIGN.md §7).
-		span.AddEvent(EventApprovalRequired)
-		finish(nil, "")
-		return out, err
-	default:
-		if k, r, ok := endedBy(ctx); ok {
-			kind, retryable = k, r
-		}
+		a.span.AddEvent(EventApprovalRequired)
+		a.finish(nil, "")
+		return
 	}
-	finish(failedAttempt(kind, retryable, middleware.Reason(err)), kind)
-	return out, err
+	if k, r, ok := endedBy(a.ctx); ok {
+		kind, retryable = k, r
+	}
+	a.finish(failedAttempt(kind, retryable, middleware.Reason(err)), kind)
 }
+
+// finish ends the span, with attrs and, unless kind is "", an error status,
+// unless it has ended already.
+func (a *attemptSpan) finish(attrs []attribute.KeyValue, kind middleware.Kind) {
+	a.once.Do(func() {
+		a.span.SetAttributes(attrs...)
+		if kind != "" {
+			a.span.SetStatus(codes.Error, string(kind))
+		}
+		a.span.End()
+	})
+}
+
+// OnAbandoned ends the span when its attempt is the one abandoned.
+func (a *attemptSpan) OnAbandoned(attempt int) {
+	if attempt != a.n {
+		return
+	}
+	kind, retryable := middleware.KindTimeout, true
+	if k, r, ok := endedBy(a.ctx); ok {
+		kind, retryable = k, r
+	}
+	a.finish(failedAttempt(kind, retryable, "", AttemptAbandonedKey.Bool(true)), kind)
+}
+
+// ignoreEvents is the part of a middleware.CallObserver that ignores every
+// event; an observer embeds it and implements the events it wants.
+type ignoreEvents struct{}
+
+func (ignoreEvents) OnRetry(int, time.Duration, error)   {}
+func (ignoreEvents) OnAbandoned(int)                     {}
+func (ignoreEvents) OnAbandonedDone(int)                 {}
+func (ignoreEvents) OnFallback(string)                   {}
+func (ignoreEvents) OnBreakerStateChange(_, _, _ string) {}
 
 // endedBy tells how the attempt's context ended, if it did: tool-timeout
 // (retryable) when its time, or the call's, was up, canceled when the caller

@@ -2,8 +2,6 @@ package otelhook
 
 import (
 	"errors"
-	"reflect"
-	"sync"
 
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/metric"
@@ -48,34 +46,4 @@ func newInstruments(mp metric.MeterProvider) *instruments {
 		otel.Handle(err)
 	}
 	return &in
-}
-
-// meters caches the instruments of the last meter provider used, so that
-// resolving the global provider at each call costs a comparison.
-type meters struct {
-	mu   sync.Mutex
-	mp   metric.MeterProvider
-	inst *instruments
-}
-
-func (m *meters) get(mp metric.MeterProvider) *instruments {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if m.inst != nil && sameProvider(m.mp, mp) {
-		return m.inst
-	}
-	m.mp, m.inst = mp, newInstruments(mp)
-	return m.inst
-}
-
-// sameProvider reports whether a and b are the same provider, without
-// panicking on a provider type that cannot be compared (such a provider
-// gets its instruments looked up again at each call; the SDK returns the
-// same ones).
-func sameProvider(a, b metric.MeterProvider) bool {
-	ta, tb := reflect.TypeOf(a), reflect.TypeOf(b)
-	if ta != tb || ta == nil || !ta.Comparable() {
-		return false
-	}
-	return a == b
 }

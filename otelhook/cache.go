@@ -1,0 +1,161 @@
+package otelhook
+
+import (
+	"reflect"
+	"strconv"
+	"sync"
+	"sync/atomic"
+
+	"github.com/tmc/langchaingo/tools"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/metric"
+	semconv "go.opentelemetry.io/otel/semconv/v1.41.0"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/toolsafe/toolsafe/middleware"
+)
+
+// What a span or a measurement needs and does not change from call to call
+// is made once, here, rather than at each call: tracing should cost little
+// more than its spans (see BenchmarkSpans in package bench).
+
+// toolTrace is what the call spans and metrics of one tool share, made when
+// CallSpan wraps the tool. The wrapper keeps the tool's Name and
+// Description from then on (middleware.Func), so these do not go stale.
+type toolTrace struct {
+	name     string
+	spanName string                  // "execute_tool {name}"
+	start    []trace.SpanStartOption // the span kind and the tool's attributes
+	toolAttr attribute.KeyValue      // gen_ai.tool.name
+	byTool   []metric.AddOption      // the metric attribute set {tool}
+
+	ok       outcomeOpts
+	failures sync.Map // middleware.Kind → *outcomeOpts, made on first use
+}
+
+// outcomeOpts are the options of the calls and duration measurements of one
+// outcome: the metric attribute set {tool, outcome}.
+type outcomeOpts struct {
+	add    []metric.AddOption
+	record []metric.RecordOption
+}
+
+func newToolTrace(t tools.Tool) *toolTrace {
+	name := t.Name()
+	attrs := []attribute.KeyValue{
+		semconv.GenAIOperationNameExecuteTool,
+		semconv.GenAIToolName(name),
+		semconv.GenAIToolType("function"),
+	}
+	if d := t.Description(); d != "" {
+		attrs = append(attrs, semconv.GenAIToolDescription(d))
+	}
+	tt := &toolTrace{
+		name:     name,
+		spanName: "execute_tool " + name,
+		start: []trace.SpanStartOption{
+			trace.WithSpanKind(trace.SpanKindInternal),
+			trace.WithAttributes(attrs...),
+		},
+		toolAttr: attrs[1],
+		byTool:   []metric.AddOption{metric.WithAttributeSet(attribute.NewSet(attrs[1]))},
+	}
+	tt.ok = tt.newOutcome("ok")
+	return tt
+}
+
+func (tt *toolTrace) newOutcome(outcome string) outcomeOpts {
+	o := metric.WithAttributeSet(attribute.NewSet(tt.toolAttr, OutcomeKey.String(outcome)))
+	return outcomeOpts{add: []metric.AddOption{o}, record: []metric.RecordOption{o}}
+}
+
+// outcome returns the options of the outcome of a call that ended with f:
+// "ok" when f is nil, else f's Kind.
+func (tt *toolTrace) outcome(f *middleware.Failure) *outcomeOpts {
+	if f == nil {
+		return &tt.ok
+	}
+	if o, ok := tt.failures.Load(f.Kind); ok {
+		return o.(*outcomeOpts)
+	}
+	o := tt.newOutcome(string(f.Kind))
+	actual, _ := tt.failures.LoadOrStore(f.Kind, &o)
+	return actual.(*outcomeOpts)
+}
+
+type spanStart struct {
+	name string
+	opts []trace.SpanStartOption
+}
+
+// attemptStarts are the names and start options of the first attempt spans;
+// later attempts make theirs at each call.
+var attemptStarts = func() (s [16]spanStart) {
+	for i := range s {
+		s[i] = newAttemptStart(i + 1)
+	}
+	return s
+}()
+
+// attemptStart returns the name "attempt {n}" and the start options of
+// attempt n's span.
+func attemptStart(n int) spanStart {
+	if n >= 1 && n <= len(attemptStarts) {
+		return attemptStarts[n-1]
+	}
+	return newAttemptStart(n)
+}
+
+func newAttemptStart(n int) spanStart {
+	return spanStart{
+		name: "attempt " + strconv.Itoa(n),
+		opts: []trace.SpanStartOption{
+			trace.WithSpanKind(trace.SpanKindInternal),
+			trace.WithAttributes(AttemptKey.Int(n)),
+		},
+	}
+}
+
+// okSummaries are the summaries of successful calls that made up to 16
+// attempts and had no fallback.
+var okSummaries = func() (s [17]string) {
+	for n := range s {
+		s[n] = "ok after " + plural(n, "attempt")
+	}
+	return s
+}()
+
+// providerCache keeps what was made from the last provider used (a tracer,
+// the instruments), so that resolving the global provider at each call
+// costs a load and a comparison. A provider whose type cannot be compared
+// is asked again at each call.
+type providerCache[P, V any] struct {
+	last atomic.Pointer[providerEntry[P, V]]
+}
+
+type providerEntry[P, V any] struct {
+	provider P
+	v        V
+}
+
+// get returns what newV made from p if p is the provider used last, else
+// calls newV now and keeps its result for p.
+func (c *providerCache[P, V]) get(p P, newV func(P) V) V {
+	if e := c.last.Load(); e != nil && sameProvider(e.provider, p) {
+		return e.v
+	}
+	v := newV(p)
+	c.last.Store(&providerEntry[P, V]{p, v})
+	return v
+}
+
+// sameProvider reports whether a and b, both providers held in interfaces,
+// are the same provider, without panicking on a provider type that cannot
+// be compared (those are never the same).
+func sameProvider(a, b any) bool {
+	ta, tb := reflect.TypeOf(a), reflect.TypeOf(b)
+	if ta != tb || ta == nil || !ta.Comparable() {
+		return false
+	}
+	return a == b
+}
