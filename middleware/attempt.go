@@ -27,6 +27,9 @@ import (
 func AttemptTimeout(d time.Duration) Middleware {
 	return func(next tools.Tool) tools.Tool {
 		return wrap(next, func(ctx context.Context, input string) (string, error) {
+			if err := ctx.Err(); err != nil {
+				return "", err // the caller is gone: start nothing
+			}
 			call := CallFrom(ctx)
 			n := 1
 			if call != nil {
@@ -44,7 +47,7 @@ func AttemptTimeout(d time.Duration) Middleware {
 			}
 
 			r := &attemptRun{done: make(chan struct{})}
-			go r.run(next, actx, input)
+			go r.run(next, actx, input, n)
 
 			select {
 			case <-r.done:
@@ -87,16 +90,26 @@ type attemptRun struct {
 	finish   func()
 }
 
-func (r *attemptRun) run(next tools.Tool, ctx context.Context, input string) {
+func (r *attemptRun) run(next tools.Tool, ctx context.Context, input string, attempt int) {
+	returned := false
+	defer func() {
+		// Deferred, so that a tool that ends its goroutine with
+		// runtime.Goexit still answers and returns what it holds.
+		if !returned {
+			r.answer.out, r.answer.err = "", &Failure{Kind: KindPanic, Tool: next.Name(), Attempts: attempt,
+				Cause: errors.New("the tool called runtime.Goexit")}
+		}
+		close(r.done)
+		r.mu.Lock()
+		r.returned = true
+		f := r.finish
+		r.mu.Unlock()
+		if f != nil {
+			f()
+		}
+	}()
 	r.answer.out, r.answer.err = next.Call(ctx, input)
-	close(r.done)
-	r.mu.Lock()
-	r.returned = true
-	f := r.finish
-	r.mu.Unlock()
-	if f != nil {
-		f()
-	}
+	returned = true
 }
 
 // abandon leaves the attempt running: it is counted, and its goroutine
