@@ -313,3 +313,28 @@ func TestInvalidOptions(t *testing.T) {
 		t.Errorf("Call on a misconfigured tool = %v; want the configuration error", err)
 	}
 }
+
+// Regression (fresh-eyes review): without a deadline, Retry-After: 86400
+// made the call sleep a day.
+func TestARetryAfterLongerThanMaxWaitEndsTheCallNow(t *testing.T) {
+	for _, tt := range []struct {
+		name    string
+		maxWait time.Duration
+		header  string
+		want    time.Duration
+	}{
+		{"a day, with the default max wait of a minute", 0, "86400", 24 * time.Hour},
+		{"ten seconds, with a max wait of five", 5 * time.Second, "10", 10 * time.Second},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			tool, srv := billingTool(t, toolsafe.WithTimeout(time.Second),
+				toolsafe.WithRetry(policy.Retry{MaxRetries: 3, Backoff: fixed(time.Millisecond), MaxWait: tt.maxWait}))
+			srv.Always(billing.InvoicePath("INV-1001"), flaky.TooMany(tt.header))
+			r := tool.Run(context.Background(), "INV-1001")
+			if r.Failure == nil || r.Failure.Wait != tt.want || r.Attempts != 1 || len(r.Delays) != 0 {
+				t.Fatalf("got %+v after %d attempts, delays %v; want a stop after 1 with wait %v",
+					r.Failure, r.Attempts, r.Delays, tt.want)
+			}
+		})
+	}
+}

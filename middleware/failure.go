@@ -100,7 +100,7 @@ func (f *Failure) message() string {
 			b.WriteString("its dependency is down")
 		}
 		if f.Wait > 0 {
-			fmt.Fprintf(&b, " for about %s more", roundForModel(f.Wait))
+			fmt.Fprintf(&b, " for about %s more", forModel(f.Wait))
 		}
 		b.WriteString(".")
 		f.writeSideEffect(&b)
@@ -126,7 +126,7 @@ func (f *Failure) message() string {
 	case KindTimeout:
 		fmt.Fprintf(&b, "%s did not answer", tool)
 		if f.Timeout > 0 {
-			fmt.Fprintf(&b, " within %s", roundForModel(f.Timeout))
+			fmt.Fprintf(&b, " within %s", forModel(f.Timeout))
 		}
 		f.writeAttempts(&b)
 		b.WriteString(".")
@@ -144,7 +144,7 @@ func (f *Failure) message() string {
 	f.writeSideEffect(&b)
 	if f.Wait > 0 {
 		fmt.Fprintf(&b, " The service asked to wait %s before trying again, longer than this call may take. Wait at least %s before calling %s again, or go on without it.",
-			roundForModel(f.Wait), roundForModel(f.Wait), tool)
+			forModel(f.Wait), forModel(f.Wait), tool)
 		return b.String()
 	}
 	f.writeNext(&b, tool)
@@ -172,7 +172,7 @@ func (f *Failure) writeAttempts(b *strings.Builder) {
 		fmt.Fprintf(b, " after %d attempts", f.Attempts)
 	}
 	if f.Attempts > 1 && roundForModel(f.Elapsed) > 0 {
-		fmt.Fprintf(b, " over %s", roundForModel(f.Elapsed))
+		fmt.Fprintf(b, " over %s", forModel(f.Elapsed))
 	}
 }
 
@@ -237,6 +237,29 @@ func Reason(err error) string {
 		return te.msg
 	}
 	return ""
+}
+
+// forModel says d as a person would: "750ms", "2.5s", "45s", "3m20s",
+// "2h15m", "3 days"; "under 1ms" for less.
+func forModel(d time.Duration) string {
+	switch {
+	case d < time.Millisecond:
+		return "under 1ms"
+	case d >= 48*time.Hour:
+		days := d / (24 * time.Hour)
+		if d%(24*time.Hour) >= 12*time.Hour {
+			days++
+		}
+		return fmt.Sprintf("%d days", days)
+	case d >= time.Hour:
+		d = d.Round(time.Minute)
+		h, m := d/time.Hour, (d%time.Hour)/time.Minute
+		if m == 0 {
+			return fmt.Sprintf("%dh", h)
+		}
+		return fmt.Sprintf("%dh%dm", h, m)
+	}
+	return roundForModel(d).String()
 }
 
 // roundForModel rounds d to what a person would say: whole seconds from 10s,

@@ -29,6 +29,13 @@ type Retry struct {
 	// runs out. Zero means no cap of its own; the call's deadline (context
 	// deadline, toolsafe.WithDeadline) always caps it too.
 	MaxDuration time.Duration
+	// MaxWait is the longest single wait toolsafe sleeps before a retry. A
+	// longer one — a Retry-After of an hour, a backoff without Max late in a
+	// long series — ends the call now instead, and the model is told how
+	// long the service asked to wait. Zero means DefaultMaxWait (1 minute):
+	// an agent should not sit silent longer, even when no deadline is set.
+	// It must not be negative.
+	MaxWait time.Duration
 	// Budget, if not nil, is a failsafe-go retry budget, shared by the tools
 	// of one dependency, so many callers retrying a struggling service cannot
 	// multiply its load. When it is spent, the call ends with
@@ -36,11 +43,18 @@ type Retry struct {
 	Budget budget.Budget
 }
 
+// DefaultMaxWait is the longest wait before a retry when Retry.MaxWait is
+// zero.
+const DefaultMaxWait = time.Minute
+
 // Validate reports a Retry that cannot work: negative MaxRetries or
 // MaxDuration, or an invalid Backoff.
 func (r Retry) Validate() error {
 	if r.MaxRetries < 0 {
 		return fmt.Errorf("retry: max retries %d is negative: use 0 for a single attempt, 3 for up to 4 attempts", r.MaxRetries)
+	}
+	if r.MaxWait < 0 {
+		return fmt.Errorf("retry: max wait %v is negative: use 0 for the default of %v", r.MaxWait, DefaultMaxWait)
 	}
 	if r.MaxDuration < 0 {
 		return fmt.Errorf("retry: max duration %v is negative: use 0 for no cap of its own", r.MaxDuration)
@@ -100,7 +114,8 @@ func (r Retry) policy() retrypolicy.RetryPolicy[string] {
 }
 
 // judge classifies the error of attempt e and decides the wait before the
-// next attempt, or to stop when it could not start before the deadline.
+// next attempt, or to stop when that wait is longer than MaxWait or the next
+// attempt could not start before the deadline.
 func (r Retry) judge(e failsafe.Execution[string], err error) *attemptError {
 	_, retryable := middleware.Classify(err)
 	ae := &attemptError{err: err, retryable: retryable}
@@ -112,6 +127,17 @@ func (r Retry) judge(e failsafe.Execution[string], err error) *attemptError {
 	asked, hasAsked := middleware.RetryAfterOf(err)
 	delay = max(delay, asked)
 	ae.delay = delay
+	maxWait := r.MaxWait
+	if maxWait == 0 {
+		maxWait = DefaultMaxWait
+	}
+	if delay > maxWait {
+		ae.stop = true
+		if hasAsked && asked > maxWait {
+			ae.wait = asked
+		}
+		return ae
+	}
 	if deadline, ok := r.deadline(e); ok {
 		now := time.Now()
 		if !now.Add(delay).Before(deadline) {
