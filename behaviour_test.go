@@ -140,7 +140,7 @@ func TestRetryAfter(t *testing.T) {
 	t.Run("a backoff that would end after the deadline is not scheduled", func(t *testing.T) {
 		t.Parallel()
 		tool, srv := billingTool(t,
-			toolsafe.WithRetry(policy.Retry{MaxRetries: 3, Backoff: fixed(time.Hour)}),
+			toolsafe.WithRetry(policy.Retry{MaxRetries: 3, Backoff: fixed(time.Hour), MaxWait: 2 * time.Hour}),
 			toolsafe.WithDeadline(5*time.Second))
 		srv.Always(billing.InvoicePath("INV-1001"), flaky.ResetConn())
 		r := tool.Run(context.Background(), "INV-1001")
@@ -246,7 +246,7 @@ func TestCancellation(t *testing.T) {
 		defer cancel()
 		// The wait is an hour: only the cancellation can end it.
 		tool, srv := billingTool(t,
-			toolsafe.WithRetry(policy.Retry{MaxRetries: 3, Backoff: fixed(time.Hour)}),
+			toolsafe.WithRetry(policy.Retry{MaxRetries: 3, Backoff: fixed(time.Hour), MaxWait: 2 * time.Hour}),
 			onRetry(func(context.Context, int, time.Duration) { cancel() }))
 		srv.Always(billing.InvoicePath("INV-1001"), flaky.ResetConn())
 		out, err := tool.Call(ctx, "INV-1001")
