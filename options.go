@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"reflect"
 	"time"
 
 	"github.com/failsafe-go/failsafe-go"
@@ -49,6 +50,19 @@ type config struct {
 }
 
 func (c *config) validate() error {
+	if b := c.res.breaker; b != nil {
+		if err := b.Validate(); err != nil {
+			c.errs = append(c.errs, err)
+		}
+	}
+	if b := c.res.bulkhead; b != nil {
+		if err := b.Validate(); err != nil {
+			c.errs = append(c.errs, err)
+		}
+	}
+	if c.res.approval && c.res.approver != nil && isNil(c.res.approver) {
+		c.errs = append(c.errs, fmt.Errorf("the approver is a nil %T: pass an Approver to WithApproval, such as middleware.NewGrants()", c.res.approver))
+	}
 	if c.retry != nil {
 		if err := c.retry.Validate(); err != nil {
 			c.errs = append(c.errs, err)
@@ -58,6 +72,19 @@ func (c *config) validate() error {
 		c.errs = append(c.errs, fmt.Errorf("attempt timeout %v is longer than the deadline %v: the deadline would always cut the attempt short; make the timeout shorter or the deadline longer", c.timeout, c.deadline))
 	}
 	return errors.Join(c.errs...)
+}
+
+// isNil reports whether v is nil or an interface holding a nil pointer,
+// func, map, slice or channel: a typed nil that would panic when used.
+func isNil(v any) bool {
+	if v == nil {
+		return true
+	}
+	switch rv := reflect.ValueOf(v); rv.Kind() {
+	case reflect.Pointer, reflect.Func, reflect.Map, reflect.Slice, reflect.Chan, reflect.Interface:
+		return rv.IsNil()
+	}
+	return false
 }
 
 // WithRetry retries transient failures as r says (see policy.Retry). Without

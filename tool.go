@@ -34,8 +34,9 @@ func New(t tools.Tool, opts ...Option) (*Tool, error) {
 			o.apply(&c)
 		}
 	}
-	if t == nil {
+	if isNil(t) {
 		c.errs = append(c.errs, errors.New("the tool is nil: pass the tools.Tool to wrap"))
+		t = nil
 	}
 	c.resolve()
 	if err := c.validate(); err != nil {
@@ -82,7 +83,7 @@ func Wrap(t tools.Tool, opts ...Option) *Tool {
 		return w
 	}
 	w = &Tool{err: err}
-	if t != nil {
+	if !isNil(t) {
 		w.name, w.description = t.Name(), t.Description()
 	}
 	return w
@@ -92,10 +93,20 @@ func Wrap(t tools.Tool, opts ...Option) *Tool {
 func (t *Tool) Err() error { return t.err }
 
 // Name returns the wrapped tool's name.
-func (t *Tool) Name() string { return t.name }
+func (t *Tool) Name() string {
+	if t == nil {
+		return ""
+	}
+	return t.name
+}
 
 // Description returns the wrapped tool's description.
-func (t *Tool) Description() string { return t.description }
+func (t *Tool) Description() string {
+	if t == nil {
+		return ""
+	}
+	return t.description
+}
 
 // Call runs the tool as langchaingo's executor expects. It returns:
 //   - the tool's output and a nil error on success;
@@ -122,7 +133,14 @@ func (t *Tool) Run(ctx context.Context, input string) middleware.Result {
 	return r
 }
 
+// errZeroTool is what a Tool not made by New or Wrap answers.
+var errZeroTool = errors.New("toolsafe: this Tool was not made by toolsafe.Wrap or toolsafe.New, so it has no tool inside")
+
 func (t *Tool) run(ctx context.Context, input string) (middleware.Result, error) {
+	if t == nil || (t.chain == nil && t.err == nil) {
+		return middleware.Result{Failure: &middleware.Failure{Kind: middleware.KindFailed, Cause: errZeroTool,
+			Detail: "the tool is misconfigured"}}, errZeroTool
+	}
 	call := middleware.NewCall(t.name, t.cfg.callIDs.take(ctx, t.name, input))
 	call.ResumeFrom(ctx, input) // continues a call paused for approval (middleware.Resume)
 	if t.err != nil {

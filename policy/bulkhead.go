@@ -2,6 +2,7 @@ package policy
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"github.com/failsafe-go/failsafe-go/bulkhead"
@@ -47,6 +48,15 @@ func NewBulkhead(dependency string, maxConcurrent uint, maxWait time.Duration) *
 
 // Dependency is the name of the dependency the bulkhead guards.
 func (b *Bulkhead) Dependency() string { return b.dependency }
+
+// Validate reports a Bulkhead that cannot work: nil, or the zero Bulkhead,
+// which has no permits to give. Make one with NewBulkhead.
+func (b *Bulkhead) Validate() error {
+	if b == nil || b.bh == nil {
+		return errors.New("the bulkhead was not made by policy.NewBulkhead: use policy.NewBulkhead(dependency, maxConcurrent, maxWait)")
+	}
+	return nil
+}
 
 // Middleware returns the layer that takes a permit for each attempt (see
 // Bulkhead). toolsafe places it inside the circuit breaker, outside the

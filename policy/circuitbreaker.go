@@ -2,6 +2,7 @@ package policy
 
 import (
 	"context"
+	"errors"
 	"sync"
 	"time"
 
@@ -125,6 +126,16 @@ func FromCircuitBreaker(dependency string, cb circuitbreaker.CircuitBreaker[stri
 
 // Dependency is the name of the dependency the breaker guards.
 func (cb *CircuitBreaker) Dependency() string { return cb.dependency }
+
+// Validate reports a CircuitBreaker that cannot work: nil, or the zero
+// CircuitBreaker, which has no failsafe-go breaker inside. Make one with
+// NewCircuitBreaker or FromCircuitBreaker.
+func (cb *CircuitBreaker) Validate() error {
+	if cb == nil || cb.CircuitBreaker == nil {
+		return errors.New("the circuit breaker was not made by policy.NewCircuitBreaker or policy.FromCircuitBreaker: use policy.NewCircuitBreaker(dependency, policy.Breaker{...})")
+	}
+	return nil
+}
 
 // permit is what an attempt holds while it runs.
 type permit struct {
