@@ -1,6 +1,6 @@
 module github.com/toolsafe/toolsafe
 
-go 1.26.8
+go 1.26.0
 
 require (
 	github.com/avast/retry-go/v4 v4.7.0
