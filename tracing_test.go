@@ -525,38 +525,10 @@ func TestTelemetryKeepsSecretsOut(t *testing.T) {
 			tool.Run(context.Background(), c.input)
 		}
 	}
-	texts := func(tm *telemetry) string {
-		var b strings.Builder
-		for _, s := range tm.spans.Ended() {
-			fmt.Fprintln(&b, s.Name(), s.Status().Description)
-			for _, kv := range s.Attributes() {
-				fmt.Fprintln(&b, kv.Key, kv.Value.Emit())
-			}
-			for _, e := range s.Events() {
-				fmt.Fprintln(&b, e.Name)
-				for _, kv := range e.Attributes {
-					fmt.Fprintln(&b, kv.Key, kv.Value.Emit())
-				}
-			}
-		}
-		var rm metricdata.ResourceMetrics
-		if err := tm.reader.Collect(context.Background(), &rm); err != nil {
-			t.Fatal(err)
-		}
-		for _, sm := range rm.ScopeMetrics {
-			for _, m := range sm.Metrics {
-				for _, set := range attributeSets(m) {
-					fmt.Fprintln(&b, m.Name, set.Encoded(attribute.DefaultEncoder()))
-				}
-			}
-		}
-		return b.String()
-	}
-
 	t.Run("by default no argument, output or error text is recorded", func(t *testing.T) {
 		tm := newTelemetry(t)
 		run(tm)
-		got := texts(tm)
+		got := telemetryText(t, tm)
 		for _, secret := range []string{secretArg, secretOut, secretErr, "password", "10.0.0.7"} {
 			if strings.Contains(got, secret) {
 				t.Errorf("the telemetry holds %q:\n%s", secret, got)
@@ -569,7 +541,7 @@ func TestTelemetryKeepsSecretsOut(t *testing.T) {
 	t.Run("opted in, arguments and results are recorded, error text still not", func(t *testing.T) {
 		tm := newTelemetry(t, otelhook.WithRecordArguments(true), otelhook.WithRecordResults(true))
 		run(tm)
-		got := texts(tm)
+		got := telemetryText(t, tm)
 		if !strings.Contains(got, string(keyArguments)+" {\"card\":\""+secretArg) || !strings.Contains(got, string(keyResult)+" "+secretOut) {
 			t.Errorf("the opted-in arguments or result are missing:\n%s", got)
 		}
