@@ -57,8 +57,10 @@ func TestSideEffects(t *testing.T) {
 		if want := "The action may have been applied; check before calling again."; !strings.Contains(r.Observation(), want) {
 			t.Errorf("observation %q lacks %q", r.Observation(), want)
 		}
-		if srv.Requests(refunds.Path) != 1 {
-			t.Errorf("%d requests; want 1", srv.Requests(refunds.Path))
+		// At most one: under load the attempt's 50ms can run out before
+		// its request even reaches the upstream; what matters is no retry.
+		if n := srv.Requests(refunds.Path); n > 1 {
+			t.Errorf("%d requests; want at most 1", n)
 		}
 	})
 
