@@ -24,6 +24,7 @@ import (
 	"github.com/toolsafe/toolsafe/fallback"
 	"github.com/toolsafe/toolsafe/internal/flaky"
 	"github.com/toolsafe/toolsafe/middleware"
+	"github.com/toolsafe/toolsafe/otelhook"
 	"github.com/toolsafe/toolsafe/policy"
 )
 
@@ -308,6 +309,26 @@ func TestSecretsStayOut(t *testing.T) {
 	for _, k := range want {
 		if !strings.Contains(text, `toolsafe.outcome=`+string(k)) {
 			t.Errorf("no metric has outcome %s: the test did not see every kind through the telemetry:\n%s", k, text)
+		}
+	}
+}
+
+// An unknown argument's name is quoted back to the model, which needs it to
+// fix its input; the span keeps the message without it, since it is part of
+// the arguments and those are recorded only when opted in.
+func TestAnUnknownArgumentNameStaysOutOfTheSpan(t *testing.T) {
+	schema := []byte(`{"type":"object","additionalProperties":false,"properties":{"number":{"type":"string"}}}`)
+	input := `{"number":"INV-1001","sk-live-SECRET123":"x"}`
+	ok := middleware.Func("read_account", "reads an account", func(context.Context, string) (string, error) { return "{}", nil })
+	for _, record := range []bool{false, true} {
+		tm := newTelemetry(t, otelhook.WithRecordArguments(record))
+		tool := toolsafe.Wrap(ok, toolsafe.WithTracing(tm.hook), toolsafe.WithArgsSchema(schema))
+		r := tool.Run(context.Background(), input)
+		if r.Failure == nil || r.Failure.Kind != middleware.KindArgsInvalid || !strings.Contains(r.Observation(), "sk-live-SECRET123") {
+			t.Fatalf("got %v %q; want args-invalid naming the unknown argument", r.Failure, r.Observation())
+		}
+		if got := strings.Contains(telemetryText(t, tm), "sk-live-SECRET123"); got != record {
+			t.Errorf("with argument recording %v, the name is in the telemetry: %v", record, got)
 		}
 	}
 }

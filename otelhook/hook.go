@@ -153,6 +153,14 @@ func (h *Hook) call(ctx context.Context, next tools.Tool, tt *toolTrace, input s
 		span.AddEvent(EventCanceled, trace.WithAttributes(CancelCauseKey.String(cancelCause(ctx, f))))
 	default:
 		msg := f.Error()
+		if f.Kind == middleware.KindArgsInvalid && !h.cfg.args {
+			// The model is told which argument is wrong, and that text
+			// quotes the input (an unknown argument's name): the span keeps
+			// the message without it unless arguments are recorded.
+			withheld := *f
+			withheld.Detail = "details withheld: they quote the arguments (otelhook.WithRecordArguments)"
+			msg = withheld.Error()
+		}
 		end = append(end,
 			SummaryKey.String(msg),
 			semconv.ErrorTypeKey.String(string(f.Kind)),
