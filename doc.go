@@ -50,7 +50,9 @@
 // # Fallbacks
 //
 // WithFallback(fallback.To(alt)) routes a call that failed for good to an
-// alternative tool, itself a wrapped tool with its own retries and gate.
+// alternative tool, itself a wrapped tool with its own retries and gate; a
+// plain tools.Tool runs once with this tool's attempt timeout and deadline,
+// its panics recovered.
 //
 // # Policies from one file
 //

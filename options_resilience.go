@@ -6,6 +6,7 @@ import (
 
 	"github.com/failsafe-go/failsafe-go/budget"
 	"github.com/failsafe-go/failsafe-go/circuitbreaker"
+	"github.com/tmc/langchaingo/tools"
 
 	"github.com/toolsafe/toolsafe/fallback"
 	"github.com/toolsafe/toolsafe/middleware"
@@ -23,6 +24,7 @@ type resilience struct {
 	approver    middleware.Approver
 	approval    bool // WithApproval was given
 	destructive bool
+	fallback    *fallback.Fallback
 }
 
 // WithCircuitBreaker asks cb for a permit before every attempt, and fails
@@ -93,14 +95,43 @@ func WithDestructive() Option {
 // WithFallback routes the call to f's alternative tool when the primary
 // fails for good (layer 4; see package fallback). An invalid f (a nil
 // alternative, a kind that is never routed) is a configuration error.
+//
+// The alternative is a call of its own, after the primary's retries and
+// outside its deadline, and it is never called bare:
+//   - a *Tool runs through its own layers, with its own limits;
+//   - a plain tools.Tool runs through toolsafe's layers with this tool's
+//     attempt timeout (WithTimeout) and deadline (WithDeadline), its logger
+//     and its tracing, and no retries: one attempt, its panic recovered as
+//     tool-panic, and the call returns when that attempt's time is up even
+//     if the alternative ignores its context (tool-timeout). With neither
+//     limit set, only the caller's context bounds it.
+//
+// So a call that falls back takes at most this tool's deadline plus the
+// alternative's: the same deadline again for a plain alternative (its
+// attempt timeout, when set), a *Tool's own otherwise. An alternative
+// already on the call's fallback path is not called (see
+// fallback.Fallback.Middleware), so a cycle built in code ends.
 func WithFallback(f fallback.Fallback) Option {
 	return optionFunc(func(c *config) {
 		if err := f.Err(); err != nil {
 			c.errs = append(c.errs, err)
 			return
 		}
-		c.fallback = f.Middleware()
+		c.res.fallback = &f
 	})
+}
+
+// plainFallback wraps a plain alternative as WithFallback says: toolsafe's
+// layers with c's attempt timeout, deadline, logger and tracing, no retries.
+// It returns alt as is when c's limits are invalid: New reports them.
+func (c *config) plainFallback(alt tools.Tool) tools.Tool {
+	callSpan, attemptSpan := c.callSpan, c.attemptSpan
+	w, err := New(alt, WithTimeout(c.timeout), WithDeadline(c.deadline), WithLogger(c.logger),
+		optionFunc(func(a *config) { a.callSpan, a.attemptSpan = callSpan, attemptSpan }))
+	if err != nil {
+		return alt
+	}
+	return w
 }
 
 // resolve fills the layers set by the options of this file. New calls it
@@ -136,5 +167,9 @@ func (c *config) resolve() {
 		c.gate = middleware.Gate(r.approver, mode)
 	case r.destructive:
 		c.errs = append(c.errs, errors.New("the tool is destructive but has no approver: add WithApproval"))
+	}
+	c.fallback = nil
+	if r.fallback != nil {
+		c.fallback = r.fallback.GuardPlain(c.plainFallback).Middleware()
 	}
 }

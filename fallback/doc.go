@@ -15,7 +15,13 @@
 // (On changes the list). It never runs on approval-required,
 // approval-denied, args-invalid or the caller's cancellation: a pause waits
 // for a person, a refusal stands, a bad argument is the model's to fix, and a
-// cancelled caller wants nothing more.
+// cancelled caller wants nothing more. Nor does it run on a tool-timeout
+// that came while the primary's approval gate was still waiting for the
+// approver: an approval that did not come in time is no way around it.
+//
+// It never routes to a tool already on the call's fallback path, so a cycle
+// built in code (a falls back to b, b to a plain tool that calls a) ends
+// with the failure it had; see Fallback.Middleware.
 //
 // # The alternative is a real tool call
 //
@@ -23,8 +29,16 @@
 // wrapped stack (argument validation, retries, circuit breaker, approval
 // gate), as a call of its own with its own record and idempotency key. A
 // destructive alternative without a grant therefore pauses the run instead
-// of running: a fallback is never a way around an approval. A plain
-// tools.Tool is called once, as is.
+// of running: a fallback is never a way around an approval.
+//
+// A plain tools.Tool is never called bare either. Given to
+// toolsafe.WithFallback, it runs once (no retries) through toolsafe's own
+// layers with the primary's attempt timeout and deadline, logger and
+// tracing: a panic is recovered as tool-panic, and the call returns when the
+// attempt timeout (or, without one, the deadline) passes, even if the
+// alternative ignores its context. Used through Fallback.Middleware alone,
+// its panic is recovered and the call returns when the caller's context
+// ends.
 //
 // # What the model sees
 //

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 
 	"github.com/tmc/langchaingo/tools"
 
@@ -64,8 +66,13 @@ func On(kinds ...middleware.Kind) Option {
 }
 
 // To declares alt as the alternative of a tool. Pass a *toolsafe.Tool, so the
-// alternative has its own retries, validation and approval gate. A nil alt
-// makes the Fallback invalid (see Err).
+// alternative has its own retries, validation, limits and approval gate. A
+// plain tools.Tool is made safe to call, never called bare: given to
+// toolsafe.WithFallback, it runs through toolsafe's own layers with the
+// primary's attempt timeout (WithTimeout) and deadline (WithDeadline), no
+// retries, its panics recovered (see GuardPlain); used through Middleware
+// alone, its panics are recovered and the call returns when ctx ends, even
+// if alt ignores its context. A nil alt makes the Fallback invalid (see Err).
 func To(alt tools.Tool, opts ...Option) Fallback {
 	f := Fallback{alt: alt}
 	for _, k := range DefaultKinds() {
@@ -100,6 +107,29 @@ func (f Fallback) Alternative() string {
 // Routes reports whether a failure of kind k goes to the alternative.
 func (f Fallback) Routes(k middleware.Kind) bool { return f.kinds[k] && !never[k] }
 
+// GuardPlain returns f with a plain alternative, one that does not report a
+// structured outcome the way a *toolsafe.Tool does (a Run method returning a
+// middleware.Result), replaced by guard(alt). It returns f as is when its
+// alternative is not plain, when it has none, or when guard is nil. The
+// replacement must keep alt's name.
+//
+// toolsafe.WithFallback uses it so that a plain alternative is called like
+// an attempt of the primary, never bare: it wraps alt with toolsafe's own
+// layers (panic recovery, the hard attempt timeout) using the primary's
+// attempt timeout and deadline and no retries.
+func (f Fallback) GuardPlain(guard func(alt tools.Tool) tools.Tool) Fallback {
+	if f.alt == nil || guard == nil {
+		return f
+	}
+	if _, ok := f.alt.(runner); ok {
+		return f
+	}
+	if g := guard(f.alt); g != nil {
+		f.alt = g
+	}
+	return f
+}
+
 // runner is a tool that reports a structured outcome: *toolsafe.Tool. The
 // fallback cannot import toolsafe, which imports it.
 type runner interface {
@@ -112,12 +142,29 @@ type runner interface {
 // Result.Fallback and the observers know). The call ends with:
 //   - the primary's answer, when it succeeded;
 //   - the primary's error, when its kind is not routed (a pause, a
-//     cancellation, ...), or the input adapter failed;
+//     cancellation, ...), when its time ran out while its approval gate was
+//     still waiting for the approver (middleware.Call.AwaitingApproval: a
+//     fallback is no way around an approval), or when the input adapter
+//     failed;
 //   - the alternative's answer, when it succeeded;
 //   - the alternative's *middleware.ApprovalRequired when it paused, or
 //     ctx.Err() when the caller cancelled during it;
+//   - a copy of the primary's *middleware.Failure whose FallbackSkipped
+//     names the alternative, when the alternative was not called because it
+//     is already on this call's fallback path (see below);
 //   - else a copy of the primary's *middleware.Failure whose
 //     FallbackFailure says how the alternative failed.
+//
+// # Cycles
+//
+// The context the alternative is called with carries the fallback path:
+// the names of the tools this call has fallen back from and to. The layer
+// never routes to an alternative already on that path, or to one with the
+// primary's own name, so a cycle built in code (a falls back to b, b to a
+// plain tool that calls a) ends: the first fallback that would close the
+// cycle is not taken, the call ends with the failure it had, and the
+// message says the alternative was not called because it is already being
+// tried (a WARN is logged). Tools are told apart by name, as the model does.
 //
 // An invalid Fallback (see Err) returns the tool as is; toolsafe.New
 // reports it.
@@ -126,6 +173,13 @@ func (f Fallback) Middleware() middleware.Middleware {
 		if f.alt == nil || f.err != nil {
 			return next
 		}
+		altName := f.alt.Name()
+		var plain tools.Tool
+		if _, ok := f.alt.(runner); !ok {
+			// Never bare: a panic is recovered, and the call returns when ctx
+			// ends even if the alternative ignores it.
+			plain = middleware.Chain(middleware.AttemptTimeout(0), middleware.Recover())(f.alt)
+		}
 		return middleware.Func(next.Name(), next.Description(), func(ctx context.Context, input string) (string, error) {
 			out, err := next.Call(ctx, input)
 			if err == nil || ctx.Err() != nil {
@@ -133,8 +187,15 @@ func (f Fallback) Middleware() middleware.Middleware {
 			}
 			call := middleware.CallFrom(ctx)
 			primary := middleware.ToFailure(ctx, call, err)
-			if !f.Routes(primary.Kind) {
-				return out, err
+			if !f.Routes(primary.Kind) || call.AwaitingApproval() {
+				return out, err // an approval that did not come in time is no way around it
+			}
+			path := pathFrom(ctx)
+			if altName == next.Name() || slices.Contains(path, altName) {
+				call.Logger().WarnContext(ctx, "toolsafe: fallback not taken: the alternative is already on this call's fallback path (a fallback cycle)",
+					"tool", next.Name(), "fallback", altName, "path", strings.Join(path, " → "))
+				primary.FallbackSkipped = altName
+				return "", primary
 			}
 			altInput := input
 			if f.adapt != nil {
@@ -149,7 +210,8 @@ func (f Fallback) Middleware() middleware.Middleware {
 			if call != nil {
 				call.SetFallback(f.alt.Name())
 			}
-			altOut, altFailure, altErr := f.call(ctx, altInput)
+			actx := withPath(ctx, path, next.Name(), altName)
+			altOut, altFailure, altErr := f.call(actx, plain, altInput)
 			switch {
 			case altErr != nil: // a pause or the caller's cancellation
 				return "", altErr
@@ -162,11 +224,29 @@ func (f Fallback) Middleware() middleware.Middleware {
 	}
 }
 
+// pathKey carries the fallback path in a context: a []string of tool names.
+type pathKey struct{}
+
+// pathFrom returns the fallback path in ctx, nil if none. It must not be
+// appended to in place.
+func pathFrom(ctx context.Context) []string {
+	p, _ := ctx.Value(pathKey{}).([]string)
+	return p
+}
+
+// withPath returns ctx carrying path followed by names. path is not changed.
+func withPath(ctx context.Context, path []string, names ...string) context.Context {
+	p := make([]string, 0, len(path)+len(names))
+	p = append(append(p, path...), names...)
+	return context.WithValue(ctx, pathKey{}, p)
+}
+
 // call runs the alternative as a call of its own: with its structured
-// result when it has one, else as a plain tool without the primary's call
+// result when it has one, else as a plain tool (plain: the alternative with
+// panic recovery and a hard return when ctx ends) without the primary's call
 // record. It returns the answer, or how the alternative failed for the
 // model, or an error that must stay an error (a pause, a cancellation).
-func (f Fallback) call(ctx context.Context, input string) (string, *middleware.Failure, error) {
+func (f Fallback) call(ctx context.Context, plain tools.Tool, input string) (string, *middleware.Failure, error) {
 	if r, ok := f.alt.(runner); ok {
 		res := r.Run(ctx, input)
 		if res.Failure == nil {
@@ -189,7 +269,7 @@ func (f Fallback) call(ctx context.Context, input string) (string, *middleware.F
 	// A plain tool: hide the primary's call record, so the alternative does
 	// not reuse its idempotency key or attempt numbers.
 	actx := middleware.WithCall(ctx, nil)
-	out, err := f.alt.Call(actx, input)
+	out, err := plain.Call(actx, input)
 	if err == nil {
 		return out, nil, nil
 	}

@@ -3,6 +3,7 @@ package middleware
 import (
 	"context"
 	"fmt"
+	"runtime/debug"
 	"sync"
 
 	"github.com/tmc/langchaingo/tools"
@@ -59,6 +60,17 @@ type CallInfo struct {
 // decide: the gate fails closed and the call pauses (*ApprovalRequired with
 // Err set), it never runs.
 type Approver interface {
+	// Decide answers for one attempt of one call. It must honour ctx: stop
+	// and return when ctx ends. The wait for it is bounded by the call's
+	// deadline (toolsafe.WithDeadline) and the caller's context, not by the
+	// attempt timeout (WithTimeout), which starts only once the attempt is
+	// approved: an approver that asks a person may take as long as the
+	// deadline allows. When ctx ends first the gate returns anyway, even if
+	// Decide ignores ctx: its answer, when it comes, is dropped (a grant it
+	// used up is lost), and the call ends with tool-timeout, saying it was
+	// still waiting for approval, or with ctx.Err() for the caller's own
+	// cancellation. A panic in Decide is recovered, logged at ERROR with the
+	// stack, and treated as an error: the call pauses, it never runs.
 	Decide(ctx context.Context, call CallInfo) (Decision, error)
 }
 
@@ -89,9 +101,13 @@ const (
 // asked again for every attempt of a destructive tool (ApproveEachAttempt).
 //
 // The attempt ends with:
-//   - *ApprovalRequired when a says Pending or fails (an error: the agent run
-//     stops; nothing ran, so it is never retried, counted by a circuit
-//     breaker or routed to a fallback);
+//   - ctx.Err() when ctx has ended before a is asked (a is not asked, so a
+//     single-use grant is not used up) or while a decides: the gate gives
+//     control back when ctx ends, even if a ignores it, and the call record
+//     remembers that it was waiting for approval (Deadline says so);
+//   - *ApprovalRequired when a says Pending, fails or panics (an error: the
+//     agent run stops; nothing ran, so it is never retried, counted by a
+//     circuit breaker or routed to a fallback);
 //   - a *Failure of KindApprovalDenied when a says Denied;
 //   - the tool's own outcome when a says Approved.
 //
@@ -100,6 +116,9 @@ const (
 func Gate(a Approver, mode GateMode) Middleware {
 	return func(next tools.Tool) tools.Tool {
 		return wrap(next, func(ctx context.Context, input string) (string, error) {
+			if err := ctx.Err(); err != nil {
+				return "", err // nobody to run it for: ask nobody, use up no grant
+			}
 			call := CallFrom(ctx)
 			if call == nil {
 				call = NewCall(next.Name(), "")
@@ -119,11 +138,13 @@ func Gate(a Approver, mode GateMode) Middleware {
 			}
 			decision, err := Pending, error(nil)
 			if a != nil {
-				decision, err = a.Decide(ctx, info)
+				call.setAwaitingApproval(true)
+				decision, err = decide(ctx, a, info, call)
 			}
 			if ctx.Err() != nil {
-				return "", ctx.Err()
+				return "", ctx.Err() // still awaiting approval, as the record says
 			}
+			call.setAwaitingApproval(false)
 			switch {
 			case err != nil:
 				return "", pause(info, "the approver could not decide", err)
@@ -136,6 +157,47 @@ func Gate(a Approver, mode GateMode) Middleware {
 			return "", pause(info, "", nil)
 		})
 	}
+}
+
+// decide asks a about info and returns its answer, or Pending and ctx.Err()
+// as soon as ctx ends, even if a ignores ctx: then a goes on in the
+// background and its answer is dropped. When ctx can never end, a runs on
+// the caller's goroutine. A panic in a is recovered, logged at ERROR with
+// the stack, and returned as an error, so the gate fails closed.
+func decide(ctx context.Context, a Approver, info CallInfo, call *Call) (Decision, error) {
+	if ctx.Done() == nil {
+		return safeDecide(ctx, a, info, call)
+	}
+	type answer struct {
+		d   Decision
+		err error
+	}
+	done := make(chan answer, 1) // buffered: an abandoned Decide never blocks
+	go func() {
+		d, err := safeDecide(ctx, a, info, call)
+		done <- answer{d, err}
+	}()
+	select {
+	case ans := <-done:
+		return ans.d, ans.err
+	case <-ctx.Done():
+		return Pending, ctx.Err()
+	}
+}
+
+// safeDecide calls a.Decide, turning a panic into an error.
+func safeDecide(ctx context.Context, a Approver, info CallInfo, call *Call) (d Decision, err error) {
+	defer func() {
+		r := recover()
+		if r == nil {
+			return
+		}
+		call.Logger().ErrorContext(ctx, "toolsafe: approver panicked",
+			"tool", info.Tool, "call_id", info.CallID, "attempt", info.Attempt,
+			"panic", fmt.Sprint(r), "stack", string(debug.Stack()))
+		d, err = Pending, fmt.Errorf("the approver panicked: %v", r)
+	}()
+	return a.Decide(ctx, info)
 }
 
 // pause builds the *ApprovalRequired for info.
@@ -171,6 +233,29 @@ func (c *Call) setApproved() {
 	c.mu.Lock()
 	c.approved = true
 	c.mu.Unlock()
+}
+
+// setAwaitingApproval records whether the gate is waiting for the approver.
+// It stays true when the wait ended because ctx did, so that Deadline can
+// tell the model the tool never ran.
+func (c *Call) setAwaitingApproval(v bool) {
+	c.mu.Lock()
+	c.awaitingApproval = v
+	c.mu.Unlock()
+}
+
+// AwaitingApproval reports whether the approval gate is waiting for the
+// approver, or was when the call's context ended: the attempt it asked about
+// never began. A timeout that came then is no tool's timeout: Deadline says
+// so to the model, and package fallback does not route it (an approval that
+// did not come in time is no way around it). A nil *Call answers false.
+func (c *Call) AwaitingApproval() bool {
+	if c == nil {
+		return false
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.awaitingApproval
 }
 
 // resumption is a paused call that the next matching call continues.

@@ -34,8 +34,9 @@ type Call struct {
 	logger    *slog.Logger
 
 	// Written by GuardSideEffects and Gate, under mu.
-	sideEffect SideEffect
-	approved   bool
+	sideEffect       SideEffect
+	approved         bool
+	awaitingApproval bool
 }
 
 // Observer is told what happens during a call, by functions: a test can use

@@ -12,9 +12,11 @@ import (
 // schedules no attempt that could not start before it, and AttemptTimeout
 // gives control back when it passes, even if the tool ignores its context.
 // When it passes, the call ends with a *Failure of KindTimeout whose
-// Retryable is false and whose Timeout is d. A caller's own earlier deadline
-// still wins and is returned as ctx.Err(). d of zero or less means no
-// deadline of its own.
+// Retryable is false and whose Timeout is d; when it passed while the
+// approval gate was still waiting for the approver (so the attempt never
+// began), its Detail is "still waiting for approval" and the message says
+// the tool was not called. A caller's own earlier deadline still wins and
+// is returned as ctx.Err(). d of zero or less means no deadline of its own.
 func Deadline(d time.Duration) Middleware {
 	return func(next tools.Tool) tools.Tool {
 		if d <= 0 {
@@ -27,8 +29,12 @@ func Deadline(d time.Duration) Middleware {
 			if err == nil || ctx.Err() != nil || dctx.Err() == nil {
 				return out, err
 			}
-			f := ToFailure(ctx, CallFrom(ctx), err)
-			f.Kind, f.Retryable, f.Timeout = KindTimeout, false, d
+			call := CallFrom(ctx)
+			f := ToFailure(ctx, call, err)
+			f.Kind, f.Retryable, f.Timeout, f.Detail = KindTimeout, false, d, ""
+			if call.AwaitingApproval() {
+				f.Detail = detailAwaitingApproval // the tool never ran: say so
+			}
 			return "", f
 		})
 	}

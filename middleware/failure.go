@@ -39,13 +39,21 @@ type Failure struct {
 	// or the call's deadline; 0 if unknown.
 	Timeout time.Duration
 	// Detail is model-safe text that says more: the argument problem for
-	// args-invalid, the dependency for circuit-open and tool-busy. Never raw
+	// args-invalid, the dependency for circuit-open and tool-busy, and for
+	// tool-timeout what the call was still waiting for when its time ran out
+	// before the attempt began ("still waiting for approval"; "" when the
+	// time ran out during an attempt or a wait between attempts). Never raw
 	// error text.
 	Detail string
 	// FallbackFailure is how the fallback tool failed, when the call was
 	// routed to one (see package fallback) and it failed too; nil otherwise.
 	// Error appends its message to this one's.
 	FallbackFailure *Failure
+	// FallbackSkipped names the fallback tool that was not called because it
+	// is already being tried for this request: it is on the call's fallback
+	// path, so calling it would go round a cycle (a falls back to b, b to a).
+	// Error says so. "" otherwise.
+	FallbackSkipped string
 }
 
 // Unwrap returns Cause.
@@ -61,6 +69,9 @@ func (f *Failure) Error() string {
 			name = "the fallback tool"
 		}
 		msg += " The fallback tool " + name + " was tried instead and failed too: " + ff.Error()
+	}
+	if f.FallbackSkipped != "" {
+		msg += " Its fallback tool " + f.FallbackSkipped + " was not called: it is already being tried for this request (the tools fall back to each other in a cycle)."
 	}
 	return msg
 }
@@ -124,6 +135,22 @@ func (f *Failure) message() string {
 		b.WriteString(" Go on without it, or try again later.")
 		return b.String()
 	case KindTimeout:
+		if f.Detail != "" {
+			// The time ran out before the attempt began: nothing to answer.
+			f.writeNotCalled(&b, tool)
+			b.WriteString("its time")
+			if f.Timeout > 0 {
+				fmt.Fprintf(&b, " (%s)", roundForModel(f.Timeout))
+			}
+			fmt.Fprintf(&b, " ran out while it was %s.", f.Detail)
+			f.writeSideEffect(&b)
+			if f.Detail == detailAwaitingApproval {
+				fmt.Fprintf(&b, " Tell the user it needs their approval; call %s again once they have given it.", tool)
+			} else {
+				f.writeNext(&b, tool)
+			}
+			return b.String()
+		}
 		fmt.Fprintf(&b, "%s did not answer", tool)
 		if f.Timeout > 0 {
 			fmt.Fprintf(&b, " within %s", forModel(f.Timeout))
@@ -150,6 +177,10 @@ func (f *Failure) message() string {
 	f.writeNext(&b, tool)
 	return b.String()
 }
+
+// detailAwaitingApproval is the Detail of a tool-timeout whose time ran out
+// while the approval gate was still waiting for the approver.
+const detailAwaitingApproval = "still waiting for approval"
 
 // writeNotCalled starts the message of a call refused before an attempt:
 // "X was not called: " for the first, "X failed after 2 attempts and was not
