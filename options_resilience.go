@@ -59,6 +59,12 @@ func WithBulkhead(b *policy.Bulkhead) Option {
 // most a fifth of the attempts in flight (but always at least its minimum
 // concurrency, 3 by default). It sets policy.Retry.Budget of WithRetry; it
 // does nothing for a tool without WithRetry. Nil means no budget.
+//
+// The budget caps retries in flight, not retries per call: against an
+// upstream that fails fast, few retries are ever in flight at once and it
+// barely lowers the load (3.98 requests per call instead of 4.00 in the
+// README's storm); against one that hangs it does (1.35). Give a
+// dependency a circuit breaker too.
 func WithRetryBudget(b budget.Budget) Option {
 	return optionFunc(func(c *config) { c.res.retryBudget = b })
 }
