@@ -54,6 +54,9 @@ func contenders(t tools.Tool) map[string]runner {
 	wrapped := toolsafe.Wrap(t,
 		toolsafe.WithRetry(policy.Retry{MaxRetries: maxRetries}),
 		toolsafe.WithTimeout(attemptTimeout))
+	// Without an attempt timeout (and a context that cannot end) there is
+	// nothing to hand control back early for: no goroutine per attempt.
+	untimed := toolsafe.Wrap(t, toolsafe.WithRetry(policy.Retry{MaxRetries: maxRetries}))
 	return map[string]runner{
 		"direct": func(ctx context.Context) (string, error) {
 			return t.Call(ctx, "x")
@@ -65,6 +68,9 @@ func contenders(t tools.Tool) map[string]runner {
 		},
 		"toolsafe": func(ctx context.Context) (string, error) {
 			return wrapped.Call(ctx, "x")
+		},
+		"toolsafe-no-timeout": func(ctx context.Context) (string, error) {
+			return untimed.Call(ctx, "x")
 		},
 		"handrolled": func(ctx context.Context) (string, error) {
 			var err error
@@ -98,7 +104,7 @@ func contenders(t tools.Tool) map[string]runner {
 }
 
 // order is the order of the sub-benchmarks, so benchstat tables line up.
-var order = []string{"direct", "failsafe", "toolsafe", "toolsafe-traced", "handrolled", "backoff", "retrygo"}
+var order = []string{"direct", "failsafe", "toolsafe", "toolsafe-traced", "toolsafe-no-timeout", "handrolled", "backoff", "retrygo"}
 
 func bench(b *testing.B, fails int) {
 	tl := &tool{fails: fails}

@@ -40,6 +40,7 @@ awk '
       ratio(gs[k], "toolsafe", "failsafe")
       ratio(gs[k], "toolsafe-traced", "toolsafe")
       ratio(gs[k], "toolsafe", "handrolled")
+      ratio(gs[k], "toolsafe-no-timeout", "failsafe")
     }
   }
 ' "$out"
