@@ -29,6 +29,11 @@ func Deadline(d time.Duration) Middleware {
 			if err == nil || ctx.Err() != nil || dctx.Err() == nil {
 				return out, err
 			}
+			if _, retryable := Classify(err); !retryable {
+				// An answer that settles the call — a pause, a semantic
+				// error, a panic — stays what it is even at the deadline.
+				return out, err
+			}
 			call := CallFrom(ctx)
 			f := ToFailure(ctx, call, err)
 			f.Kind, f.Retryable, f.Timeout, f.Detail = KindTimeout, false, d, ""

@@ -45,8 +45,10 @@ func Middleware(r *Retry, policies ...failsafe.Policy[string]) (middleware.Middl
 	exec := failsafe.With(all...)
 	return func(next tools.Tool) tools.Tool {
 		return middleware.Func(next.Name(), next.Description(), func(ctx context.Context, input string) (string, error) {
+			var last error // the last attempt's own error: failsafe-go drops it when ctx ends
 			out, err := exec.WithContext(ctx).GetWithExecution(func(e failsafe.Execution[string]) (string, error) {
 				out, err := next.Call(e.Context(), input)
+				last = err
 				if err != nil && r != nil {
 					return out, r.judge(e, err)
 				}
@@ -56,6 +58,11 @@ func Middleware(r *Retry, policies ...failsafe.Policy[string]) (middleware.Middl
 				return out, nil
 			}
 			if ctx.Err() != nil {
+				// The context ended, but an answer that settles the call (a
+				// pause, a semantic error, a panic) is still that answer.
+				if _, retryable := middleware.Classify(last); last != nil && !retryable {
+					return "", last
+				}
 				return "", ctx.Err()
 			}
 			return "", finish(ctx, next.Name(), err, policies)
