@@ -8,8 +8,6 @@ import (
 	"reflect"
 	"time"
 
-	"github.com/failsafe-go/failsafe-go"
-
 	"github.com/toolsafe/toolsafe/middleware"
 	"github.com/toolsafe/toolsafe/policy"
 )
@@ -27,16 +25,15 @@ func (f optionFunc) apply(c *config) { f(c) }
 // config holds what the options set. Each layer of DESIGN.md §2 has its
 // slot; New puts the slots in that order whatever the order of the options.
 type config struct {
-	callSpan    middleware.Middleware     // 1: call span (WithTracing)
-	args        middleware.Middleware     // 3: argument validation
-	mws         []middleware.Middleware   // With: around each logical call
-	fallback    middleware.Middleware     // 4: fallback (WithFallback)
-	deadline    time.Duration             // 5: total deadline
-	retry       *policy.Retry             // 6: retry
-	policies    []failsafe.Policy[string] // 7: circuit breaker, bulkhead
-	gate        middleware.Middleware     // 8: approval gate (WithApproval)
-	timeout     time.Duration             // 9: attempt timeout
-	attemptSpan middleware.Middleware     // 10: attempt span (WithTracing)
+	callSpan    middleware.Middleware   // 1: call span (WithTracing)
+	args        middleware.Middleware   // 3: argument validation
+	mws         []middleware.Middleware // With: around each logical call
+	fallback    middleware.Middleware   // 4: fallback (WithFallback)
+	deadline    time.Duration           // 5: total deadline
+	retry       *policy.Retry           // 6: retry
+	gate        middleware.Middleware   // 8: approval gate (WithApproval)
+	timeout     time.Duration           // 9: attempt timeout
+	attemptSpan middleware.Middleware   // 10: attempt span (WithTracing)
 	logger      *slog.Logger
 	callIDs     *CallIDs // the model's tool-call IDs (WithCallIDs)
 	onResult    []func(context.Context, middleware.Result)
@@ -60,7 +57,7 @@ func (c *config) validate() error {
 			c.errs = append(c.errs, err)
 		}
 	}
-	if c.res.approval && c.res.approver != nil && isNil(c.res.approver) {
+	if c.res.approval && c.res.approver != nil && isNil(c.res.approver) { // an untyped nil is resolve's
 		c.errs = append(c.errs, fmt.Errorf("the approver is a nil %T: pass an Approver to WithApproval, such as middleware.NewGrants()", c.res.approver))
 	}
 	if c.retry != nil {

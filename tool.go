@@ -46,7 +46,7 @@ func New(t tools.Tool, opts ...Option) (*Tool, error) {
 		}
 		return nil, fmt.Errorf("toolsafe: %s: %w", name, err)
 	}
-	attempts, err := policy.Middleware(c.retry, c.policies...)
+	attempts, err := policy.Middleware(c.retry)
 	if err != nil {
 		return nil, fmt.Errorf("toolsafe: tool %q: %w", t.Name(), err)
 	}

@@ -202,7 +202,7 @@ func (f Fallback) Middleware() middleware.Middleware {
 				in, aerr := f.adapt(ctx, input)
 				if aerr != nil {
 					call.Logger().DebugContext(ctx, "toolsafe: fallback input could not be adapted",
-						"tool", next.Name(), "fallback", f.alt.Name(), "error", aerr.Error())
+						"tool", next.Name(), "fallback", f.alt.Name(), "error", aerr)
 					return out, err
 				}
 				altInput = in

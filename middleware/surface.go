@@ -32,7 +32,7 @@ func Surface() Middleware {
 			call.SetFailure(f)
 			call.Logger().DebugContext(ctx, "toolsafe: tool call failed",
 				"tool", call.Tool(), "call_id", call.ID(), "kind", string(f.Kind),
-				"attempts", f.Attempts, "error", err.Error())
+				"attempts", f.Attempts, "error", err) // formatted only when DEBUG is on
 			switch f.Kind {
 			case KindApprovalRequired:
 				var ar *ApprovalRequired
