@@ -44,10 +44,13 @@ type Problem struct {
 // Error returns the problem with its place: `line 7, column 5:
 // tools.fetch_invoice.timout: unknown field; did you mean "timeout"?`.
 func (p *Problem) Error() string {
-	return p.format("")
+	return p.Format("")
 }
 
-func (p *Problem) format(file string) string {
+// Format is the problem's line as compilers write one, prefixed with file
+// ("policies.yaml:7:5: tools.fetch_invoice.timout: ..."); "" for file gives
+// Error's form.
+func (p *Problem) Format(file string) string {
 	var b strings.Builder
 	switch {
 	case file != "" && p.Line > 0:
@@ -81,7 +84,7 @@ func (e *ConfigError) Error() string {
 	}
 	for _, p := range e.Problems {
 		b.WriteString("\n  ")
-		b.WriteString(p.format(e.File))
+		b.WriteString(p.Format(e.File))
 	}
 	return b.String()
 }

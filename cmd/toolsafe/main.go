@@ -29,6 +29,7 @@ import (
 	"os"
 	"runtime"
 	"runtime/debug"
+	"slices"
 	"strings"
 
 	"github.com/tmc/langchaingo/tools"
@@ -122,7 +123,7 @@ func checkFile(path string, names []string, stdout, stderr io.Writer) bool {
 			return false
 		}
 		for _, p := range ce.Problems {
-			fmt.Fprintln(stderr, problemLine(path, p))
+			fmt.Fprintln(stderr, p.Format(path))
 		}
 		fmt.Fprintf(stderr, "%s: %d problem%s\n", path, len(ce.Problems), plural(len(ce.Problems)))
 		return false
@@ -142,27 +143,12 @@ func checkFile(path string, names []string, stdout, stderr io.Writer) bool {
 		fmt.Fprintf(stdout, "  %s: %s\n", n, cfg.Describe(n))
 	}
 	for _, n := range names {
-		if !contains(toolNames, n) {
+		if !slices.Contains(toolNames, n) {
 			fmt.Fprintf(stdout, "  %s (not in the file: the defaults): %s\n", n, cfg.Describe(n))
 		}
 	}
 	fmt.Fprintf(stdout, "  any other tool (the defaults): %s\n", cfg.Describe("\x00"))
 	return true
-}
-
-func problemLine(path string, p *toolsafe.Problem) string {
-	var b strings.Builder
-	b.WriteString(path)
-	if p.Line > 0 {
-		fmt.Fprintf(&b, ":%d:%d", p.Line, p.Column)
-	}
-	b.WriteString(": ")
-	if p.Path != "" {
-		b.WriteString(p.Path)
-		b.WriteString(": ")
-	}
-	b.WriteString(p.Message)
-	return b.String()
 }
 
 // stubs are tools with the given names, for WrapAll to check the file
@@ -195,15 +181,6 @@ func version() string {
 		}
 	}
 	return v
-}
-
-func contains(s []string, x string) bool {
-	for _, e := range s {
-		if e == x {
-			return true
-		}
-	}
-	return false
 }
 
 func plural(n int) string {
