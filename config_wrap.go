@@ -7,7 +7,6 @@ import (
 	"strings"
 
 	"github.com/failsafe-go/failsafe-go/budget"
-	"github.com/failsafe-go/failsafe-go/circuitbreaker"
 	"github.com/tmc/langchaingo/tools"
 
 	"github.com/toolsafe/toolsafe/fallback"
@@ -242,17 +241,9 @@ func (c *Config) dependency(name string) *depRuntime {
 	rt := &depRuntime{}
 	if d.breaker.set {
 		b := breakerOf(d)
-		if b.window > b.failures {
-			rt.breaker = policy.FromCircuitBreaker(name, circuitbreaker.NewBuilder[string]().
-				WithFailureThresholdRatio(uint(b.failures), uint(b.window)).
-				WithDelay(b.delay).
-				WithSuccessThreshold(uint(b.probes)).
-				Build())
-		} else {
-			rt.breaker = policy.NewCircuitBreaker(name, policy.Breaker{
-				FailureThreshold: uint(b.failures), Delay: b.delay, Probes: uint(b.probes),
-			})
-		}
+		rt.breaker = policy.NewCircuitBreaker(name, policy.Breaker{
+			FailureThreshold: uint(b.failures), Window: uint(b.window), Delay: b.delay, Probes: uint(b.probes),
+		})
 	}
 	if d.concurrency.v > 0 {
 		rt.bulkhead = policy.NewBulkhead(name, uint(d.concurrency.v), d.maxWait.v)
