@@ -15,6 +15,7 @@ import (
 	"github.com/goccy/go-yaml/parser"
 
 	"github.com/toolsafe/toolsafe/argschema"
+	"github.com/toolsafe/toolsafe/fallback"
 	"github.com/toolsafe/toolsafe/middleware"
 )
 
@@ -43,8 +44,8 @@ var (
 	fallbackKeys  = []string{"tool", "on"}
 )
 
-// fallbackKinds are the kinds a fallback may be routed on; the others
-// (approval-required, approval-denied, args-invalid, canceled) never are.
+// fallbackKinds are the kinds a fallback may be routed on; the others never
+// are (fallback.NeverRouted).
 var fallbackKinds = []middleware.Kind{
 	middleware.KindFailed, middleware.KindTimeout, middleware.KindCircuitOpen,
 	middleware.KindToolError, middleware.KindBusy, middleware.KindBudget, middleware.KindPanic,
@@ -350,7 +351,7 @@ func (d *decoder) kinds(n ast.Node, w where) opt[[]middleware.Kind] {
 			if !slices.Contains(o.v, k) {
 				o.v = append(o.v, k)
 			}
-		case slices.Contains([]middleware.Kind{middleware.KindApprovalRequired, middleware.KindApprovalDenied, middleware.KindArgsInvalid, middleware.KindCanceled}, k):
+		case fallback.NeverRouted(k):
 			d.errf(iw, "%s never falls back: a pause, a denial, a bad argument or a cancellation is not routed around; use some of %s", k, kindList(fallbackKinds))
 		default:
 			d.errf(iw, "%q is not a failure kind: use some of %s%s", s.v, kindList(fallbackKinds), suggest(s.v, kindStrings(fallbackKinds)))

@@ -37,6 +37,12 @@ var never = map[middleware.Kind]bool{
 	middleware.KindCanceled:         true,
 }
 
+// NeverRouted reports whether no Fallback routes a failure of kind k,
+// whatever On says: approval-required, approval-denied, args-invalid and
+// canceled. A pause or a denial must not be routed around, a bad argument
+// is the model's to fix, and a caller that gave up wants no more work.
+func NeverRouted(k middleware.Kind) bool { return never[k] }
+
 // Option configures a Fallback.
 type Option func(*Fallback)
 
