@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/toolsafe/toolsafe/argschema"
 	"github.com/toolsafe/toolsafe/fallback"
 	"github.com/toolsafe/toolsafe/middleware"
 	"github.com/toolsafe/toolsafe/otelhook"
@@ -248,7 +249,7 @@ type toolSpec struct {
 	approval    opt[string]
 	fallback    opt[string] // the alternative tool
 	fallbackOn  opt[[]middleware.Kind]
-	argsSchema  opt[[]byte] // JSON
+	argsSchema  opt[*argschema.Schema] // compiled once, when the file is read
 }
 
 // depSpec is one entry under dependencies.
@@ -291,7 +292,7 @@ type resolved struct {
 	approval    string
 	fallback    string
 	fallbackOn  []middleware.Kind
-	argsSchema  []byte
+	argsSchema  *argschema.Schema
 }
 
 // resolve returns the effective policy of the tool called name: its entry

@@ -383,11 +383,12 @@ func (d *decoder) argsSchema(f entry, t *toolSpec) {
 		d.errf(f.w, "args_schema cannot be turned into JSON: %v", err)
 		return
 	}
-	if _, err := argschema.Compile(data); err != nil {
+	schema, err := argschema.Compile(data)
+	if err != nil {
 		d.errf(f.w, "%s", strings.TrimPrefix(err.Error(), "argschema: "))
 		return
 	}
-	t.argsSchema = opt[[]byte]{v: data, set: true, at: f.w.at}
+	t.argsSchema = opt[*argschema.Schema]{v: schema, set: true, at: f.w.at}
 }
 
 func (d *decoder) dependency(e entry, dep *depSpec) {

@@ -32,3 +32,10 @@ func WithArgsSchema(schema []byte) Option {
 		c.args = mw
 	})
 }
+
+// withArgs is WithArgsSchema for a schema compiled already: a Config
+// compiles each tool's schema once, when the file is read, not on every
+// WrapAll.
+func withArgs(s *argschema.Schema) Option {
+	return optionFunc(func(c *config) { c.args = s.Middleware() })
+}
