@@ -57,9 +57,6 @@ func (c *config) validate() error {
 			c.errs = append(c.errs, err)
 		}
 	}
-	if c.res.approval && c.res.approver != nil && isNil(c.res.approver) { // an untyped nil is resolve's
-		c.errs = append(c.errs, fmt.Errorf("the approver is a nil %T: pass an Approver to WithApproval, such as middleware.NewGrants()", c.res.approver))
-	}
 	if c.retry != nil {
 		if err := c.retry.Validate(); err != nil {
 			c.errs = append(c.errs, err)

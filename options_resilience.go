@@ -165,6 +165,8 @@ func (c *config) resolve() {
 	switch {
 	case r.approval && r.approver == nil:
 		c.errs = append(c.errs, errors.New("the approver is nil: pass an Approver to WithApproval, such as middleware.NewGrants()"))
+	case r.approval && isNil(r.approver):
+		c.errs = append(c.errs, fmt.Errorf("the approver is a nil %T: pass an Approver to WithApproval, such as middleware.NewGrants()", r.approver))
 	case r.approval:
 		mode := middleware.ApproveCall
 		if r.destructive {
