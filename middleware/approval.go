@@ -119,11 +119,7 @@ func Gate(a Approver, mode GateMode) Middleware {
 			if err := ctx.Err(); err != nil {
 				return "", err // nobody to run it for: ask nobody, use up no grant
 			}
-			call := CallFrom(ctx)
-			if call == nil {
-				call = NewCall(next.Name(), "")
-				ctx = WithCall(ctx, call)
-			}
+			ctx, call := ensureCall(ctx, next.Name())
 			if mode == ApproveCall && call.isApproved() {
 				return next.Call(ctx, input)
 			}

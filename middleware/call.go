@@ -352,6 +352,16 @@ func CallFrom(ctx context.Context) *Call {
 	return c
 }
 
+// ensureCall returns ctx's call record, or starts one for tool when a layer
+// runs without toolsafe's root above it.
+func ensureCall(ctx context.Context, tool string) (context.Context, *Call) {
+	if c := CallFrom(ctx); c != nil {
+		return ctx, c
+	}
+	c := NewCall(tool, "")
+	return WithCall(ctx, c), c
+}
+
 // IdempotencyKey returns the idempotency key of the call in ctx: 32 hex
 // digits, the same for every attempt of one logical call, different for
 // every call. A tool with side effects sends it upstream (the Idempotency-Key

@@ -19,11 +19,7 @@ import (
 func Surface() Middleware {
 	return func(next tools.Tool) tools.Tool {
 		return wrap(next, func(ctx context.Context, input string) (string, error) {
-			call := CallFrom(ctx)
-			if call == nil {
-				call = NewCall(next.Name(), "")
-				ctx = WithCall(ctx, call)
-			}
+			ctx, call := ensureCall(ctx, next.Name())
 			out, err := next.Call(ctx, input)
 			if err == nil {
 				return out, nil
