@@ -139,7 +139,7 @@ func (c *Config) options(b *binder, name string) ([]Option, error) {
 		opts = append(opts, WithTracing(c.shared.hook))
 	}
 	if r.argsSchema != nil {
-		opts = append(opts, withArgs(r.argsSchema))
+		opts = append(opts, WithArgs(r.argsSchema))
 	}
 	if r.deadline > 0 {
 		opts = append(opts, WithDeadline(r.deadline))

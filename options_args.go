@@ -33,9 +33,16 @@ func WithArgsSchema(schema []byte) Option {
 	})
 }
 
-// withArgs is WithArgsSchema for a schema compiled already: a Config
-// compiles each tool's schema once, when the file is read, not on every
-// WrapAll.
-func withArgs(s *argschema.Schema) Option {
-	return optionFunc(func(c *config) { c.args = s.Middleware() })
+// WithArgs is WithArgsSchema for a schema compiled already with
+// argschema.Compile, so that one compiled schema can serve many tools (the
+// policies file compiles each schema once, when the file is read). A nil s
+// removes the check.
+func WithArgs(s *argschema.Schema) Option {
+	return optionFunc(func(c *config) {
+		if s == nil {
+			c.args = nil
+			return
+		}
+		c.args = s.Middleware()
+	})
 }

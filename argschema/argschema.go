@@ -111,17 +111,10 @@ func (s *Schema) Check(input string) error {
 	return &InputError{Problems: describe(ve)}
 }
 
-// InputError is an input that does not match the schema. Its text is meant
-// for the model: it names the arguments and says what is wrong, and never
-// holds more than a short quote of the input.
-type InputError struct {
-	// Problems are the problems found, one sentence fragment each, such as
-	// `argument "query" is missing`, in the order of the arguments.
-	Problems []string
-}
-
-// Error joins the problems with "; ".
-func (e *InputError) Error() string { return strings.Join(e.Problems, "; ") }
+// InputError is an input that does not match the schema: a
+// middleware.ArgsError, whose Problems name the arguments and say what is
+// wrong, and never hold more than a short quote of the input.
+type InputError = middleware.ArgsError
 
 // refuseLoader refuses every document but the schema itself: a schema from
 // a config file must not read files or reach the network.

@@ -3,6 +3,7 @@ package middleware
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 )
 
@@ -153,6 +154,14 @@ func Classify(err error) (Kind, bool) {
 	if errors.As(err, &f) {
 		return f.Kind, f.Retryable
 	}
+	var ae *ArgsError
+	if errors.As(err, &ae) {
+		return KindArgsInvalid, false
+	}
+	var pe *permanentError
+	if errors.As(err, &pe) {
+		return KindFailed, false
+	}
 	var te *ToolError
 	if errors.As(err, &te) && !hasMarker(err) {
 		if te.retryable {
@@ -169,4 +178,45 @@ func hasMarker(err error) bool {
 	var t *transientError
 	var ra *retryAfterError
 	return errors.As(err, &t) || errors.As(err, &ra)
+}
+
+// ArgsError is a tool's input that the tool cannot take: a JSON Schema
+// check failed (package argschema), or the tool itself found an argument
+// missing or malformed before doing anything. It is kind args-invalid: not
+// retried, never routed to a fallback, and the model is told what is wrong
+// so it can fix the input and call again.
+type ArgsError struct {
+	// Problems are the problems found, one sentence fragment each, such as
+	// `argument "query" is missing`, in the order of the arguments. They
+	// reach the model verbatim, and may quote the input (an unknown
+	// argument's name), so spans leave them out unless arguments are
+	// recorded.
+	Problems []string
+}
+
+// InvalidArgs returns an *ArgsError with the given problems: kind
+// args-invalid. Write each problem for the model, such as `argument
+// "amount" must be a positive number`.
+func InvalidArgs(problems ...string) *ArgsError {
+	return &ArgsError{Problems: problems}
+}
+
+// Error joins the problems with "; ".
+func (e *ArgsError) Error() string { return strings.Join(e.Problems, "; ") }
+
+type permanentError struct{ err error }
+
+func (e *permanentError) Error() string { return e.err.Error() }
+func (e *permanentError) Unwrap() error { return e.err }
+
+// Permanent marks err as a failure that another attempt would not fix, but
+// that is not the model's to fix either: the tool's configuration is
+// wrong, its session with a server is closed. It is kind tool-failed and
+// not retried; the model is told the tool failed (never err's text) and not
+// to call it again with the same input. Permanent(nil) is nil.
+func Permanent(err error) error {
+	if err == nil {
+		return nil
+	}
+	return &permanentError{err: err}
 }
