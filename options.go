@@ -62,8 +62,8 @@ func (c *config) validate() error {
 			c.errs = append(c.errs, err)
 		}
 	}
-	if c.timeout > 0 && c.deadline > 0 && c.timeout > c.deadline {
-		c.errs = append(c.errs, fmt.Errorf("attempt timeout %v is longer than the deadline %v: the deadline would always cut the attempt short; make the timeout shorter or the deadline longer", c.timeout, c.deadline))
+	if err := policy.ValidateTimeouts(c.timeout, c.deadline); err != nil {
+		c.errs = append(c.errs, err)
 	}
 	return errors.Join(c.errs...)
 }

@@ -34,6 +34,14 @@ const (
 	KindCanceled Kind = "canceled"
 )
 
+// Kinds returns every Kind, in the order of the taxonomy: the one list
+// that the policies file, the fallback rules and the metrics draw on. It
+// returns a fresh slice.
+func Kinds() []Kind {
+	return []Kind{KindToolError, KindFailed, KindTimeout, KindArgsInvalid, KindCircuitOpen, KindBusy,
+		KindBudget, KindPanic, KindApprovalRequired, KindApprovalDenied, KindCanceled}
+}
+
 // SideEffect says whether a failed call may have changed something upstream.
 type SideEffect int
 

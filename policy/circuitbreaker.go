@@ -3,6 +3,7 @@ package policy
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 	"time"
 
@@ -31,6 +32,38 @@ type Breaker struct {
 	// many of them must succeed in a row to close the breaker; one counted
 	// failure opens it again. Zero means 1.
 	Probes uint
+}
+
+// The values a zero field of Breaker means.
+const (
+	DefaultFailureThreshold = 5
+	DefaultBreakerDelay     = 30 * time.Second
+	DefaultProbes           = 1
+)
+
+// withDefaults returns b with every zero field set to what it means.
+func (b Breaker) withDefaults() Breaker {
+	if b.FailureThreshold == 0 {
+		b.FailureThreshold = DefaultFailureThreshold
+	}
+	if b.Delay <= 0 {
+		b.Delay = DefaultBreakerDelay
+	}
+	if b.Probes == 0 {
+		b.Probes = DefaultProbes
+	}
+	return b
+}
+
+// Validate reports a Breaker that could never open: a Window, other than
+// zero, smaller than the failures that must happen within it.
+func (b Breaker) Validate() error {
+	d := b.withDefaults()
+	if b.Window != 0 && d.Window < d.FailureThreshold {
+		return fmt.Errorf("window %d is smaller than failures %d: the breaker could never open; make the window at least %d, or 0 for failures in a row",
+			d.Window, d.FailureThreshold, d.FailureThreshold)
+	}
+	return nil
 }
 
 // CircuitBreaker is a failsafe-go circuit breaker for one dependency (every
@@ -69,6 +102,7 @@ type Breaker struct {
 type CircuitBreaker struct {
 	circuitbreaker.CircuitBreaker[string]
 	dependency string
+	invalid    error // what Breaker.Validate said of the configuration
 
 	mu     sync.Mutex // serializes permits and records, so transitions are seen
 	period uint64     // counts the half-open periods seen so far
@@ -83,16 +117,9 @@ type CircuitBreaker struct {
 // and WithSuccessThreshold(b.Probes). Time-based thresholds: build the
 // breaker with failsafe-go and adopt it with FromCircuitBreaker.
 func NewCircuitBreaker(dependency string, b Breaker) *CircuitBreaker {
+	invalid := b.Validate()
+	b = b.withDefaults()
 	threshold, delay, probes := b.FailureThreshold, b.Delay, b.Probes
-	if threshold == 0 {
-		threshold = 5
-	}
-	if delay <= 0 {
-		delay = 30 * time.Second
-	}
-	if probes == 0 {
-		probes = 1
-	}
 	builder := circuitbreaker.NewBuilder[string]()
 	if b.Window > threshold {
 		builder = builder.WithFailureThresholdRatio(threshold, b.Window)
@@ -103,7 +130,9 @@ func NewCircuitBreaker(dependency string, b Breaker) *CircuitBreaker {
 		WithDelay(delay).
 		WithSuccessThreshold(probes).
 		Build()
-	return FromCircuitBreaker(dependency, cb)
+	own := FromCircuitBreaker(dependency, cb)
+	own.invalid = invalid
+	return own
 }
 
 // FromCircuitBreaker adopts cb, a breaker built with failsafe-go, for the
@@ -127,12 +156,16 @@ func FromCircuitBreaker(dependency string, cb circuitbreaker.CircuitBreaker[stri
 // Dependency is the name of the dependency the breaker guards.
 func (cb *CircuitBreaker) Dependency() string { return cb.dependency }
 
-// Validate reports a CircuitBreaker that cannot work: nil, or the zero
-// CircuitBreaker, which has no failsafe-go breaker inside. Make one with
-// NewCircuitBreaker or FromCircuitBreaker.
+// Validate reports a CircuitBreaker that cannot work: nil, the zero
+// CircuitBreaker, which has no failsafe-go breaker inside (make one with
+// NewCircuitBreaker or FromCircuitBreaker), or one made from a Breaker that
+// Breaker.Validate refuses. toolsafe.New reports it.
 func (cb *CircuitBreaker) Validate() error {
 	if cb == nil || cb.CircuitBreaker == nil {
 		return errors.New("the circuit breaker was not made by policy.NewCircuitBreaker or policy.FromCircuitBreaker: use policy.NewCircuitBreaker(dependency, policy.Breaker{...})")
+	}
+	if cb.invalid != nil {
+		return fmt.Errorf("circuit breaker %s: %w", cb.dependency, cb.invalid)
 	}
 	return nil
 }
