@@ -44,9 +44,11 @@ func billingTool(t *testing.T, opts ...toolsafe.Option) (*toolsafe.Tool, *flaky.
 func onRetry(f func(ctx context.Context, attempt int, delay time.Duration)) toolsafe.Option {
 	return toolsafe.With(func(next tools.Tool) tools.Tool {
 		return middleware.Func(next.Name(), next.Description(), func(ctx context.Context, input string) (string, error) {
-			middleware.CallFrom(ctx).Observe(middleware.Observer{
-				Retry: func(attempt int, delay time.Duration, _ error) { f(ctx, attempt, delay) },
-			})
+			middleware.Observe(ctx, middleware.ObserverFunc(func(e middleware.Event) {
+				if r, ok := e.(middleware.RetryScheduled); ok {
+					f(ctx, r.Attempt, r.Delay)
+				}
+			}))
 			return next.Call(ctx, input)
 		})
 	})
@@ -301,7 +303,7 @@ func TestInvalidOptions(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "jitter 2 is outside [0, 1]") {
 		t.Errorf("err = %v; want the jitter named", err)
 	}
-	if _, err := toolsafe.New(nil); err == nil || !strings.Contains(err.Error(), "the tool is nil") {
+	if _, err := toolsafe.New(nil); err == nil || err.Error() != "toolsafe: the tool to wrap is nil: pass a tools.Tool" {
 		t.Errorf("err = %v; want a nil tool named", err)
 	}
 

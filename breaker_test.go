@@ -272,9 +272,11 @@ func TestCircuitBreaker(t *testing.T) {
 		var changes []string
 		observe := toolsafe.With(func(next tools.Tool) tools.Tool {
 			return middleware.Func(next.Name(), next.Description(), func(ctx context.Context, input string) (string, error) {
-				middleware.CallFrom(ctx).Observe(middleware.Observer{BreakerStateChange: func(name, from, to string) {
-					changes = append(changes, name+": "+from+" -> "+to)
-				}})
+				middleware.Observe(ctx, middleware.ObserverFunc(func(e middleware.Event) {
+					if c, ok := e.(middleware.BreakerStateChanged); ok {
+						changes = append(changes, c.Breaker+": "+c.From+" -> "+c.To)
+					}
+				}))
 				return next.Call(ctx, input)
 			})
 		})

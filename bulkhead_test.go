@@ -20,7 +20,11 @@ import (
 func onAbandonedDone(done chan<- int) toolsafe.Option {
 	return toolsafe.With(func(next tools.Tool) tools.Tool {
 		return middleware.Func(next.Name(), next.Description(), func(ctx context.Context, input string) (string, error) {
-			middleware.CallFrom(ctx).Observe(middleware.Observer{AbandonedDone: func(n int) { done <- n }})
+			middleware.Observe(ctx, middleware.ObserverFunc(func(e middleware.Event) {
+				if r, ok := e.(middleware.AbandonedReturned); ok {
+					done <- r.Attempt
+				}
+			}))
 			return next.Call(ctx, input)
 		})
 	})

@@ -40,7 +40,7 @@ func ExampleTool_Call() {
 	down := middleware.Func("fetch_invoice", "Fetches one invoice.", func(context.Context, string) (string, error) {
 		return "", middleware.Transient(errors.New("dial tcp 10.0.0.7:443: connect: connection refused"))
 	})
-	invoice := toolsafe.Wrap(down, toolsafe.WithRetry(policy.Retry{MaxRetries: 2}))
+	invoice := toolsafe.Wrap(down, toolsafe.WithRetry(policy.Retry{MaxRetries: 2, Backoff: policy.Constant(0)}))
 	out, err := invoice.Call(context.Background(), "INV-1001")
 	fmt.Println(err)
 	fmt.Println(out)

@@ -35,7 +35,7 @@ func TestTypedNilsAreConfigurationErrors(t *testing.T) {
 		{"a nil ApproverFunc as approver", down, toolsafe.WithApproval(approve), "the approver is a nil middleware.ApproverFunc"},
 		{"the zero Bulkhead", down, toolsafe.WithBulkhead(&policy.Bulkhead{}), "use policy.NewBulkhead"},
 		{"the zero CircuitBreaker", down, toolsafe.WithCircuitBreaker(&policy.CircuitBreaker{}), "use policy.NewCircuitBreaker"},
-		{"a nil *toolsafe.Tool to wrap", nilTool, nil, "the tool is nil"},
+		{"a nil *toolsafe.Tool to wrap", nilTool, nil, "the tool to wrap is nil"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -8,12 +8,21 @@ import (
 	"reflect"
 	"time"
 
+	"github.com/failsafe-go/failsafe-go"
+	"github.com/failsafe-go/failsafe-go/budget"
+
+	"github.com/toolsafe/toolsafe/argschema"
+	"github.com/toolsafe/toolsafe/fallback"
 	"github.com/toolsafe/toolsafe/middleware"
+	"github.com/toolsafe/toolsafe/otelhook"
 	"github.com/toolsafe/toolsafe/policy"
 )
 
-// Option configures a Tool. Options are applied in order; a later option of
-// the same kind replaces an earlier one, except With, which adds.
+// Option configures a Tool. Options are applied in order, in one pass; a
+// later option of the same kind replaces an earlier one, except With,
+// WithPolicies and WithOnResult, which add. The zero value of every setting
+// is the safe default: one attempt, no time limit of its own, no side
+// effects, no gate.
 type Option interface {
 	apply(*config)
 }
@@ -22,50 +31,87 @@ type optionFunc func(*config)
 
 func (f optionFunc) apply(c *config) { f(c) }
 
-// config holds what the options set. Each layer of DESIGN.md §2 has its
-// slot; New puts the slots in that order whatever the order of the options.
+// config holds what the options set; New builds the layers from it.
 type config struct {
-	callSpan    middleware.Middleware   // 1: call span (WithTracing)
-	args        middleware.Middleware   // 3: argument validation
-	mws         []middleware.Middleware // With: around each logical call
-	fallback    middleware.Middleware   // 4: fallback (WithFallback)
-	deadline    time.Duration           // 5: total deadline
-	retry       *policy.Retry           // 6: retry
-	gate        middleware.Middleware   // 8: approval gate (WithApproval)
-	timeout     time.Duration           // 9: attempt timeout
-	attemptSpan middleware.Middleware   // 10: attempt span (WithTracing)
-	logger      *slog.Logger
-	callIDs     *CallIDs // the model's tool-call IDs (WithCallIDs)
-	onResult    []func(context.Context, middleware.Result)
-	errs        []error
-
-	// Filled by resolve (options_resilience.go) from res.
-	res         resilience
-	sideEffects middleware.Middleware // 6: no retry after an attempt that may have landed
-	breaker     middleware.Middleware // 7: circuit breaker (WithCircuitBreaker)
-	bulkhead    middleware.Middleware // 7: bulkhead (WithBulkhead)
+	hook         *otelhook.Hook
+	args         *argschema.Schema
+	mws          []middleware.Middleware
+	fallback     *fallback.Fallback
+	deadline     time.Duration
+	retry        *policy.Retry
+	budget       budget.Budget
+	sideEffects  middleware.SideEffects
+	sideSet      bool // WithSideEffects was given
+	approval     bool // WithApproval was given
+	approver     middleware.Approver
+	destructive  bool
+	policies     []failsafe.Policy[string]
+	breaker      *policy.CircuitBreaker
+	bulkhead     *policy.Bulkhead
+	timeout      time.Duration
+	maxAbandoned int
+	logger       *slog.Logger
+	callIDs      *CallIDs
+	onResult     []func(context.Context, middleware.Result)
+	errs         []error
 }
 
+// validate reports every problem of c, joined.
 func (c *config) validate() error {
-	if b := c.res.breaker; b != nil {
-		if err := b.Validate(); err != nil {
-			c.errs = append(c.errs, err)
-		}
-	}
-	if b := c.res.bulkhead; b != nil {
-		if err := b.Validate(); err != nil {
-			c.errs = append(c.errs, err)
+	errs := c.errs
+	add := func(err error) {
+		if err != nil {
+			errs = append(errs, err)
 		}
 	}
 	if c.retry != nil {
-		if err := c.retry.Validate(); err != nil {
-			c.errs = append(c.errs, err)
+		add(c.retry.Validate())
+	}
+	if c.breaker != nil {
+		add(c.breaker.Validate())
+	}
+	if c.bulkhead != nil {
+		add(c.bulkhead.Validate())
+	}
+	add(policy.ValidateTimeouts(c.timeout, c.deadline))
+	switch c.sideEffects {
+	case middleware.NoSideEffects, middleware.SideEffectsWithKey, middleware.SideEffectsWithoutKey:
+	default:
+		add(fmt.Errorf("side effects %d are unknown: use middleware.NoSideEffects, SideEffectsWithKey or SideEffectsWithoutKey", int(c.sideEffects)))
+	}
+	switch {
+	case c.approval && c.approver == nil:
+		add(errors.New("the approver is nil: pass an Approver to WithApproval, such as middleware.NewGrants()"))
+	case c.approval && isNil(c.approver):
+		add(fmt.Errorf("the approver is a nil %T: pass an Approver to WithApproval, such as middleware.NewGrants()", c.approver))
+	case c.destructive && !c.approval:
+		add(errors.New("the tool is destructive but has no approver: add WithApproval"))
+	}
+	if c.destructive && c.sideSet && c.sideEffects == middleware.NoSideEffects {
+		add(errors.New("the tool is destructive, so it has side effects: use WithSideEffects(middleware.SideEffectsWithKey) or SideEffectsWithoutKey, not NoSideEffects"))
+	}
+	for i, p := range c.policies {
+		if isNil(p) {
+			add(fmt.Errorf("policy %d of WithPolicies is nil", i+1))
 		}
 	}
-	if err := policy.ValidateTimeouts(c.timeout, c.deadline); err != nil {
-		c.errs = append(c.errs, err)
+	return errors.Join(errs...)
+}
+
+// sideEffectsOf is the tool's side effects: WithDestructive without
+// WithSideEffects means side effects without an idempotency key.
+func (c *config) sideEffectsOf() middleware.SideEffects {
+	if c.destructive && !c.sideSet {
+		return middleware.SideEffectsWithoutKey
 	}
-	return errors.Join(c.errs...)
+	return c.sideEffects
+}
+
+func (c *config) gateMode() middleware.GateMode {
+	if c.destructive {
+		return middleware.ApproveEachAttempt
+	}
+	return middleware.ApproveCall
 }
 
 // isNil reports whether v is nil or an interface holding a nil pointer,
@@ -82,7 +128,8 @@ func isNil(v any) bool {
 }
 
 // WithRetry retries transient failures as r says (see policy.Retry). Without
-// it a call makes one attempt. MaxRetries 3 means up to 4 attempts.
+// it a call makes one attempt. MaxRetries 3 means up to 4 attempts; with the
+// zero Backoff, the waits are policy.DefaultBackoff's.
 func WithRetry(r policy.Retry) Option {
 	return optionFunc(func(c *config) { c.retry = &r })
 }
@@ -102,6 +149,21 @@ func WithTimeout(d time.Duration) Option {
 	})
 }
 
+// WithMaxAbandoned caps the attempts of this tool that the attempt timeout
+// abandoned (the tool ignored its context) and that are still running: past
+// n, calls are refused at once with tool-busy, saying earlier calls are
+// still stuck, instead of piling up goroutines and load. Zero means
+// middleware.DefaultMaxAbandoned (64). A negative n is an error.
+func WithMaxAbandoned(n int) Option {
+	return optionFunc(func(c *config) {
+		if n < 0 {
+			c.errs = append(c.errs, fmt.Errorf("max abandoned %d is negative: use 0 for the default of %d", n, middleware.DefaultMaxAbandoned))
+			return
+		}
+		c.maxAbandoned = n
+	})
+}
+
 // WithDeadline limits the whole call, attempts and waits between them
 // included, to d. No retry is scheduled that could not start before it. When
 // it passes the call ends with tool-timeout. Zero means no deadline of its
@@ -116,10 +178,11 @@ func WithDeadline(d time.Duration) Option {
 	})
 }
 
-// With adds middlewares around each logical call, inside the layer that
-// turns failures into messages and outside the deadline and retries: they see
-// the input once per call and the call's final error. The first is
-// outermost. Nil middlewares are skipped.
+// With adds middlewares around each logical call, inside argument
+// validation and outside the fallback, the deadline and the retries: they
+// see the input once per call and the call's final error (before surface
+// turns it into the model's message). The first is outermost. Nil
+// middlewares are skipped.
 func With(mws ...middleware.Middleware) Option {
 	return optionFunc(func(c *config) { c.mws = append(c.mws, mws...) })
 }
@@ -136,9 +199,11 @@ func WithOnResult(f func(ctx context.Context, r middleware.Result)) Option {
 	})
 }
 
-// WithLogger sets the logger for failures (DEBUG, with the raw error text)
-// and panics (ERROR, with the stack). Nil, the default, means slog.Default()
-// at the time of the call.
+// WithLogger sets the logger of the tool's calls: each retry and each
+// failure that ends a call at DEBUG, with the raw error text (and an HTTP
+// error's body, capped); panics at ERROR with their type and stack (the
+// panic's value at DEBUG). Nil, the default, means slog.Default() at the
+// time of the call.
 func WithLogger(l *slog.Logger) Option {
 	return optionFunc(func(c *config) { c.logger = l })
 }

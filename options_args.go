@@ -7,7 +7,7 @@ import (
 )
 
 // WithArgsSchema checks each call's input against schema, a JSON Schema as
-// JSON text, before anything else runs (layer 3 of DESIGN.md §2; see package
+// JSON text, inside surface and before anything else runs (see package
 // argschema for the drafts supported and the rules). The input is the tool's
 // arguments as one JSON object. An invalid input ends the call as
 // args-invalid with no attempt made, and the model is told which argument
@@ -24,12 +24,12 @@ func WithArgsSchema(schema []byte) Option {
 			c.args = nil
 			return
 		}
-		mw, err := argschema.Validate(schema)
+		s, err := argschema.Compile(schema)
 		if err != nil {
 			c.errs = append(c.errs, fmt.Errorf("args schema: %w", err))
 			return
 		}
-		c.args = mw
+		c.args = s
 	})
 }
 
@@ -39,10 +39,6 @@ func WithArgsSchema(schema []byte) Option {
 // removes the check.
 func WithArgs(s *argschema.Schema) Option {
 	return optionFunc(func(c *config) {
-		if s == nil {
-			c.args = nil
-			return
-		}
-		c.args = s.Middleware()
+		c.args = s
 	})
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/tmc/langchaingo/tools"
 
+	"github.com/toolsafe/toolsafe/fallback"
 	"github.com/toolsafe/toolsafe/middleware"
 	"github.com/toolsafe/toolsafe/policy"
 )
@@ -16,17 +17,33 @@ import (
 // wrapped tool is; its configuration never changes after New or Wrap.
 type Tool struct {
 	name, description string
+	inner             tools.Tool // the tool wrapped
+	opts              []Option   // the options it was wrapped with
 	chain             tools.Tool
 	cfg               config
 	err               error
 }
 
-var _ tools.Tool = (*Tool)(nil)
+var (
+	_ tools.Tool      = (*Tool)(nil)
+	_ fallback.Runner = (*Tool)(nil)
+)
 
-// New wraps t with the options' layers, in the order of DESIGN.md §2. It
-// returns an error, naming every problem, when t is nil or an option is
-// invalid (a negative timeout, a retry with negative MaxRetries, a jitter
-// outside [0, 1], a timeout longer than the deadline).
+// New wraps t with the options' layers. It returns an error naming every
+// problem when t is nil or an option is invalid (a negative timeout, a
+// retry with negative MaxRetries, a jitter outside [0, 1], a timeout longer
+// than the deadline, a destructive tool without an approver, ...).
+//
+// The layers, outermost first, whatever the order of the options: the call
+// span (WithTracing); surface, which turns what happened into the model's
+// message; argument validation (WithArgsSchema); the middlewares given to
+// With; the fallback (WithFallback); the total deadline (WithDeadline); the
+// retry (WithRetry, with WithRetryBudget); the side-effect guard
+// (WithSideEffects); the approval gate (WithApproval), asked before any
+// permit is taken; the failsafe-go policies given to WithPolicies; the
+// circuit breaker (WithCircuitBreaker) and the bulkhead (WithBulkhead); the
+// hard attempt timeout (WithTimeout); the attempt span; panic recovery; the
+// tool.
 func New(t tools.Tool, opts ...Option) (*Tool, error) {
 	var c config
 	for _, o := range opts {
@@ -35,42 +52,122 @@ func New(t tools.Tool, opts ...Option) (*Tool, error) {
 		}
 	}
 	if isNil(t) {
-		c.errs = append(c.errs, errors.New("the tool is nil: pass the tools.Tool to wrap"))
-		t = nil
+		return nil, errors.Join(append([]error{errors.New("toolsafe: the tool to wrap is nil: pass a tools.Tool")}, c.errs...)...)
 	}
-	c.resolve()
 	if err := c.validate(); err != nil {
-		name := "tool"
-		if t != nil {
-			name = fmt.Sprintf("tool %q", t.Name())
-		}
-		return nil, fmt.Errorf("toolsafe: %s: %w", name, err)
+		return nil, fmt.Errorf("toolsafe: tool %q: %w", t.Name(), err)
 	}
-	attempts, err := policy.Middleware(c.retry)
+	layers, err := c.layers()
 	if err != nil {
 		return nil, fmt.Errorf("toolsafe: tool %q: %w", t.Name(), err)
 	}
-	// The layers of DESIGN.md §2, outermost first; Chain skips nil slots.
-	layers := []middleware.Middleware{c.callSpan, middleware.Surface(), c.args}
-	layers = append(layers, c.mws...)
-	layers = append(layers,
-		c.fallback,
-		middleware.Deadline(c.deadline),
-		attempts,
-		c.sideEffects,
-		c.breaker,
-		c.bulkhead,
-		c.gate,
-		middleware.AttemptTimeout(c.timeout),
-		c.attemptSpan,
-		middleware.Recover(),
-	)
 	return &Tool{
 		name:        t.Name(),
 		description: t.Description(),
+		inner:       t,
+		opts:        opts,
 		chain:       middleware.Chain(layers...)(t),
 		cfg:         c,
 	}, nil
+}
+
+// layers is the one list of layers, outermost first; Chain skips nil ones.
+func (c *config) layers() ([]middleware.Middleware, error) {
+	retry, err := c.retryLayer()
+	if err != nil {
+		return nil, err
+	}
+	var callSpan, attemptSpan middleware.Middleware
+	if c.hook != nil {
+		callSpan, attemptSpan = c.hook.CallSpan(), c.hook.AttemptSpan()
+	}
+	var args, fb, gate, policies, breaker, bulkhead middleware.Middleware
+	if c.args != nil {
+		args = c.args.Middleware()
+	}
+	if c.fallback != nil {
+		fb = c.fallback.Middleware(c.alternative(*c.fallback))
+	}
+	if c.approval {
+		gate = middleware.Gate(c.approver, c.gateMode())
+	}
+	if len(c.policies) > 0 {
+		if policies, err = policy.Middleware(nil, c.policies...); err != nil {
+			return nil, err
+		}
+	}
+	if c.breaker != nil {
+		breaker = c.breaker.Middleware()
+	}
+	if c.bulkhead != nil {
+		bulkhead = c.bulkhead.Middleware()
+	}
+	layers := []middleware.Middleware{callSpan, middleware.Surface(), args}
+	layers = append(layers, c.mws...)
+	return append(layers,
+		fb,
+		middleware.Deadline(c.deadline),
+		retry,
+		middleware.GuardSideEffects(c.sideEffectsOf()),
+		gate,
+		policies,
+		breaker,
+		bulkhead,
+		middleware.AttemptTimeout(c.timeout, middleware.MaxAbandoned(c.maxAbandoned)),
+		attemptSpan,
+		middleware.Recover(),
+	), nil
+}
+
+// retryLayer is the retry of WithRetry, with the budget of
+// WithRetryBudget; nil without WithRetry.
+func (c *config) retryLayer() (middleware.Middleware, error) {
+	if c.retry == nil {
+		return nil, nil
+	}
+	r := *c.retry
+	if c.budget != nil {
+		r.Budget = c.budget
+	}
+	return policy.Middleware(&r)
+}
+
+// alternative is how the fallback layer runs f's alternative: a *Tool
+// through its own layers, behind this tool's approver when this tool is
+// gated and it is not; a plain tool once, through toolsafe's layers with
+// this tool's attempt timeout, deadline, approval gate, logger and
+// tracing. No route reaches an alternative of a gated tool without a gate.
+func (c *config) alternative(f fallback.Fallback) fallback.Runner {
+	alt := f.Tool()
+	if w, ok := alt.(*Tool); ok {
+		if c.approval && !w.cfg.approval {
+			if g, err := New(w.inner, append(append([]Option(nil), w.opts...), c.gateOptions()...)...); err == nil {
+				return g
+			}
+		}
+		return w
+	}
+	opts := append([]Option{WithTimeout(c.timeout), WithDeadline(c.deadline), WithLogger(c.logger), WithTracing(c.hook)}, c.gateOptions()...)
+	w, err := New(alt, opts...)
+	if err != nil {
+		return fallback.RunnerFunc(func(context.Context, string) middleware.Result {
+			return middleware.Result{Tool: alt.Name(), Failure: &middleware.Failure{Kind: middleware.KindFailed, Tool: alt.Name(), Cause: err}}
+		})
+	}
+	return w
+}
+
+// gateOptions are the options that put this tool's approval gate in front
+// of another tool; none when it has no gate.
+func (c *config) gateOptions() []Option {
+	if !c.approval {
+		return nil
+	}
+	opts := []Option{WithApproval(c.approver)}
+	if c.destructive {
+		opts = append(opts, WithDestructive())
+	}
+	return opts
 }
 
 // Wrap is New for use in an expression, as when building the tool list of
@@ -138,22 +235,14 @@ var errZeroTool = errors.New("toolsafe: this Tool was not made by toolsafe.Wrap 
 
 func (t *Tool) run(ctx context.Context, input string) (middleware.Result, error) {
 	if t == nil || (t.chain == nil && t.err == nil) {
-		return middleware.Result{Failure: &middleware.Failure{Kind: middleware.KindFailed, Cause: errZeroTool,
-			Detail: "the tool is misconfigured"}}, errZeroTool
+		return middleware.Result{Failure: &middleware.Failure{Kind: middleware.KindFailed, Cause: errZeroTool}}, errZeroTool
 	}
-	call := middleware.NewCall(t.name, t.cfg.callIDs.take(ctx, t.name, input))
-	call.ResumeFrom(ctx, input) // continues a call paused for approval (middleware.Resume)
 	if t.err != nil {
-		call.SetFailure(&middleware.Failure{Kind: middleware.KindFailed, Tool: t.name, Cause: t.err, Detail: "the tool is misconfigured"})
-		return call.Result(""), t.err
+		return middleware.Result{Tool: t.name, Failure: &middleware.Failure{Kind: middleware.KindFailed, Tool: t.name, Cause: t.err}}, t.err
 	}
-	call.SetLogger(t.cfg.logger)
-	ctx = middleware.WithCall(ctx, call)
+	ctx, call := middleware.Begin(ctx, t.name, t.cfg.callIDs.take(ctx, t.name, input), input, t.cfg.logger)
 	out, err := t.chain.Call(ctx, input)
-	r := call.Result(out)
-	if err != nil && r.Failure == nil {
-		r.Failure = middleware.ToFailure(ctx, call, err)
-	}
+	r := call.Result(ctx, out, err)
 	for _, f := range t.cfg.onResult {
 		f(ctx, r)
 	}

@@ -321,7 +321,11 @@ func TestTracingOfAnAbandonedAttempt(t *testing.T) {
 	// the hook has counted the abandoned attempt down.
 	done := toolsafe.With(func(next tools.Tool) tools.Tool {
 		return middleware.Func(next.Name(), next.Description(), func(ctx context.Context, input string) (string, error) {
-			middleware.CallFrom(ctx).Observe(middleware.Observer{AbandonedDone: func(int) { close(finished) }})
+			middleware.Observe(ctx, middleware.ObserverFunc(func(e middleware.Event) {
+				if _, ok := e.(middleware.AbandonedReturned); ok {
+					close(finished)
+				}
+			}))
 			return next.Call(ctx, input)
 		})
 	})
@@ -419,7 +423,7 @@ func routeTo(alt tools.Tool) toolsafe.Option {
 			if err == nil {
 				return out, nil
 			}
-			middleware.CallFrom(ctx).SetFallback(alt.Name())
+			middleware.Record(ctx, middleware.FallbackRouted{To: alt.Name()})
 			return alt.Call(ctx, input)
 		})
 	})
@@ -433,7 +437,7 @@ func TestTracingOfAFallbackAndABreaker(t *testing.T) {
 	breaker := toolsafe.With(func(next tools.Tool) tools.Tool {
 		return middleware.Func(next.Name(), next.Description(), func(ctx context.Context, input string) (string, error) {
 			out, err := next.Call(ctx, input)
-			middleware.CallFrom(ctx).RecordBreakerStateChange("billing", "closed", "open")
+			middleware.Record(ctx, middleware.BreakerStateChanged{Breaker: "billing", From: "closed", To: "open"})
 			return out, err
 		})
 	})

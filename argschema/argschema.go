@@ -59,9 +59,8 @@ func Compile(schema []byte) (*Schema, error) {
 
 // Validate compiles schema (see Compile) and returns the middleware that
 // checks each call's input against it. A valid input goes on unchanged; an
-// invalid one ends the call with a *middleware.Failure of Kind
-// middleware.KindArgsInvalid, Attempts 0 and a Detail naming each wrong
-// argument, and the tool is not called. It returns Compile's error when
+// invalid one ends the call with an *InputError (kind args-invalid, no
+// attempt made) naming each wrong argument, and the tool is not called. It returns Compile's error when
 // schema is invalid.
 func Validate(schema []byte) (middleware.Middleware, error) {
 	s, err := Compile(schema)
@@ -77,12 +76,7 @@ func (s *Schema) Middleware() middleware.Middleware {
 	return func(next tools.Tool) tools.Tool {
 		return middleware.Func(next.Name(), next.Description(), func(ctx context.Context, input string) (string, error) {
 			if err := s.Check(input); err != nil {
-				return "", &middleware.Failure{
-					Kind:   middleware.KindArgsInvalid,
-					Tool:   next.Name(),
-					Detail: err.Error(),
-					Cause:  err,
-				}
+				return "", err
 			}
 			return next.Call(ctx, input)
 		})
@@ -91,8 +85,14 @@ func (s *Schema) Middleware() middleware.Middleware {
 
 // Check reports whether input, a tool's arguments as a JSON object, is
 // valid. It returns nil when it is, and otherwise an *InputError whose text
-// is safe to show the model: which argument is wrong and how.
+// is safe to show the model: which argument is wrong and how. An input
+// whose keys repeat or differ only in case is invalid whatever the schema
+// says (see middleware.Canonical): the schema and the tool could read it
+// differently.
 func (s *Schema) Check(input string) error {
+	if _, err := middleware.Canonical(input); err != nil {
+		return err
+	}
 	v, err := jsonschema.UnmarshalJSON(strings.NewReader(input))
 	if err != nil {
 		return &InputError{Problems: []string{"it is not JSON; send the arguments as one JSON object, such as " + s.example}}

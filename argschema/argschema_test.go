@@ -120,11 +120,13 @@ func TestMiddlewareMakesNoCallOnInvalidInput(t *testing.T) {
 		return "found", nil
 	}))
 
-	_, err = tool.Call(context.Background(), `{"limit":"ten"}`)
-	var f *middleware.Failure
-	if !errors.As(err, &f) {
-		t.Fatalf("Call error = %v; want a *middleware.Failure", err)
+	ctx, call := middleware.Begin(context.Background(), "search", "", "", nil)
+	_, err = tool.Call(ctx, `{"limit":"ten"}`)
+	var ie *argschema.InputError
+	if !errors.As(err, &ie) {
+		t.Fatalf("Call error = %v; want an *argschema.InputError", err)
 	}
+	f := call.Result(ctx, "", err).Failure
 	if f.Kind != middleware.KindArgsInvalid || f.Attempts != 0 || f.Tool != "search" || f.Retryable {
 		t.Errorf("Failure = %+v; want args-invalid for search, 0 attempts, not retryable", f)
 	}

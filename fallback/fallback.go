@@ -7,10 +7,26 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/failsafe-go/failsafe-go"
+	fsfallback "github.com/failsafe-go/failsafe-go/fallback"
 	"github.com/tmc/langchaingo/tools"
 
 	"github.com/toolsafe/toolsafe/middleware"
 )
+
+// Runner runs the alternative tool of a call as a call of its own and
+// reports its structured outcome. *toolsafe.Tool is a Runner: its Run goes
+// through its own layers. toolsafe.WithFallback gives the fallback layer
+// the Runner for the declared alternative.
+type Runner interface {
+	Run(ctx context.Context, input string) middleware.Result
+}
+
+// RunnerFunc adapts a function to Runner.
+type RunnerFunc func(ctx context.Context, input string) middleware.Result
+
+// Run calls f.
+func (f RunnerFunc) Run(ctx context.Context, input string) middleware.Result { return f(ctx, input) }
 
 // Fallback is a declared alternative for a tool: give it to
 // toolsafe.WithFallback. It is a value that never changes once made by To;
@@ -29,29 +45,31 @@ func DefaultKinds() []middleware.Kind {
 	return []middleware.Kind{middleware.KindFailed, middleware.KindTimeout, middleware.KindCircuitOpen, middleware.KindToolError}
 }
 
-// never are the kinds no Fallback routes, whatever On says.
-var never = map[middleware.Kind]bool{
-	middleware.KindApprovalRequired: true,
-	middleware.KindApprovalDenied:   true,
-	middleware.KindArgsInvalid:      true,
-	middleware.KindCanceled:         true,
-}
-
 // NeverRouted reports whether no Fallback routes a failure of kind k,
 // whatever On says: approval-required, approval-denied, args-invalid and
 // canceled. A pause or a denial must not be routed around, a bad argument
 // is the model's to fix, and a caller that gave up wants no more work.
-func NeverRouted(k middleware.Kind) bool { return never[k] }
+func NeverRouted(k middleware.Kind) bool {
+	switch k {
+	case middleware.KindApprovalRequired, middleware.KindApprovalDenied, middleware.KindArgsInvalid, middleware.KindCanceled:
+		return true
+	}
+	return false
+}
 
 // Option configures a Fallback.
-type Option func(*Fallback)
+type Option interface{ apply(*Fallback) }
+
+type optionFunc func(*Fallback)
+
+func (o optionFunc) apply(f *Fallback) { o(f) }
 
 // WithInput adapts the input of the failed call to the alternative's
 // signature, e.g. {"id":"T-7"} to {"query":"T-7"}. When adapt returns an
 // error the alternative is not called and the primary's failure stands (the
 // error is logged at DEBUG). Nil means the input is passed as is.
 func WithInput(adapt func(ctx context.Context, input string) (string, error)) Option {
-	return func(f *Fallback) { f.adapt = adapt }
+	return optionFunc(func(f *Fallback) { f.adapt = adapt })
 }
 
 // On names the kinds of failure routed to the alternative, replacing
@@ -59,37 +77,34 @@ func WithInput(adapt func(ctx context.Context, input string) (string, error)) Op
 // canceled are never routed: naming one makes the Fallback invalid (see
 // Err). On with no kinds routes nothing.
 func On(kinds ...middleware.Kind) Option {
-	return func(f *Fallback) {
+	return optionFunc(func(f *Fallback) {
 		f.kinds = make(map[middleware.Kind]bool, len(kinds))
 		for _, k := range kinds {
-			if never[k] {
+			if NeverRouted(k) {
 				f.err = errors.Join(f.err, fmt.Errorf("fallback: %s is never routed to a fallback: a pause waits for a person, a refusal stands, a bad argument is the model's to fix, a cancelled caller wants nothing more", k))
 				continue
 			}
 			f.kinds[k] = true
 		}
-	}
+	})
 }
 
 // To declares alt as the alternative of a tool. Pass a *toolsafe.Tool, so the
 // alternative has its own retries, validation, limits and approval gate. A
-// plain tools.Tool is made safe to call, never called bare: given to
-// toolsafe.WithFallback, it runs through toolsafe's own layers with the
-// primary's attempt timeout (WithTimeout) and deadline (WithDeadline), no
-// retries, its panics recovered (see GuardPlain); used through Middleware
-// alone, its panics are recovered and the call returns when ctx ends, even
-// if alt ignores its context. A nil alt makes the Fallback invalid (see Err).
+// plain tools.Tool is never called bare: given to toolsafe.WithFallback, it
+// runs through toolsafe's own layers with the primary's attempt timeout,
+// deadline and approval gate, no retries, its panics recovered; used
+// through Middleware with no Runner, its panics are recovered and the call
+// returns when ctx ends, even if alt ignores its context. A nil alt makes
+// the Fallback invalid (see Err).
 func To(alt tools.Tool, opts ...Option) Fallback {
-	f := Fallback{alt: alt}
+	f := Fallback{alt: alt, kinds: make(map[middleware.Kind]bool)}
 	for _, k := range DefaultKinds() {
-		if f.kinds == nil {
-			f.kinds = make(map[middleware.Kind]bool)
-		}
 		f.kinds[k] = true
 	}
 	for _, o := range opts {
 		if o != nil {
-			o(&f)
+			o.apply(&f)
 		}
 	}
 	if alt == nil {
@@ -102,6 +117,9 @@ func To(alt tools.Tool, opts ...Option) Fallback {
 // kind that is never routed. toolsafe.New returns it.
 func (f Fallback) Err() error { return f.err }
 
+// Tool is the alternative tool, as given to To; nil when there is none.
+func (f Fallback) Tool() tools.Tool { return f.alt }
+
 // Alternative is the alternative tool's name, or "" when there is none.
 func (f Fallback) Alternative() string {
 	if f.alt == nil {
@@ -111,55 +129,50 @@ func (f Fallback) Alternative() string {
 }
 
 // Routes reports whether a failure of kind k goes to the alternative.
-func (f Fallback) Routes(k middleware.Kind) bool { return f.kinds[k] && !never[k] }
+func (f Fallback) Routes(k middleware.Kind) bool { return f.kinds[k] && !NeverRouted(k) }
 
-// GuardPlain returns f with a plain alternative, one that does not report a
-// structured outcome the way a *toolsafe.Tool does (a Run method returning a
-// middleware.Result), replaced by guard(alt). It returns f as is when its
-// alternative is not plain, when it has none, or when guard is nil. The
-// replacement must keep alt's name.
-//
-// toolsafe.WithFallback uses it so that a plain alternative is called like
-// an attempt of the primary, never bare: it wraps alt with toolsafe's own
-// layers (panic recovery, the hard attempt timeout) using the primary's
-// attempt timeout and deadline and no retries.
-func (f Fallback) GuardPlain(guard func(alt tools.Tool) tools.Tool) Fallback {
-	if f.alt == nil || guard == nil {
-		return f
-	}
-	if _, ok := f.alt.(runner); ok {
-		return f
-	}
-	if g := guard(f.alt); g != nil {
-		f.alt = g
-	}
-	return f
+// routes reports whether the call's failure p goes to the alternative: its
+// kind is routed, and it is no outcome that must stand — an action that may
+// have been applied (a second action elsewhere would double it), or a time
+// that ran out while the approval gate was still waiting (a fallback is no
+// way around an approval).
+func (f Fallback) routes(p *middleware.Failure) bool {
+	return f.Routes(p.Kind) && p.SideEffect != middleware.SideEffectUnknown &&
+		p.WaitingFor != middleware.WaitingForApproval
 }
 
-// runner is a tool that reports a structured outcome: *toolsafe.Tool. The
-// fallback cannot import toolsafe, which imports it.
-type runner interface {
-	Run(ctx context.Context, input string) middleware.Result
+// routed is a primary failure that the fallback policy handles.
+type routed struct {
+	err     error
+	primary *middleware.Failure
+	input   string
 }
 
-// Middleware returns the fallback layer. When the primary fails with a kind
-// that is routed (see Routes), the alternative is called with the adapted
-// input and the call record names it (middleware.Call.SetFallback, so
-// Result.Fallback and the observers know). The call ends with:
+func (r *routed) Error() string { return r.err.Error() }
+func (r *routed) Unwrap() error { return r.err }
+
+// Middleware returns the fallback layer, on failsafe-go's fallback policy:
+// the primary's final failure, after its retries and inside the run ledger,
+// is routed to the alternative run by run when its kind is routed (see
+// Routes) and it is not an outcome that must stand. run is how the
+// alternative is called; nil means the alternative's own Run when it is a
+// Runner (a *toolsafe.Tool), else the alternative as a plain tool with its
+// panics recovered and a hard return when ctx ends. When the call is
+// routed, it records middleware.FallbackRouted (Result.Fallback and
+// Result.Primary say so). The call ends with:
 //   - the primary's answer, when it succeeded;
-//   - the primary's error, when its kind is not routed (a pause, a
-//     cancellation, ...), when its time ran out while its approval gate was
-//     still waiting for the approver (middleware.Call.AwaitingApproval: a
-//     fallback is no way around an approval), or when the input adapter
-//     failed;
+//   - the primary's error, when it is not routed: its kind is not routed (a
+//     pause, a cancellation, ...), its action may have been applied
+//     (middleware.SideEffectUnknown: never routed, so it is not done twice),
+//     its time ran out while its approval gate was still waiting for the
+//     approver, or the input adapter failed;
 //   - the alternative's answer, when it succeeded;
 //   - the alternative's *middleware.ApprovalRequired when it paused, or
 //     ctx.Err() when the caller cancelled during it;
-//   - a copy of the primary's *middleware.Failure whose FallbackSkipped
-//     names the alternative, when the alternative was not called because it
-//     is already on this call's fallback path (see below);
-//   - else a copy of the primary's *middleware.Failure whose
-//     FallbackFailure says how the alternative failed.
+//   - else the primary's error, with middleware.FallbackFailed (how the
+//     alternative failed) or middleware.FallbackSkipped (the alternative is
+//     already on this call's fallback path; see below) recorded, which the
+//     model's message tells.
 //
 // # Cycles
 //
@@ -174,60 +187,98 @@ type runner interface {
 //
 // An invalid Fallback (see Err) returns the tool as is; toolsafe.New
 // reports it.
-func (f Fallback) Middleware() middleware.Middleware {
+func (f Fallback) Middleware(run Runner) middleware.Middleware {
 	return func(next tools.Tool) tools.Tool {
 		if f.alt == nil || f.err != nil {
 			return next
 		}
-		altName := f.alt.Name()
-		var plain tools.Tool
-		if _, ok := f.alt.(runner); !ok {
-			// Never bare: a panic is recovered, and the call returns when ctx
-			// ends even if the alternative ignores it.
-			plain = middleware.Chain(middleware.AttemptTimeout(0), middleware.Recover())(f.alt)
+		if run == nil {
+			run = runnerOf(f.alt)
 		}
+		altName := f.alt.Name()
+		policy := fsfallback.NewBuilderWithFunc(func(e failsafe.Execution[string]) (string, error) {
+			var r *routed
+			errors.As(e.LastError(), &r)
+			return f.fallBack(e.Context(), next.Name(), altName, run, r)
+		}).HandleIf(func(_ string, err error) bool {
+			var r *routed
+			return errors.As(err, &r)
+		}).Build()
+		exec := failsafe.With[string](policy)
 		return middleware.Func(next.Name(), next.Description(), func(ctx context.Context, input string) (string, error) {
-			out, err := next.Call(ctx, input)
-			if err == nil || ctx.Err() != nil {
-				return out, err
-			}
-			call := middleware.CallFrom(ctx)
-			primary := middleware.ToFailure(ctx, call, err)
-			if !f.Routes(primary.Kind) || call.AwaitingApproval() {
-				return out, err // an approval that did not come in time is no way around it
-			}
-			path := pathFrom(ctx)
-			if altName == next.Name() || slices.Contains(path, altName) {
-				call.Logger().WarnContext(ctx, "toolsafe: fallback not taken: the alternative is already on this call's fallback path (a fallback cycle)",
-					"tool", next.Name(), "fallback", altName, "path", strings.Join(path, " → "))
-				primary.FallbackSkipped = altName
-				return "", primary
-			}
-			altInput := input
-			if f.adapt != nil {
-				in, aerr := f.adapt(ctx, input)
-				if aerr != nil {
-					call.Logger().DebugContext(ctx, "toolsafe: fallback input could not be adapted",
-						"tool", next.Name(), "fallback", f.alt.Name(), "error", aerr)
+			out, err := exec.WithContext(ctx).Get(func() (string, error) {
+				out, err := next.Call(ctx, input)
+				if err == nil || ctx.Err() != nil {
 					return out, err
 				}
-				altInput = in
+				if p := middleware.FailureOf(ctx, err); f.routes(p) {
+					return "", &routed{err: err, primary: p, input: input}
+				}
+				return out, err
+			})
+			var r *routed
+			if errors.As(err, &r) {
+				err = r.err // not routed after all: the caller left
 			}
-			if call != nil {
-				call.SetFallback(f.alt.Name())
-			}
-			actx := withPath(ctx, path, next.Name(), altName)
-			altOut, altFailure, altErr := f.call(actx, plain, altInput)
-			switch {
-			case altErr != nil: // a pause or the caller's cancellation
-				return "", altErr
-			case altFailure != nil:
-				primary.FallbackFailure = altFailure
-				return "", primary
-			}
-			return altOut, nil
+			return out, err
 		})
 	}
+}
+
+// fallBack runs the alternative for the routed primary failure r, with
+// input, and returns its answer, or the error that ends the call.
+func (f Fallback) fallBack(ctx context.Context, tool, altName string, run Runner, r *routed) (string, error) {
+	call := middleware.CallFrom(ctx)
+	path := pathFrom(ctx)
+	if altName == tool || slices.Contains(path, altName) {
+		call.Logger().WarnContext(ctx, "toolsafe: fallback not taken: the alternative is already on this call's fallback path (a fallback cycle)",
+			"tool", tool, "fallback", altName, "path", strings.Join(path, " → "))
+		middleware.Record(ctx, middleware.FallbackSkipped{To: altName})
+		return "", r.err
+	}
+	input := r.input
+	if f.adapt != nil {
+		in, err := f.adapt(ctx, input)
+		if err != nil {
+			call.Logger().DebugContext(ctx, "toolsafe: fallback input could not be adapted",
+				"tool", tool, "fallback", altName, "error", err.Error())
+			return "", r.err
+		}
+		input = in
+	}
+	middleware.Record(ctx, middleware.FallbackRouted{To: altName, Primary: r.primary})
+	res := run.Run(withPath(ctx, path, tool, altName), input)
+	af := res.Failure
+	switch {
+	case af == nil:
+		return res.Output, nil
+	case af.Kind == middleware.KindApprovalRequired:
+		var ar *middleware.ApprovalRequired
+		if errors.As(af, &ar) {
+			return "", ar
+		}
+		return "", &middleware.ApprovalRequired{Tool: altName, Input: input}
+	case af.Kind == middleware.KindCanceled && ctx.Err() != nil:
+		return "", ctx.Err()
+	}
+	middleware.Record(ctx, middleware.FallbackFailed{Failure: af})
+	return "", r.err
+}
+
+// runnerOf is how an alternative is run when no Runner is given: its own
+// Run when it has one, else as a plain tool, never bare (its panics are
+// recovered, and the call returns when ctx ends even if it ignores ctx),
+// as a call of its own with its own record and idempotency key.
+func runnerOf(alt tools.Tool) Runner {
+	if r, ok := alt.(Runner); ok {
+		return r
+	}
+	chain := middleware.Chain(middleware.Surface(), middleware.AttemptTimeout(0), middleware.Recover())(alt)
+	return RunnerFunc(func(ctx context.Context, input string) middleware.Result {
+		ctx, call := middleware.Begin(ctx, alt.Name(), "", input, middleware.CallFrom(ctx).Logger())
+		out, err := chain.Call(ctx, input)
+		return call.Result(ctx, out, err)
+	})
 }
 
 // pathKey carries the fallback path in a context: a []string of tool names.
@@ -245,53 +296,4 @@ func withPath(ctx context.Context, path []string, names ...string) context.Conte
 	p := make([]string, 0, len(path)+len(names))
 	p = append(append(p, path...), names...)
 	return context.WithValue(ctx, pathKey{}, p)
-}
-
-// call runs the alternative as a call of its own: with its structured
-// result when it has one, else as a plain tool (plain: the alternative with
-// panic recovery and a hard return when ctx ends) without the primary's call
-// record. It returns the answer, or how the alternative failed for the
-// model, or an error that must stay an error (a pause, a cancellation).
-func (f Fallback) call(ctx context.Context, plain tools.Tool, input string) (string, *middleware.Failure, error) {
-	if r, ok := f.alt.(runner); ok {
-		res := r.Run(ctx, input)
-		if res.Failure == nil {
-			return res.Output, nil, nil
-		}
-		switch res.Failure.Kind {
-		case middleware.KindApprovalRequired:
-			var ar *middleware.ApprovalRequired
-			if errors.As(res.Failure, &ar) {
-				return "", nil, ar
-			}
-			return "", nil, &middleware.ApprovalRequired{Tool: f.alt.Name(), Input: input}
-		case middleware.KindCanceled:
-			if ctx.Err() != nil {
-				return "", nil, ctx.Err()
-			}
-		}
-		return "", res.Failure, nil
-	}
-	// A plain tool: hide the primary's call record, so the alternative does
-	// not reuse its idempotency key or attempt numbers.
-	actx := middleware.WithCall(ctx, nil)
-	out, err := plain.Call(actx, input)
-	if err == nil {
-		return out, nil, nil
-	}
-	var ar *middleware.ApprovalRequired
-	if errors.As(err, &ar) {
-		return "", nil, ar
-	}
-	if ctx.Err() != nil {
-		return "", nil, ctx.Err()
-	}
-	af := middleware.ToFailure(actx, nil, err)
-	if af.Tool == "" {
-		af.Tool = f.alt.Name()
-	}
-	if af.Attempts == 0 {
-		af.Attempts = 1
-	}
-	return "", af, nil
 }

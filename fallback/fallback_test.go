@@ -3,10 +3,13 @@ package fallback_test
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"strings"
 	"testing"
 
 	"go.uber.org/goleak"
+
+	"github.com/tmc/langchaingo/tools"
 
 	"github.com/toolsafe/toolsafe/fallback"
 	"github.com/toolsafe/toolsafe/middleware"
@@ -38,8 +41,15 @@ func TestRoutes(t *testing.T) {
 	}
 }
 
-// A plain tools.Tool as the alternative: called once, without the primary's
-// call record, so it cannot reuse the primary's idempotency key.
+// run calls tool as toolsafe does: with a call record, through Surface.
+func run(tool tools.Tool, input string) middleware.Result {
+	ctx, call := middleware.Begin(context.Background(), tool.Name(), "", input, slog.New(slog.DiscardHandler))
+	out, err := middleware.Surface()(tool).Call(ctx, input)
+	return call.Result(ctx, out, err)
+}
+
+// A plain tools.Tool as the alternative: called once, as a call of its own,
+// so it cannot reuse the primary's idempotency key.
 func TestPlainAlternative(t *testing.T) {
 	var keySeen string
 	alt := middleware.Func("alt", "", func(ctx context.Context, input string) (string, error) {
@@ -52,18 +62,20 @@ func TestPlainAlternative(t *testing.T) {
 	primary := middleware.Func("primary", "", func(context.Context, string) (string, error) {
 		return "", errors.New("primary is down")
 	})
-	tool := fallback.To(alt).Middleware()(primary)
+	tool := fallback.To(alt).Middleware(nil)(primary)
 
-	call := middleware.NewCall("primary", "")
-	out, err := tool.Call(middleware.WithCall(context.Background(), call), "x")
-	if out != "alt: x" || err != nil || call.Fallback() != "alt" || keySeen != "" {
-		t.Fatalf("Call = %q, %v; fallback %q, key seen %q", out, err, call.Fallback(), keySeen)
+	r := run(tool, "x")
+	primaryKey := r.CallID // run's record
+	if r.Output != "alt: x" || r.Failure != nil || r.Fallback != "alt" || keySeen == "" || keySeen == primaryKey {
+		t.Fatalf("Result %+v; key seen %q", r, keySeen)
+	}
+	if r.Primary == nil || r.Primary.Kind != middleware.KindFailed {
+		t.Errorf("Primary = %+v; want the primary's tool-failed, the reason it fell back", r.Primary)
 	}
 
-	_, err = tool.Call(middleware.WithCall(context.Background(), middleware.NewCall("primary", "")), "fail")
-	var f *middleware.Failure
-	if !errors.As(err, &f) || f.FallbackFailure == nil || f.FallbackFailure.Tool != "alt" {
-		t.Fatalf("err = %v; want the primary's failure with the alternative's", err)
+	f := run(tool, "fail").Failure
+	if f == nil || f.FallbackFailure == nil || f.FallbackFailure.Tool != "alt" {
+		t.Fatalf("failure = %+v; want the primary's failure with the alternative's", f)
 	}
 	if msg := f.Error(); !strings.Contains(msg, "primary failed") || !strings.Contains(msg, "The fallback tool alt was tried instead and failed too: alt failed") ||
 		strings.Contains(msg, "down") {

@@ -3,7 +3,6 @@ package fallback_test
 import (
 	"context"
 	"errors"
-	"log/slog"
 	"testing"
 	"time"
 
@@ -23,13 +22,9 @@ var primaryDown = middleware.Func("primary", "", func(context.Context, string) (
 func TestPlainAlternativeIsNeverCalledBare(t *testing.T) {
 	t.Run("a panic is recovered as tool-panic", func(t *testing.T) {
 		alt := middleware.Func("alt", "", func(context.Context, string) (string, error) { panic("bug") })
-		call := middleware.NewCall("primary", "")
-		call.SetLogger(slog.New(slog.DiscardHandler))
-		ctx := middleware.WithCall(context.Background(), call)
-		_, err := fallback.To(alt).Middleware()(primaryDown).Call(ctx, "x")
-		var f *middleware.Failure
-		if !errors.As(err, &f) || f.FallbackFailure == nil || f.FallbackFailure.Kind != middleware.KindPanic || f.FallbackFailure.Tool != "alt" {
-			t.Fatalf("err = %v; want the primary's failure with the alternative's tool-panic", err)
+		f := run(fallback.To(alt).Middleware(nil)(primaryDown), "x").Failure
+		if f == nil || f.FallbackFailure == nil || f.FallbackFailure.Kind != middleware.KindPanic || f.FallbackFailure.Tool != "alt" {
+			t.Fatalf("failure = %+v; want the primary's failure with the alternative's tool-panic", f)
 		}
 	})
 
@@ -37,10 +32,11 @@ func TestPlainAlternativeIsNeverCalledBare(t *testing.T) {
 		release := make(chan struct{})
 		defer close(release)
 		alt := middleware.Func("alt", "", func(context.Context, string) (string, error) { <-release; return "late", nil })
-		ctx, cancel := context.WithTimeout(middleware.WithCall(context.Background(), middleware.NewCall("primary", "")), 20*time.Millisecond)
+		ctx, _ := middleware.Begin(context.Background(), "primary", "", "x", nil)
+		ctx, cancel := context.WithTimeout(ctx, 20*time.Millisecond)
 		defer cancel()
 		errc := make(chan error, 1)
-		go func() { _, err := fallback.To(alt).Middleware()(primaryDown).Call(ctx, "x"); errc <- err }()
+		go func() { _, err := fallback.To(alt).Middleware(nil)(primaryDown).Call(ctx, "x"); errc <- err }()
 		select {
 		case err := <-errc:
 			if !errors.Is(err, context.DeadlineExceeded) {
@@ -53,27 +49,27 @@ func TestPlainAlternativeIsNeverCalledBare(t *testing.T) {
 }
 
 // structured is an alternative that reports a structured outcome, as a
-// *toolsafe.Tool does.
+// *toolsafe.Tool does: a Runner.
 type structured struct{ tools.Tool }
 
 func (s structured) Run(ctx context.Context, input string) middleware.Result {
 	out, _ := s.Call(ctx, input)
-	return middleware.Result{Tool: s.Name(), Output: out}
+	return middleware.Result{Tool: s.Name(), Output: "structured " + out}
 }
 
-// GuardPlain replaces a plain alternative only.
-func TestGuardPlain(t *testing.T) {
+// The Runner given to Middleware runs the alternative; with none, an
+// alternative that is a Runner runs itself.
+func TestTheRunnerRunsTheAlternative(t *testing.T) {
 	alt := middleware.Func("alt", "", func(context.Context, string) (string, error) { return "plain", nil })
-	guarded := middleware.Func("alt", "", func(context.Context, string) (string, error) { return "guarded", nil })
 	n := 0
-	f := fallback.To(alt).GuardPlain(func(tools.Tool) tools.Tool { n++; return guarded })
-	out, err := f.Middleware()(primaryDown).Call(middleware.WithCall(context.Background(), middleware.NewCall("primary", "")), "x")
-	if out != "guarded" || err != nil || n != 1 {
-		t.Fatalf("Call = %q, %v after %d guards; want guarded, once", out, err, n)
+	given := fallback.RunnerFunc(func(ctx context.Context, input string) middleware.Result {
+		n++
+		return middleware.Result{Tool: "alt", Output: "given " + input}
+	})
+	if r := run(fallback.To(alt).Middleware(given)(primaryDown), "x"); r.Output != "given x" || n != 1 {
+		t.Fatalf("with a Runner: %+v after %d runs; want given x, once", r, n)
 	}
-	f = fallback.To(structured{alt}).GuardPlain(func(tools.Tool) tools.Tool { n++; return guarded })
-	out, err = f.Middleware()(primaryDown).Call(middleware.WithCall(context.Background(), middleware.NewCall("primary", "")), "x")
-	if out != "plain" || err != nil || n != 1 {
-		t.Fatalf("structured alternative: Call = %q, %v after %d guards; want plain, not guarded", out, err, n)
+	if r := run(fallback.To(structured{alt}).Middleware(nil)(primaryDown), "x"); r.Output != "structured plain" {
+		t.Fatalf("a Runner alternative: %+v; want its own Run", r)
 	}
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"runtime/debug"
-	"sync"
 
 	"github.com/tmc/langchaingo/tools"
 )
@@ -39,7 +38,7 @@ func (d Decision) String() string {
 type CallInfo struct {
 	// Tool is the tool's name, CallID the call's ID.
 	Tool, CallID string
-	// Input is the exact input of the call.
+	// Input is the input of the call, as the model gave it.
 	Input string
 	// Attempt is the number of the attempt about to run: 1 for the first,
 	// 2 for the first retry. Only a destructive tool is asked again after 1.
@@ -96,70 +95,99 @@ const (
 	ApproveEachAttempt
 )
 
-// Gate is the approval gate (layer 8 of DESIGN.md §2): it asks a before an
-// attempt and runs it only when approved. Placed inside the retry, it is
-// asked again for every attempt of a destructive tool (ApproveEachAttempt).
+// Gate is the approval gate: it asks a before an attempt and runs it only
+// when approved. toolsafe places it inside the retry and the side-effect
+// guard and outside the circuit breaker and bulkhead, so it is asked before
+// any permit is taken (a person's slow answer holds no bulkhead slot and no
+// half-open probe) and, for a destructive tool (ApproveEachAttempt), again
+// before every attempt.
+//
+// A gate decides for itself: an approval it records covers only its own
+// later attempts of the same call and input (ApproveCall), never another
+// gate's, whether stacked on the same tool or inside a tool the call runs.
+// Inputs are compared as canonical JSON (see Canonical); an input whose
+// keys repeat or differ only in case ends the attempt as args-invalid before
+// anyone is asked.
 //
 // The attempt ends with:
 //   - ctx.Err() when ctx has ended before a is asked (a is not asked, so a
 //     single-use grant is not used up) or while a decides: the gate gives
-//     control back when ctx ends, even if a ignores it, and the call record
-//     remembers that it was waiting for approval (Deadline says so);
+//     control back when ctx ends, even if a ignores it, and the call
+//     remembers that it was waiting for approval (so a deadline that passed
+//     then says the tool was never called, and no fallback runs);
 //   - *ApprovalRequired when a says Pending, fails or panics (an error: the
 //     agent run stops; nothing ran, so it is never retried, counted by a
 //     circuit breaker or routed to a fallback);
-//   - a *Failure of KindApprovalDenied when a says Denied;
+//   - an approval-denied error when a says Denied;
 //   - the tool's own outcome when a says Approved.
 //
 // A nil a pauses every call: a gate can never be bypassed by a missing
 // approver. Gate is safe for concurrent use when a is.
 func Gate(a Approver, mode GateMode) Middleware {
+	g := &gate{approver: a, mode: mode}
 	return func(next tools.Tool) tools.Tool {
 		return wrap(next, func(ctx context.Context, input string) (string, error) {
-			if err := ctx.Err(); err != nil {
-				return "", err // nobody to run it for: ask nobody, use up no grant
-			}
-			ctx, call := ensureCall(ctx, next.Name())
-			if mode == ApproveCall && call.isApproved() {
-				return next.Call(ctx, input)
-			}
-			info := CallInfo{
-				Tool:           next.Name(),
-				CallID:         call.ID(),
-				Input:          input,
-				Attempt:        call.Attempts() + 1,
-				IdempotencyKey: call.Key(),
-				Destructive:    mode == ApproveEachAttempt,
-				MayHaveApplied: call.SideEffect() == SideEffectUnknown,
-			}
-			decision, err := Pending, error(nil)
-			if a != nil {
-				call.setAwaitingApproval(true)
-				decision, err = decide(ctx, a, info, call)
-			}
-			if ctx.Err() != nil {
-				return "", ctx.Err() // still awaiting approval, as the record says
-			}
-			call.setAwaitingApproval(false)
-			switch {
-			case err != nil:
-				return "", pause(info, "the approver could not decide", err)
-			case decision == Approved:
-				call.setApproved()
-				return next.Call(ctx, input)
-			case decision == Denied:
-				return "", &Failure{Kind: KindApprovalDenied, Tool: next.Name(), Attempts: call.Attempts()}
-			}
-			return "", pause(info, "", nil)
+			return g.call(ctx, next, input)
 		})
 	}
+}
+
+// gate is one Gate: its identity is what its approvals are recorded under.
+type gate struct {
+	approver Approver
+	mode     GateMode
+}
+
+func (g *gate) call(ctx context.Context, next tools.Tool, input string) (string, error) {
+	if err := ctx.Err(); err != nil {
+		return "", err // nobody to run it for: ask nobody, use up no grant
+	}
+	canon, err := Canonical(input)
+	if err != nil {
+		return "", err
+	}
+	ctx, call := ensure(ctx, next.Name(), input)
+	if g.mode == ApproveCall && call.approved(g, canon) {
+		return next.Call(ctx, input)
+	}
+	info := CallInfo{
+		Tool:           next.Name(),
+		CallID:         call.ID(),
+		Input:          input,
+		Attempt:        call.Attempts() + 1,
+		IdempotencyKey: call.Key(),
+		Destructive:    g.mode == ApproveEachAttempt,
+		MayHaveApplied: call.mayHaveApplied(),
+	}
+	decision := Pending
+	if g.approver != nil {
+		call.record(Waiting{For: WaitingForApproval})
+		decision, err = decide(ctx, g.approver, info, call)
+	}
+	if ctx.Err() != nil {
+		return "", ctx.Err() // still waiting for approval, as the record says
+	}
+	call.record(Waiting{For: NotWaiting})
+	switch {
+	case err != nil:
+		return "", pause(info, "the approver could not decide", err)
+	case decision == Approved:
+		if g.mode == ApproveCall {
+			call.approve(g, canon)
+		}
+		return next.Call(ctx, input)
+	case decision == Denied:
+		return "", errDenied
+	}
+	return "", pause(info, "", nil)
 }
 
 // decide asks a about info and returns its answer, or Pending and ctx.Err()
 // as soon as ctx ends, even if a ignores ctx: then a goes on in the
 // background and its answer is dropped. When ctx can never end, a runs on
-// the caller's goroutine. A panic in a is recovered, logged at ERROR with
-// the stack, and returned as an error, so the gate fails closed.
+// the caller's goroutine. A panic in a is recovered, logged (its type and
+// stack at ERROR, its value at DEBUG), and returned as an error, so the
+// gate fails closed.
 func decide(ctx context.Context, a Approver, info CallInfo, call *Call) (Decision, error) {
 	if ctx.Done() == nil {
 		return safeDecide(ctx, a, info, call)
@@ -188,10 +216,8 @@ func safeDecide(ctx context.Context, a Approver, info CallInfo, call *Call) (d D
 		if r == nil {
 			return
 		}
-		call.Logger().ErrorContext(ctx, "toolsafe: approver panicked",
-			"tool", info.Tool, "call_id", info.CallID, "attempt", info.Attempt,
-			"panic", fmt.Sprint(r), "stack", string(debug.Stack()))
-		d, err = Pending, fmt.Errorf("the approver panicked: %v", r)
+		logPanic(ctx, call, "approver", r, debug.Stack(), "attempt", info.Attempt)
+		d, err = Pending, &panicError{who: "the approver", value: r}
 	}()
 	return a.Decide(ctx, info)
 }
@@ -217,94 +243,4 @@ func pause(info CallInfo, reason string, err error) *ApprovalRequired {
 		IdempotencyKey: info.IdempotencyKey,
 		Err:            err,
 	}
-}
-
-func (c *Call) isApproved() bool {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.approved
-}
-
-func (c *Call) setApproved() {
-	c.mu.Lock()
-	c.approved = true
-	c.mu.Unlock()
-}
-
-// setAwaitingApproval records whether the gate is waiting for the approver.
-// It stays true when the wait ended because ctx did, so that Deadline can
-// tell the model the tool never ran.
-func (c *Call) setAwaitingApproval(v bool) {
-	c.mu.Lock()
-	c.awaitingApproval = v
-	c.mu.Unlock()
-}
-
-// AwaitingApproval reports whether the approval gate is waiting for the
-// approver, or was when the call's context ended: the attempt it asked about
-// never began. A timeout that came then is no tool's timeout: Deadline says
-// so to the model, and package fallback does not route it (an approval that
-// did not come in time is no way around it). A nil *Call answers false.
-func (c *Call) AwaitingApproval() bool {
-	if c == nil {
-		return false
-	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.awaitingApproval
-}
-
-// resumption is a paused call that the next matching call continues.
-type resumption struct {
-	tool, input, callID, key string
-
-	mu   sync.Mutex
-	used bool
-}
-
-type resumeKey struct{}
-
-// Resume returns a context in which the next call of ar.Tool with exactly
-// ar.Input continues the paused call: it keeps the paused call's idempotency
-// key (and its call ID, unless the model gave the new call one), so an
-// action that may already have been applied when the call paused is sent
-// again under the same key and applied once. Pass it to the agent run that
-// resumes after the approval was granted. Each Resume continues one call;
-// other calls in the run are unaffected. Resume(ctx, nil) returns ctx.
-func Resume(ctx context.Context, ar *ApprovalRequired) context.Context {
-	if ar == nil {
-		return ctx
-	}
-	r := &resumption{tool: ar.Tool, input: ar.Input, callID: ar.CallID, key: ar.IdempotencyKey}
-	parent, _ := ctx.Value(resumeKey{}).([]*resumption)
-	return context.WithValue(ctx, resumeKey{}, append(parent[:len(parent):len(parent)], r))
-}
-
-// ResumeFrom makes c continue a paused call when ctx resumes one (see
-// Resume) of c's tool with exactly input: c takes over its idempotency key,
-// and its call ID unless c's ID is the model's. It reports whether it did.
-// Call it right after NewCall, before c is shared: it is not safe for
-// concurrent use with c's other methods.
-func (c *Call) ResumeFrom(ctx context.Context, input string) bool {
-	rs, _ := ctx.Value(resumeKey{}).([]*resumption)
-	for _, r := range rs {
-		if r.tool != c.tool || r.input != input {
-			continue
-		}
-		r.mu.Lock()
-		used := r.used
-		r.used = true
-		r.mu.Unlock()
-		if used {
-			continue
-		}
-		if r.key != "" {
-			c.key = r.key
-		}
-		if r.callID != "" && !c.IDKnown() {
-			c.id = r.callID
-		}
-		return true
-	}
-	return false
 }

@@ -10,13 +10,6 @@ import (
 	"github.com/toolsafe/toolsafe/middleware"
 )
 
-// attempt begins the next attempt of call in its record, as AttemptTimeout
-// does inside the retry.
-func attempt(ctx context.Context, call *middleware.Call) context.Context {
-	ctx, _ = call.BeginAttempt(ctx)
-	return ctx
-}
-
 func TestGate(t *testing.T) {
 	ran := 0
 	tool := middleware.Func("refund", "refunds", func(context.Context, string) (string, error) {
@@ -25,14 +18,13 @@ func TestGate(t *testing.T) {
 	})
 	run := func(mode middleware.GateMode, g *middleware.Grants, attempts int) (int, error) {
 		ran = 0
-		gated := middleware.Gate(g, mode)(tool)
-		call := middleware.NewCall("refund", "")
-		ctx := middleware.WithCall(context.Background(), call)
+		// The attempt timeout begins each attempt, as inside toolsafe's retry.
+		gated := middleware.Gate(g, mode)(middleware.AttemptTimeout(0)(tool))
+		ctx, _ := middleware.Begin(context.Background(), "refund", "", "A-1", nil)
 		for range attempts {
 			if _, err := gated.Call(ctx, "A-1"); err != nil {
 				return ran, err
 			}
-			ctx = attempt(ctx, call)
 		}
 		return ran, nil
 	}
@@ -100,21 +92,25 @@ func TestGrantsAreSafeForConcurrentUse(t *testing.T) {
 }
 
 func TestResume(t *testing.T) {
-	paused := middleware.NewCall("refund", "")
-	ar := &middleware.ApprovalRequired{Tool: "refund", Input: "A-1", CallID: paused.ID(), IdempotencyKey: paused.Key()}
+	_, paused := middleware.Begin(context.Background(), "refund", "", `{"order":"A-1","amount":5}`, nil)
+	ar := &middleware.ApprovalRequired{Tool: "refund", Input: `{"order":"A-1","amount":5}`, CallID: paused.ID(), IdempotencyKey: paused.Key()}
 	ctx := middleware.Resume(context.Background(), ar)
 
-	other := middleware.NewCall("refund", "")
-	if other.ResumeFrom(ctx, "A-2") || other.Key() == paused.Key() {
+	if _, other := middleware.Begin(ctx, "refund", "", `{"order":"A-2","amount":5}`, nil); other.Key() == paused.Key() {
 		t.Fatal("a call with another input resumed the paused one")
 	}
-	resumed := middleware.NewCall("refund", "")
-	if !resumed.ResumeFrom(ctx, "A-1") || resumed.Key() != paused.Key() || resumed.ID() != paused.ID() {
+	// The same JSON in another key order and spacing is the same call.
+	_, resumed := middleware.Begin(ctx, "refund", "", `{ "amount": 5, "order": "A-1" }`, nil)
+	if resumed.Key() != paused.Key() || resumed.ID() != paused.ID() {
 		t.Fatalf("resumed call %s key %s; want %s and %s", resumed.ID(), resumed.Key(), paused.ID(), paused.Key())
 	}
-	again := middleware.NewCall("refund", "")
-	if again.ResumeFrom(ctx, "A-1") {
+	if _, again := middleware.Begin(ctx, "refund", "", `{"order":"A-1","amount":5}`, nil); again.Key() == paused.Key() {
 		t.Fatal("one Resume continued two calls")
+	}
+	// The model's own call ID wins over the paused call's.
+	ctx = middleware.Resume(context.Background(), ar)
+	if _, own := middleware.Begin(ctx, "refund", "call_model", `{"order":"A-1","amount":5}`, nil); own.ID() != "call_model" || own.Key() != paused.Key() {
+		t.Fatalf("resumed call with the model's ID: %s key %s; want call_model and %s", own.ID(), own.Key(), paused.Key())
 	}
 }
 

@@ -2,43 +2,89 @@ package middleware
 
 import (
 	"context"
-	"errors"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/tmc/langchaingo/tools"
 )
 
+// DefaultMaxAbandoned is how many abandoned attempts of one tool may still
+// be running at once before the attempt timeout refuses new attempts of it
+// (see MaxAbandoned).
+const DefaultMaxAbandoned = 64
+
+// AbandonGrace is how long the attempt timeout waits, once an attempt's
+// context has ended, for the tool to return before it gives control back
+// and counts the attempt abandoned: a tool that honours its context returns
+// within it and is not counted; only one that ignores its context is.
+const AbandonGrace = time.Millisecond
+
+// AttemptOption configures AttemptTimeout.
+type AttemptOption interface{ applyAttempt(*attemptConfig) }
+
+type attemptConfig struct{ maxAbandoned int }
+
+type attemptOptionFunc func(*attemptConfig)
+
+func (f attemptOptionFunc) applyAttempt(c *attemptConfig) { f(c) }
+
+// MaxAbandoned caps the abandoned attempts of one tool that may still be
+// running at once (DefaultMaxAbandoned when not given): past it, an attempt
+// is refused at once with tool-busy, and the model is told that earlier
+// attempts are still stuck. It bounds the goroutines and the load that a
+// tool that never returns can pile up. n of zero or less means
+// DefaultMaxAbandoned.
+func MaxAbandoned(n int) AttemptOption {
+	return attemptOptionFunc(func(c *attemptConfig) {
+		if n > 0 {
+			c.maxAbandoned = n
+		}
+	})
+}
+
 // AttemptTimeout runs each attempt on its own goroutine and gives control
 // back to the caller when d has passed or ctx has ended, even if the tool
-// ignores its context. It is the hard attempt timeout of DESIGN.md §2
-// (layer 9).
+// ignores its context: the hard attempt timeout, inside the circuit breaker
+// and bulkhead and outside the attempt span and panic recovery.
 //
-// It also begins the attempt in the call record (Call.BeginAttempt), so every
-// stack must have one AttemptTimeout; d of zero or less means no time limit
-// of its own, but the caller's context and the call's deadline still hold.
+// It also begins the attempt in the call record (see AttemptNumber and
+// Call.Attempts), so every stack must have one AttemptTimeout; d of zero or
+// less means no time limit of its own, but the caller's context and the
+// call's deadline still hold.
 //
-// When d passes first, the attempt ends with a *Failure of KindTimeout whose
-// Retryable is true; when ctx ends first, with ctx.Err(). The tool's context
-// is canceled either way. A tool that ignores it is abandoned: it finishes
-// in the background, is counted (Call.Abandoned, Observer.Abandoned) and its
-// answer is dropped. A tool that returns an error because its own context
-// expired counts as a timeout too.
-func AttemptTimeout(d time.Duration) Middleware {
+// When d passes first, the attempt ends with a tool-timeout error (it is
+// failsafe-go's timeout.ErrExceeded too), which is retried; when ctx ends
+// first, with ctx's error. The tool's context is canceled either way, with
+// a cause that says which (see HowEnded). A tool that returns within
+// AbandonGrace of that is waited for; one that ignores it is abandoned: it
+// finishes in the background, is counted (Result.Abandoned, the
+// AttemptAbandoned and AbandonedReturned events) and its answer is dropped.
+// A tool that returns an error because its own attempt's time was up counts
+// as a timeout too. Past MaxAbandoned abandoned attempts still running, new
+// attempts are refused with tool-busy.
+func AttemptTimeout(d time.Duration, opts ...AttemptOption) Middleware {
+	cfg := attemptConfig{maxAbandoned: DefaultMaxAbandoned}
+	for _, o := range opts {
+		if o != nil {
+			o.applyAttempt(&cfg)
+		}
+	}
 	return func(next tools.Tool) tools.Tool {
+		stuck := new(atomic.Int64) // this tool's abandoned attempts still running
 		return wrap(next, func(ctx context.Context, input string) (string, error) {
 			if err := ctx.Err(); err != nil {
 				return "", err // the caller is gone: start nothing
 			}
-			call := CallFrom(ctx)
-			n := 1
-			if call != nil {
-				ctx, n = call.BeginAttempt(ctx)
+			if stuck.Load() >= int64(cfg.maxAbandoned) {
+				return "", errStuck
 			}
-			actx := ctx
-			cancel := context.CancelFunc(func() {})
+			call := CallFrom(ctx)
+			n := call.beginAttempt()
+			ctx = context.WithValue(ctx, attemptKey{}, n)
+			actx, cancel := ctx, context.CancelFunc(func() {})
 			if d > 0 {
-				actx, cancel = context.WithTimeout(ctx, d)
+				actx, cancel = context.WithTimeoutCause(ctx, d, &limitCause{ended: EndedByAttemptTimeout, limit: d, call: call})
 			}
 			defer cancel()
 			if actx.Done() == nil {
@@ -52,21 +98,18 @@ func AttemptTimeout(d time.Duration) Middleware {
 			select {
 			case <-r.done:
 			case <-actx.Done():
-				if !r.abandon(ctx, call, n) {
-					<-r.done // it answered at the same moment
-					break
+				if !r.waitOrAbandon(ctx, call, n, stuck) {
+					break // it returned within the grace
 				}
-				if ctx.Err() != nil {
-					return "", ctx.Err()
+				if HowEnded(actx) == EndedByAttemptTimeout {
+					return "", &attemptTimeoutError{limit: d}
 				}
-				return "", timeoutFailure(next.Name(), n, d)
+				return "", ctx.Err()
 			}
 			a := r.answer
-			if a.err != nil && ctx.Err() == nil && errors.Is(actx.Err(), context.DeadlineExceeded) {
+			if a.err != nil && HowEnded(actx) == EndedByAttemptTimeout {
 				// The tool gave up because its attempt's time was up.
-				f := timeoutFailure(next.Name(), n, d)
-				f.Cause = a.err
-				return "", f
+				return "", &attemptTimeoutError{limit: d, err: a.err}
 			}
 			return a.out, a.err
 		})
@@ -84,7 +127,7 @@ type attemptRun struct {
 
 	// returned and finish hand the end of an abandoned attempt over to its
 	// goroutine: exactly one side sees the other's mark, so finish (the
-	// AbandonedDone observers, the layers' holds) runs once.
+	// AbandonedReturned observers, the layers' holds) runs once.
 	mu       sync.Mutex
 	returned bool
 	finish   func()
@@ -96,8 +139,7 @@ func (r *attemptRun) run(next tools.Tool, ctx context.Context, input string, att
 		// Deferred, so that a tool that ends its goroutine with
 		// runtime.Goexit still answers and returns what it holds.
 		if !returned {
-			r.answer.out, r.answer.err = "", &Failure{Kind: KindPanic, Tool: next.Name(), Attempts: attempt,
-				Cause: errors.New("the tool called runtime.Goexit")}
+			r.answer.out, r.answer.err = "", errGoexit
 		}
 		close(r.done)
 		r.mu.Lock()
@@ -112,42 +154,35 @@ func (r *attemptRun) run(next tools.Tool, ctx context.Context, input string, att
 	returned = true
 }
 
-// abandon leaves the attempt running: it is counted, and its goroutine
-// releases the holds of ctx and tells the observers when the tool returns.
-// It reports false, and does nothing, when the tool has already returned.
-func (r *attemptRun) abandon(ctx context.Context, call *Call, attempt int) bool {
+// waitOrAbandon waits up to AbandonGrace for the tool, whose context has
+// ended, to return. If it does not, the attempt is abandoned: it is
+// counted, and its goroutine releases the holds of ctx and records
+// AbandonedReturned when the tool returns. It reports whether it abandoned
+// the attempt.
+func (r *attemptRun) waitOrAbandon(ctx context.Context, call *Call, attempt int, stuck *atomic.Int64) bool {
+	t := time.NewTimer(AbandonGrace)
+	select {
+	case <-r.done:
+		t.Stop()
+		return false
+	case <-t.C:
+	}
 	r.mu.Lock()
-	defer r.mu.Unlock()
 	if r.returned {
+		r.mu.Unlock()
 		return false
 	}
-	r.finish = abandon(ctx, call, attempt)
-	return true
-}
-
-// abandon counts an attempt left running in the background and returns what
-// must run when its tool returns: the release of every Hold in ctx (a
-// bulkhead permit), then the AbandonedDone observers, which can therefore
-// count on the permit being back.
-func abandon(ctx context.Context, call *Call, attempt int) func() {
+	stuck.Add(1)
 	release := keepHolds(ctx)
-	recorded := func() {}
-	if call != nil {
-		recorded = call.RecordAbandoned(attempt)
-	}
-	return func() {
+	told := make(chan struct{})
+	r.finish = func() {
 		release()
-		recorded()
+		stuck.Add(-1)
+		<-told // AbandonedReturned comes after AttemptAbandoned
+		call.record(AbandonedReturned{Attempt: attempt})
 	}
-}
-
-func timeoutFailure(tool string, attempt int, d time.Duration) *Failure {
-	return &Failure{
-		Kind:      KindTimeout,
-		Tool:      tool,
-		Attempts:  attempt,
-		Retryable: true,
-		Timeout:   d,
-		Cause:     context.DeadlineExceeded,
-	}
+	r.mu.Unlock()
+	call.record(AttemptAbandoned{Attempt: attempt}) // observers run outside the lock
+	close(told)
+	return true
 }

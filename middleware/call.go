@@ -12,121 +12,366 @@ import (
 )
 
 // Call is the record of one logical tool call: every attempt, wait and
-// fallback of it. toolsafe creates one per call and carries it in the
-// context; layers read and update it. Its methods are safe for concurrent use.
+// fallback of it. Begin starts one per call and puts it in the context;
+// layers record what they see with Record, observers learn it with Observe,
+// and Surface builds the call's Failure from it. Its methods are safe for
+// concurrent use; a nil *Call answers as a call with no record.
 type Call struct {
 	tool    string
 	id      string
 	idKnown bool
 	start   time.Time
+	logger  *slog.Logger
 
 	keyOnce sync.Once
 	key     string // made on first use: most calls never ask for it
 
-	mu        sync.Mutex
-	attempts  int
-	delays    []time.Duration
-	abandoned int
-	fallback  string
-	failure   *Failure
-	observers []CallObserver
-	obsBuf    [2]CallObserver // observers' first backing array: a traced call has two
-	logger    *slog.Logger
-
-	// Written by GuardSideEffects and Gate, under mu.
-	sideEffect       SideEffect
-	approved         bool
-	awaitingApproval bool
+	mu         sync.Mutex
+	attempts   int
+	delays     []time.Duration
+	abandoned  int
+	sideEffect SideEffect
+	waiting    WaitingFor
+	waitingDep string
+	stopped    bool
+	stopWait   time.Duration
+	deadline   time.Duration
+	fallback   string
+	primary    *Failure
+	altFailure *Failure
+	altSkipped string
+	failure    *Failure
+	approvals  []approval // what each gate approved for this call
+	observers  []CallObserver
+	obsBuf     [2]CallObserver // observers' first backing array: a traced call has two
 }
 
-// Observer is told what happens during a call, by functions: a test can use
-// it to learn when a retry is scheduled. Nil fields are skipped. Functions
-// must not block. It is the CallObserver made of closures; see CallObserver
-// for one with state of its own.
-type Observer struct {
-	// Retry is called, on the call's goroutine, when a retry is scheduled:
-	// attempt is the failed attempt (1-based), delay the wait before the
-	// next one, err the attempt's error.
-	Retry func(attempt int, delay time.Duration, err error)
-	// Abandoned is called, on the call's goroutine, when the attempt timeout
-	// gives control back while the tool is still running.
-	Abandoned func(attempt int)
-	// AbandonedDone is called, on the abandoned attempt's goroutine, when the
-	// tool finally returns.
-	AbandonedDone func(attempt int)
-	// Fallback is called when the call is routed to the alternative tool
-	// name (see Call.SetFallback), on the goroutine that routes it.
-	Fallback func(name string)
-	// BreakerStateChange is called when a circuit breaker changes state
-	// during the call (see Call.RecordBreakerStateChange): breaker names it
-	// ("" if it has no name), from and to are failsafe-go's state names
-	// ("closed", "open", "half-open").
-	BreakerStateChange func(breaker, from, to string)
+// approval is one gate's approval of one input for the call.
+type approval struct {
+	gate  *gate
+	input string
 }
 
-// CallObserver is what Call.Observe takes: a value told what happens during
-// a call by its methods, each called when, and on the goroutine where, the
-// Observer function of the same name would be. Methods must not block.
+// facts is what the layers recorded on a call, as buildFailure needs it.
+type facts struct {
+	attempts   int
+	elapsed    time.Duration
+	sideEffect SideEffect
+	waiting    WaitingFor
+	waitingDep string
+	stopped    bool
+	stopWait   time.Duration
+	deadline   time.Duration
+	altFailure *Failure
+	altSkipped string
+}
+
+// Begin starts the record of one call to tool with input and puts it in the
+// returned context. id is the model's tool-call ID (gen_ai.tool.call.id), or
+// "" to make one up: "call_" and 16 hex digits, unique within the process
+// and unlikely to repeat across processes. logger is the call's logger; nil
+// means slog.Default(). When ctx resumes a paused call of tool with the
+// same input (see Resume), the new record continues it: it takes over its
+// idempotency key, and its call ID unless id is given.
 //
-// Observer implements it with its functions. An observer with state of its
-// own (otelhook keeps a span and the call's metric attributes) implements it
-// on a pointer to that state instead, and so costs one allocation per call
-// however many events it handles, where an Observer costs a closure each.
-type CallObserver interface {
-	OnRetry(attempt int, delay time.Duration, err error)
-	OnAbandoned(attempt int)
-	OnAbandonedDone(attempt int)
-	OnFallback(name string)
-	OnBreakerStateChange(breaker, from, to string)
+// toolsafe.Tool starts a record for every call; a stack built by hand gets
+// one from its first layer that needs it (Surface, Gate, otelhook's call
+// span).
+func Begin(ctx context.Context, tool, id, input string, logger *slog.Logger) (context.Context, *Call) {
+	c := &Call{tool: tool, id: id, idKnown: id != "", start: time.Now(), logger: logger}
+	if r := resumptionFor(ctx, tool, input); r != nil {
+		c.key = r.key
+		if !c.idKnown {
+			c.id = r.callID
+		}
+	}
+	if c.id == "" {
+		c.id = newCallID()
+	}
+	return context.WithValue(ctx, callKey{}, c), c
 }
 
-var _ CallObserver = Observer{}
+// ensure returns ctx's record when it is a call of tool, else starts one: a
+// layer of a stack built by hand, or called on another call's context (an
+// alternative tool, a tool called by a tool), gets a record of its own.
+func ensure(ctx context.Context, tool, input string) (context.Context, *Call) {
+	if c := CallFrom(ctx); c != nil && c.tool == tool {
+		return ctx, c
+	}
+	return Begin(ctx, tool, "", input, nil)
+}
 
-// OnRetry calls o.Retry, if set.
-func (o Observer) OnRetry(attempt int, delay time.Duration, err error) {
-	if o.Retry != nil {
-		o.Retry(attempt, delay, err)
+// Tool is the name of the tool called.
+func (c *Call) Tool() string {
+	if c == nil {
+		return ""
+	}
+	return c.tool
+}
+
+// ID is the call ID: the model's tool-call ID when known
+// (gen_ai.tool.call.id), else one made up by Begin.
+func (c *Call) ID() string {
+	if c == nil {
+		return ""
+	}
+	return c.id
+}
+
+// IDKnown reports whether the ID is the model's tool-call ID, given to
+// Begin, rather than made up.
+func (c *Call) IDKnown() bool { return c != nil && c.idKnown }
+
+// Key is the idempotency key, the same for every attempt of this call: 32
+// hex digits from crypto/rand, made on first use. Send it as the
+// Idempotency-Key HTTP header so the upstream applies a side effect once.
+func (c *Call) Key() string {
+	if c == nil {
+		return ""
+	}
+	c.keyOnce.Do(func() {
+		if c.key == "" {
+			c.key = randomHex(16)
+		}
+	})
+	return c.key
+}
+
+// Logger is the call's logger: the one given to Begin, else slog.Default().
+func (c *Call) Logger() *slog.Logger {
+	if c == nil || c.logger == nil {
+		return slog.Default()
+	}
+	return c.logger
+}
+
+// Attempts is the number of attempts begun so far: the attempt timeout
+// begins each one as the tool is called, so a layer can tell whether the
+// tool was called by comparing it before and after.
+func (c *Call) Attempts() int {
+	if c == nil {
+		return 0
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.attempts
+}
+
+// Result builds the Result of the call, which returned output and err: its
+// Failure is the one Surface built, or, when no Surface saw err, built now
+// the same way (see FailureOf).
+func (c *Call) Result(ctx context.Context, output string, err error) Result {
+	c.mu.Lock()
+	f := c.failure
+	c.mu.Unlock()
+	if f == nil && err != nil {
+		f = c.settle(ctx, err)
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	r := Result{
+		Tool:      c.tool,
+		CallID:    c.id,
+		Attempts:  c.attempts,
+		Elapsed:   time.Since(c.start),
+		Fallback:  c.fallback,
+		Abandoned: c.abandoned,
+		Failure:   f,
+		Primary:   c.primary,
+	}
+	if len(c.delays) > 0 {
+		r.Delays = append([]time.Duration(nil), c.delays...)
+	}
+	if f == nil {
+		r.Output = output
+	}
+	return r
+}
+
+// settle builds the call's Failure from err and what was recorded, keeps it
+// and returns it. The first one built stands.
+func (c *Call) settle(ctx context.Context, err error) *Failure {
+	f := buildFailure(ctx, c.facts(), c.tool, err)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.failure == nil {
+		c.failure = f
+	}
+	return c.failure
+}
+
+func (c *Call) facts() facts {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return facts{
+		attempts:   c.attempts,
+		elapsed:    time.Since(c.start),
+		sideEffect: c.sideEffect,
+		waiting:    c.waiting,
+		waitingDep: c.waitingDep,
+		stopped:    c.stopped,
+		stopWait:   c.stopWait,
+		deadline:   c.deadline,
+		altFailure: c.altFailure,
+		altSkipped: c.altSkipped,
 	}
 }
 
-// OnAbandoned calls o.Abandoned, if set.
-func (o Observer) OnAbandoned(attempt int) {
-	if o.Abandoned != nil {
-		o.Abandoned(attempt)
+// Record adds e, a fact about the call in ctx, to its record and tells the
+// call's observers, on this goroutine, once the record is unlocked. It does
+// nothing when ctx carries no call. The layers of toolsafe record their
+// events; a middleware of your own may record them too.
+func Record(ctx context.Context, e Event) {
+	c := CallFrom(ctx)
+	if c == nil {
+		return
+	}
+	if rs, ok := e.(RetryScheduled); ok {
+		kind, _ := Classify(rs.Err)
+		debugLog(ctx, c, "toolsafe: retrying", "attempt", rs.Attempt, "kind", string(kind),
+			"delay", rs.Delay, "error", errorText(rs.Err))
+	}
+	c.record(e)
+}
+
+func (c *Call) record(e Event) {
+	if c == nil {
+		return
+	}
+	c.mu.Lock()
+	switch e := e.(type) {
+	case RetryScheduled:
+		c.delays = append(c.delays, e.Delay)
+	case RetriesStopped:
+		c.stopped, c.stopWait = true, e.Wait
+	case DeadlinePassed:
+		c.deadline = e.Deadline
+	case Waiting:
+		c.waiting, c.waitingDep = e.For, e.Dependency
+	case AttemptAbandoned:
+		c.abandoned++
+	case FallbackRouted:
+		c.fallback, c.primary = e.To, e.Primary
+	case FallbackFailed:
+		c.altFailure = e.Failure
+	case FallbackSkipped:
+		c.altSkipped = e.To
+	}
+	obs := c.observers
+	c.mu.Unlock()
+	for _, o := range obs {
+		o.OnEvent(e)
 	}
 }
 
-// OnAbandonedDone calls o.AbandonedDone, if set.
-func (o Observer) OnAbandonedDone(attempt int) {
-	if o.AbandonedDone != nil {
-		o.AbandonedDone(attempt)
-	}
+// Observe adds o to the observers of the call in ctx: it is told every
+// event recorded from now on. A nil o, or a ctx with no call, is ignored.
+func Observe(ctx context.Context, o CallObserver) {
+	CallFrom(ctx).observe(o)
 }
 
-// OnFallback calls o.Fallback, if set.
-func (o Observer) OnFallback(name string) {
-	if o.Fallback != nil {
-		o.Fallback(name)
+func (c *Call) observe(o CallObserver) {
+	if c == nil || o == nil {
+		return
 	}
+	c.mu.Lock()
+	if c.observers == nil {
+		c.observers = c.obsBuf[:0]
+	}
+	// Appending never changes the elements a notifier copied out before.
+	c.observers = append(c.observers, o)
+	c.mu.Unlock()
 }
 
-// OnBreakerStateChange calls o.BreakerStateChange, if set.
-func (o Observer) OnBreakerStateChange(breaker, from, to string) {
-	if o.BreakerStateChange != nil {
-		o.BreakerStateChange(breaker, from, to)
+// beginAttempt counts a new attempt and returns its number, 1-based.
+func (c *Call) beginAttempt() int {
+	if c == nil {
+		return 1
 	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.attempts++
+	return c.attempts
 }
 
-// NewCall starts the record of one call to tool. An empty id gets one made
-// up: "call_" and 16 hex digits, unique within the process and unlikely to
-// repeat across processes. The idempotency key (see Key) is random, 32 hex
-// digits from crypto/rand, and the same for every attempt of the call.
-func NewCall(tool, id string) *Call {
-	known := id != ""
-	if !known {
-		id = newCallID()
+// markSideEffectUnknown records that an attempt of the call may have been
+// applied.
+func (c *Call) markSideEffectUnknown() {
+	if c == nil {
+		return
 	}
-	return &Call{tool: tool, id: id, idKnown: known, start: time.Now()}
+	c.mu.Lock()
+	c.sideEffect = SideEffectUnknown
+	c.mu.Unlock()
+}
+
+// mayHaveApplied reports whether an attempt of the call may have been
+// applied.
+func (c *Call) mayHaveApplied() bool {
+	if c == nil {
+		return false
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.sideEffect == SideEffectUnknown
+}
+
+// waitingFor is what the call was waiting for when it last said so.
+func (c *Call) waitingFor() WaitingFor {
+	if c == nil {
+		return NotWaiting
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.waiting
+}
+
+// approved reports whether g approved input for this call.
+func (c *Call) approved(g *gate, input string) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, a := range c.approvals {
+		if a.gate == g && a.input == input {
+			return true
+		}
+	}
+	return false
+}
+
+// approve records that g approved input for this call.
+func (c *Call) approve(g *gate, input string) {
+	c.mu.Lock()
+	c.approvals = append(c.approvals, approval{g, input})
+	c.mu.Unlock()
+}
+
+type callKey struct{}
+
+// CallFrom returns the call record in ctx, or nil when ctx carries none (the
+// tool was called without toolsafe).
+func CallFrom(ctx context.Context) *Call {
+	c, _ := ctx.Value(callKey{}).(*Call)
+	return c
+}
+
+// IdempotencyKey returns the idempotency key of the call in ctx: 32 hex
+// digits, the same for every attempt of one logical call, different for
+// every call. A tool with side effects sends it upstream (the Idempotency-Key
+// HTTP header) so a retried request is applied once. It is "" when ctx
+// carries no call.
+func IdempotencyKey(ctx context.Context) string { return CallFrom(ctx).Key() }
+
+// CallID returns the ID of the call in ctx, or "".
+func CallID(ctx context.Context) string { return CallFrom(ctx).ID() }
+
+// attemptKey carries the number of the attempt running in a context.
+type attemptKey struct{}
+
+// AttemptNumber returns the number of the attempt running in ctx: 1 for the
+// first, 2 for the first retry. It is 0 outside an attempt.
+func AttemptNumber(ctx context.Context) int {
+	n, _ := ctx.Value(attemptKey{}).(int)
+	return n
 }
 
 // callIDs makes call IDs without a system call each: a random seed per
@@ -160,231 +405,4 @@ func randomHex(n int) string {
 	b := make([]byte, n)
 	_, _ = rand.Read(b) // crypto/rand.Read never returns an error (Go 1.24+)
 	return hex.EncodeToString(b)
-}
-
-// Tool is the name of the tool called.
-func (c *Call) Tool() string { return c.tool }
-
-// ID is the call ID: the model's tool-call ID when known
-// (gen_ai.tool.call.id), else a random one.
-func (c *Call) ID() string { return c.id }
-
-// IDKnown reports whether the ID was given to NewCall (the model's tool-call
-// ID) rather than made up.
-func (c *Call) IDKnown() bool { return c.idKnown }
-
-// Key is the idempotency key, the same for every attempt of this call. Send it
-// as the Idempotency-Key HTTP header so the upstream applies a side effect
-// once.
-func (c *Call) Key() string {
-	c.keyOnce.Do(func() {
-		if c.key == "" {
-			c.key = randomHex(16)
-		}
-	})
-	return c.key
-}
-
-// Start is when the call began.
-func (c *Call) Start() time.Time { return c.start }
-
-// BeginAttempt counts a new attempt and returns its number (1-based) and a
-// context that carries it (see AttemptNumber).
-func (c *Call) BeginAttempt(ctx context.Context) (context.Context, int) {
-	c.mu.Lock()
-	c.attempts++
-	n := c.attempts
-	c.mu.Unlock()
-	return context.WithValue(ctx, attemptKey{}, n), n
-}
-
-// Attempts is the number of attempts begun so far.
-func (c *Call) Attempts() int {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.attempts
-}
-
-// RecordRetry records the wait scheduled after the failed attempt and tells
-// the observers.
-func (c *Call) RecordRetry(attempt int, delay time.Duration, err error) {
-	c.mu.Lock()
-	c.delays = append(c.delays, delay)
-	obs := c.observers
-	c.mu.Unlock()
-	for _, o := range obs {
-		o.OnRetry(attempt, delay, err)
-	}
-}
-
-// Delays are the waits recorded so far, a copy.
-func (c *Call) Delays() []time.Duration {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if len(c.delays) == 0 {
-		return nil
-	}
-	return append([]time.Duration(nil), c.delays...)
-}
-
-// SetLogger sets the logger of the call; nil means slog.Default().
-func (c *Call) SetLogger(l *slog.Logger) {
-	c.mu.Lock()
-	c.logger = l
-	c.mu.Unlock()
-}
-
-// Logger is the call's logger: the one set with SetLogger, else slog.Default().
-// A nil *Call answers slog.Default().
-func (c *Call) Logger() *slog.Logger {
-	if c == nil {
-		return slog.Default()
-	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.logger == nil {
-		return slog.Default()
-	}
-	return c.logger
-}
-
-// Observe adds an observer to the call: an Observer, or any other
-// CallObserver. A nil o is ignored.
-func (c *Call) Observe(o CallObserver) {
-	if o == nil {
-		return
-	}
-	c.mu.Lock()
-	if c.observers == nil {
-		c.observers = c.obsBuf[:0]
-	}
-	// Appending never changes the elements a notifier copied out before.
-	c.observers = append(c.observers, o)
-	c.mu.Unlock()
-}
-
-// RecordAbandoned counts an attempt that was still running when its time was
-// up: it goes on in the background until the tool returns, and the returned
-// function must be called then.
-func (c *Call) RecordAbandoned(attempt int) (done func()) {
-	c.mu.Lock()
-	c.abandoned++
-	obs := c.observers
-	c.mu.Unlock()
-	for _, o := range obs {
-		o.OnAbandoned(attempt)
-	}
-	return func() {
-		for _, o := range obs {
-			o.OnAbandonedDone(attempt)
-		}
-	}
-}
-
-// Abandoned is the number of attempts abandoned by the attempt timeout.
-func (c *Call) Abandoned() int {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.abandoned
-}
-
-// SetFallback records the name of the alternative tool the call was routed
-// to, and tells the observers (Observer.Fallback).
-func (c *Call) SetFallback(name string) {
-	c.mu.Lock()
-	c.fallback = name
-	obs := c.observers
-	c.mu.Unlock()
-	for _, o := range obs {
-		o.OnFallback(name)
-	}
-}
-
-// RecordBreakerStateChange tells the observers (Observer.BreakerStateChange)
-// that the circuit breaker named breaker went from one state to another
-// during this call. A breaker's OnStateChanged listener calls it with
-// CallFrom(event.Context()). A nil *Call does nothing.
-func (c *Call) RecordBreakerStateChange(breaker, from, to string) {
-	if c == nil {
-		return
-	}
-	c.mu.Lock()
-	obs := c.observers
-	c.mu.Unlock()
-	for _, o := range obs {
-		o.OnBreakerStateChange(breaker, from, to)
-	}
-}
-
-// Fallback is the name of the alternative tool that answered, or "".
-func (c *Call) Fallback() string {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.fallback
-}
-
-// SetFailure records the failure that ended the call.
-func (c *Call) SetFailure(f *Failure) {
-	c.mu.Lock()
-	c.failure = f
-	c.mu.Unlock()
-}
-
-// Failure is the failure that ended the call, or nil.
-func (c *Call) Failure() *Failure {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.failure
-}
-
-type callKey struct{}
-type attemptKey struct{}
-
-// WithCall returns a context that carries c.
-func WithCall(ctx context.Context, c *Call) context.Context {
-	return context.WithValue(ctx, callKey{}, c)
-}
-
-// CallFrom returns the call record in ctx, or nil when ctx carries none (the
-// tool was called without toolsafe).
-func CallFrom(ctx context.Context) *Call {
-	c, _ := ctx.Value(callKey{}).(*Call)
-	return c
-}
-
-// ensureCall returns ctx's call record, or starts one for tool when a layer
-// runs without toolsafe's root above it.
-func ensureCall(ctx context.Context, tool string) (context.Context, *Call) {
-	if c := CallFrom(ctx); c != nil {
-		return ctx, c
-	}
-	c := NewCall(tool, "")
-	return WithCall(ctx, c), c
-}
-
-// IdempotencyKey returns the idempotency key of the call in ctx: 32 hex
-// digits, the same for every attempt of one logical call, different for
-// every call. A tool with side effects sends it upstream (the Idempotency-Key
-// HTTP header) so a retried request is applied once. It is "" when ctx
-// carries no call.
-func IdempotencyKey(ctx context.Context) string {
-	if c := CallFrom(ctx); c != nil {
-		return c.Key()
-	}
-	return ""
-}
-
-// CallID returns the ID of the call in ctx, or "".
-func CallID(ctx context.Context) string {
-	if c := CallFrom(ctx); c != nil {
-		return c.id
-	}
-	return ""
-}
-
-// AttemptNumber returns the number of the attempt running in ctx: 1 for the
-// first, 2 for the first retry. It is 0 outside an attempt.
-func AttemptNumber(ctx context.Context) int {
-	n, _ := ctx.Value(attemptKey{}).(int)
-	return n
 }

@@ -1,21 +1,19 @@
 package middleware
 
 import (
+	"context"
 	"errors"
 	"fmt"
-	"io"
-	"net"
 	"strings"
-	"syscall"
 	"time"
 )
 
-// Failure is how a call failed, for good or for one attempt. Its Error
-// method is the model-facing message: short, built from the fields below and
-// never from the text of a foreign error. The zero Failure is not useful;
-// layers fill it in.
+// Failure is how a call failed. Its Error method is the model-facing
+// message: short, built from the fields below and never from the text of a
+// foreign error. Surface builds it, once per call, from the error the layers
+// returned and the facts they recorded on the call; Result.Failure holds it.
 type Failure struct {
-	// Kind is the class of failure (DESIGN.md §3).
+	// Kind is the class of failure (see Classify for the table).
 	Kind Kind
 	// Tool is the name of the tool that failed.
 	Tool string
@@ -32,19 +30,22 @@ type Failure struct {
 	SideEffect SideEffect
 	// Cause is the error behind the failure. Its text is for logs only.
 	Cause error
-	// Wait is how long the upstream asked to wait before the next try
-	// (Retry-After), when that wait did not fit in the call's time; 0 if none.
+	// Wait is, for tool-failed, how long the upstream asked to wait before
+	// the next try (Retry-After) when that wait did not fit in the call's
+	// time, and for circuit-open the time left before the breaker lets a
+	// probe through; 0 if none.
 	Wait time.Duration
 	// Timeout is the limit that expired, for KindTimeout: the attempt timeout
 	// or the call's deadline; 0 if unknown.
 	Timeout time.Duration
-	// Detail is model-safe text that says more: the argument problem for
-	// args-invalid, the dependency for circuit-open and tool-busy, and for
-	// tool-timeout what the call was still waiting for when its time ran out
-	// before the attempt began ("still waiting for approval"; "" when the
-	// time ran out during an attempt or a wait between attempts). Never raw
-	// error text.
-	Detail string
+	// Dependency names the dependency whose guard refused the call
+	// (circuit-open, tool-busy) or whose free slot the call was waiting for
+	// when its time ran out; "" if none.
+	Dependency string
+	// WaitingFor is, for a tool-timeout whose time ran out before the
+	// attempt began, what the call was still waiting for: then the tool was
+	// not called. NotWaiting otherwise.
+	WaitingFor WaitingFor
 	// FallbackFailure is how the fallback tool failed, when the call was
 	// routed to one (see package fallback) and it failed too; nil otherwise.
 	// Error appends its message to this one's.
@@ -56,19 +57,57 @@ type Failure struct {
 	FallbackSkipped string
 }
 
+// WaitingFor is what a call waits for outside an attempt.
+type WaitingFor int
+
+const (
+	// NotWaiting: the call is in an attempt, between attempts, or done.
+	NotWaiting WaitingFor = iota
+	// WaitingForApproval: the approval gate is waiting for its approver.
+	WaitingForApproval
+	// WaitingForSlot: the bulkhead is waiting for a free slot.
+	WaitingForSlot
+)
+
+// String returns "", "approval" or "a free slot".
+func (w WaitingFor) String() string {
+	switch w {
+	case WaitingForApproval:
+		return "approval"
+	case WaitingForSlot:
+		return "a free slot"
+	}
+	return ""
+}
+
 // Unwrap returns Cause.
 func (f *Failure) Unwrap() error { return f.Cause }
 
+// Is reports whether target is the sentinel of f's Kind (ErrTimeout for
+// tool-timeout, ...), so that errors.Is(err, ErrTimeout) finds a failure
+// of that kind at any depth.
+func (f *Failure) Is(target error) bool {
+	ke, ok := target.(*kindError)
+	return ok && ke.kind == f.Kind
+}
+
 // Error returns the message the model sees: what happened to the tool, then,
 // when a fallback was tried and failed too, what happened to it.
-func (f *Failure) Error() string {
-	msg := f.message()
+func (f *Failure) Error() string { return f.text(true) }
+
+// MessageWithoutArguments is Error with every argument problem (of an
+// args-invalid failure, or of the fallback's) withheld: the text for a span
+// or a log line that must not quote the tool's input.
+func (f *Failure) MessageWithoutArguments() string { return f.text(false) }
+
+func (f *Failure) text(args bool) string {
+	msg := f.message(args)
 	if ff := f.FallbackFailure; ff != nil {
 		name := ff.Tool
 		if name == "" {
 			name = "the fallback tool"
 		}
-		msg += " The fallback tool " + name + " was tried instead and failed too: " + ff.Error()
+		msg += " The fallback tool " + name + " was tried instead and failed too: " + ff.text(args)
 	}
 	if f.FallbackSkipped != "" {
 		msg += " Its fallback tool " + f.FallbackSkipped + " was not called: it is already being tried for this request (the tools fall back to each other in a cycle)."
@@ -76,7 +115,7 @@ func (f *Failure) Error() string {
 	return msg
 }
 
-func (f *Failure) message() string {
+func (f *Failure) message(args bool) string {
 	var b strings.Builder
 	tool := f.Tool
 	if tool == "" {
@@ -87,8 +126,13 @@ func (f *Failure) message() string {
 		return f.reason()
 	case KindArgsInvalid:
 		fmt.Fprintf(&b, "%s was not called: the input is invalid", tool)
-		if f.Detail != "" {
-			fmt.Fprintf(&b, ": %s", f.Detail)
+		var ae *ArgsError
+		switch {
+		case !errors.As(f.Cause, &ae) || len(ae.Problems) == 0:
+		case args:
+			fmt.Fprintf(&b, ": %s", ae.Error())
+		default:
+			b.WriteString(": details withheld: they quote the arguments")
 		}
 		b.WriteString(". Fix the input and call it again.")
 		return b.String()
@@ -97,7 +141,9 @@ func (f *Failure) message() string {
 	case KindApprovalRequired:
 		return fmt.Sprintf("%s is waiting for a human's approval.", tool)
 	case KindCanceled:
-		return fmt.Sprintf("The call to %s was canceled.", tool)
+		fmt.Fprintf(&b, "The call to %s was canceled.", tool)
+		f.writeSideEffect(&b)
+		return b.String()
 	case KindPanic:
 		fmt.Fprintf(&b, "%s failed internally (a bug in the tool, not in your input).", tool)
 		f.writeSideEffect(&b)
@@ -105,8 +151,8 @@ func (f *Failure) message() string {
 		return b.String()
 	case KindCircuitOpen:
 		f.writeNotCalled(&b, tool)
-		if f.Detail != "" {
-			fmt.Fprintf(&b, "its dependency %s is down", f.Detail)
+		if f.Dependency != "" {
+			fmt.Fprintf(&b, "its dependency %s is down", f.Dependency)
 		} else {
 			b.WriteString("its dependency is down")
 		}
@@ -119,9 +165,12 @@ func (f *Failure) message() string {
 		return b.String()
 	case KindBusy:
 		f.writeNotCalled(&b, tool)
-		if f.Detail != "" {
-			fmt.Fprintf(&b, "too many calls to its dependency %s are in flight.", f.Detail)
-		} else {
+		switch {
+		case errors.Is(f.Cause, errStuck):
+			b.WriteString("earlier attempts at it are still running after their time ran out (it does not stop when asked).")
+		case f.Dependency != "":
+			fmt.Fprintf(&b, "too many calls to its dependency %s are in flight.", f.Dependency)
+		default:
 			b.WriteString("too many calls to it are in flight.")
 		}
 		f.writeSideEffect(&b)
@@ -135,16 +184,23 @@ func (f *Failure) message() string {
 		b.WriteString(" Go on without it, or try again later.")
 		return b.String()
 	case KindTimeout:
-		if f.Detail != "" {
+		if f.WaitingFor != NotWaiting {
 			// The time ran out before the attempt began: nothing to answer.
 			f.writeNotCalled(&b, tool)
 			b.WriteString("its time")
 			if f.Timeout > 0 {
 				fmt.Fprintf(&b, " (%s)", roundForModel(f.Timeout))
 			}
-			fmt.Fprintf(&b, " ran out while it was %s.", f.Detail)
+			switch {
+			case f.WaitingFor == WaitingForSlot && f.Dependency != "":
+				fmt.Fprintf(&b, " ran out while it was waiting for a free slot at its dependency %s.", f.Dependency)
+			case f.WaitingFor == WaitingForSlot:
+				b.WriteString(" ran out while it was waiting for a free slot.")
+			default:
+				b.WriteString(" ran out while it was still waiting for approval.")
+			}
 			f.writeSideEffect(&b)
-			if f.Detail == detailAwaitingApproval {
+			if f.WaitingFor == WaitingForApproval {
 				fmt.Fprintf(&b, " Tell the user it needs their approval; call %s again once they have given it.", tool)
 			} else {
 				f.writeNext(&b, tool)
@@ -177,10 +233,6 @@ func (f *Failure) message() string {
 	f.writeNext(&b, tool)
 	return b.String()
 }
-
-// detailAwaitingApproval is the Detail of a tool-timeout whose time ran out
-// while the approval gate was still waiting for the approver.
-const detailAwaitingApproval = "still waiting for approval"
 
 // writeNotCalled starts the message of a call refused before an attempt:
 // "X was not called: " for the first, "X failed after 2 attempts and was not
@@ -225,49 +277,85 @@ func (f *Failure) writeNext(b *strings.Builder, tool string) {
 	fmt.Fprintf(b, " Do not call %s again with the same input for this request; tell the user it is unavailable or use another tool.", tool)
 }
 
-// reason is the model-safe short reason of the failure: Detail if set, else
-// derived from Cause.
-func (f *Failure) reason() string {
-	if f.Detail != "" {
-		return f.Detail
+// reason is the model-safe short reason of the failure, derived from Cause.
+func (f *Failure) reason() string { return Reason(f.Cause) }
+
+// FailureOf returns the *Failure that err would end the call in ctx with:
+// the one Surface builds, from err's kind (Classify) and the facts the
+// layers recorded on the call (attempts, waits, a side effect that may have
+// landed, a deadline that passed, why retries stopped, a fallback that
+// failed). A layer that must decide on the outcome of the layers inside it,
+// such as a fallback, asks it; it records nothing. It returns nil for a nil
+// err; when ctx carries no call it uses err alone.
+func FailureOf(ctx context.Context, err error) *Failure {
+	if err == nil {
+		return nil
 	}
-	return Reason(f.Cause)
+	c := CallFrom(ctx)
+	var fs facts
+	tool := ""
+	if c != nil {
+		fs, tool = c.facts(), c.tool
+	}
+	return buildFailure(ctx, fs, tool, err)
 }
 
-// Reason returns a short, model-safe description of err derived from its
-// type only: a ToolError's own message, "HTTP 503 Service Unavailable", "the
-// connection was reset", and so on; "" when the type says nothing useful. It
-// never contains the text of a foreign error.
-func Reason(err error) string {
-	if err == nil {
-		return ""
+// buildFailure is the one place a *Failure is made from what happened.
+func buildFailure(ctx context.Context, fs facts, tool string, err error) *Failure {
+	f := &Failure{
+		Tool:            tool,
+		Attempts:        fs.attempts,
+		Elapsed:         fs.elapsed,
+		SideEffect:      fs.sideEffect,
+		Cause:           err,
+		FallbackFailure: fs.altFailure,
+		FallbackSkipped: fs.altSkipped,
 	}
-	var te *ToolError
-	var he *HTTPError
-	var ne net.Error
-	var dns *net.DNSError
-	var op *net.OpError
-	switch {
-	case errors.As(err, &te) && !hasMarker(err):
-		return te.msg
-	case errors.As(err, &he):
-		return fmt.Sprintf("HTTP %d %s", he.StatusCode, httpStatusText(he.StatusCode))
-	case errors.Is(err, syscall.ECONNRESET):
-		return "the connection was reset"
-	case errors.Is(err, syscall.ECONNREFUSED):
-		return "the connection was refused"
-	case errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, io.EOF):
-		return "the connection closed before the answer was complete"
-	case errors.As(err, &dns):
-		return "the host name did not resolve"
-	case errors.As(err, &ne) && ne.Timeout():
-		return "a network timeout"
-	case errors.As(err, &op):
-		return "a network error"
-	case errors.As(err, &te):
-		return te.msg
+	var ar *ApprovalRequired
+	if errors.As(err, &ar) {
+		f.Kind = KindApprovalRequired
+		return f
 	}
-	return ""
+	if ctx.Err() != nil && HowEnded(ctx) == EndedByCaller {
+		f.Kind, f.Cause = KindCanceled, ctx.Err()
+		return f
+	}
+	kind, retryable := Classify(err)
+	f.Kind, f.Retryable = kind, retryable
+	var own *Failure
+	if errors.As(err, &own) {
+		// A failure of another toolsafe call, returned by the tool.
+		f.Wait, f.Timeout, f.Dependency, f.WaitingFor = own.Wait, own.Timeout, own.Dependency, own.WaitingFor
+		if own.SideEffect == SideEffectUnknown {
+			f.SideEffect = SideEffectUnknown
+		}
+	}
+	var rf *refusal
+	if errors.As(err, &rf) {
+		f.Dependency, f.Wait = rf.dependency, rf.wait
+	}
+	var at *attemptTimeoutError
+	if errors.As(err, &at) {
+		f.Timeout = at.limit
+	}
+	if fs.stopped {
+		f.Retryable = false
+		if fs.stopWait > 0 {
+			f.Wait = fs.stopWait
+		}
+	}
+	unsettled := (kind == KindFailed && retryable) || kind == KindTimeout
+	if fs.deadline > 0 && unsettled {
+		// The call's own deadline passed: whatever the last attempt said, the
+		// call ran out of time. An answer that settles the call (a pause, a
+		// semantic error, a panic) keeps its kind.
+		f.Kind, f.Retryable, f.Timeout, f.Wait = KindTimeout, false, fs.deadline, 0
+		f.WaitingFor = fs.waiting
+		if fs.waiting == WaitingForSlot {
+			f.Dependency = fs.waitingDep
+		}
+	}
+	return f
 }
 
 // forModel says d as a person would: "750ms", "2.5s", "45s", "3m20s",

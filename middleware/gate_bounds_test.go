@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"runtime/debug"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -25,8 +26,9 @@ func TestGateReturnsWhenCtxEndsWhileApproverIgnoresIt(t *testing.T) {
 		<-release
 		return middleware.Approved, nil
 	})
-	call := middleware.NewCall("refund", "")
-	ctx, cancel := context.WithCancel(middleware.WithCall(context.Background(), call))
+	ctx, _ := middleware.Begin(context.Background(), "refund", "", "A-1", nil)
+	waiting := lastWaiting(ctx)
+	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	errc := make(chan error, 1)
 	go func() {
@@ -43,8 +45,8 @@ func TestGateReturnsWhenCtxEndsWhileApproverIgnoresIt(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("the gate did not return when its context ended")
 	}
-	if !call.AwaitingApproval() {
-		t.Error("AwaitingApproval is false; want true: the gate was still waiting")
+	if w := waiting(); w != middleware.WaitingForApproval {
+		t.Errorf("the call was last waiting for %q; want approval: the gate was still waiting", w)
 	}
 	close(release)
 	<-decided
@@ -62,15 +64,16 @@ func TestGateDecidesOnTheCallersGoroutineWhenCtxCannotEnd(t *testing.T) {
 		return middleware.Approved, nil
 	})
 	tool := middleware.Func("refund", "", func(context.Context, string) (string, error) { return "done", nil })
-	call := middleware.NewCall("refund", "")
-	if out, err := middleware.Gate(a, middleware.ApproveCall)(tool).Call(middleware.WithCall(context.Background(), call), "A-1"); out != "done" || err != nil {
+	ctx, _ := middleware.Begin(context.Background(), "refund", "", "A-1", nil)
+	waiting := lastWaiting(ctx)
+	if out, err := middleware.Gate(a, middleware.ApproveCall)(tool).Call(ctx, "A-1"); out != "done" || err != nil {
 		t.Fatalf("Call = %q, %v; want done", out, err)
 	}
 	if !strings.Contains(stack, "TestGateDecidesOnTheCallersGoroutineWhenCtxCannotEnd") {
 		t.Errorf("Decide ran on another goroutine:\n%s", stack)
 	}
-	if call.AwaitingApproval() {
-		t.Error("AwaitingApproval is true after the approver answered")
+	if w := waiting(); w != middleware.NotWaiting {
+		t.Errorf("the call is still waiting for %q after the approver answered", w)
 	}
 }
 
@@ -78,10 +81,9 @@ func TestGateDecidesOnTheCallersGoroutineWhenCtxCannotEnd(t *testing.T) {
 func TestGateRecoversApproverPanic(t *testing.T) {
 	tool := middleware.Func("refund", "", func(context.Context, string) (string, error) { return "done", nil })
 	boom := middleware.ApproverFunc(func(context.Context, middleware.CallInfo) (middleware.Decision, error) { panic("boom") })
-	call := middleware.NewCall("refund", "")
-	call.SetLogger(slog.New(slog.DiscardHandler))
 	for _, ctx := range []context.Context{context.Background(), t.Context()} {
-		_, err := middleware.Gate(boom, middleware.ApproveEachAttempt)(tool).Call(middleware.WithCall(ctx, call), "A-1")
+		ctx, _ := middleware.Begin(ctx, "refund", "", "A-1", slog.New(slog.DiscardHandler))
+		_, err := middleware.Gate(boom, middleware.ApproveEachAttempt)(tool).Call(ctx, "A-1")
 		var ar *middleware.ApprovalRequired
 		if !errors.As(err, &ar) || ar.Err == nil || ar.Err.Error() != "the approver panicked: boom" {
 			t.Errorf("Call returned %v; want a pause whose Err is the panic", err)
@@ -101,5 +103,24 @@ func TestGateAsksNobodyForACancelledCall(t *testing.T) {
 	cancel()
 	if _, err := middleware.Gate(a, middleware.ApproveCall)(tool).Call(ctx, "A-1"); !errors.Is(err, context.Canceled) || asked.Load() != 0 {
 		t.Errorf("Call returned %v after asking %d times; want context.Canceled, never asked", err, asked.Load())
+	}
+}
+
+// lastWaiting observes the call in ctx and returns what it was last
+// waiting for, as the Waiting events said.
+func lastWaiting(ctx context.Context) func() middleware.WaitingFor {
+	var mu sync.Mutex
+	last := middleware.NotWaiting
+	middleware.Observe(ctx, middleware.ObserverFunc(func(e middleware.Event) {
+		if w, ok := e.(middleware.Waiting); ok {
+			mu.Lock()
+			last = w.For
+			mu.Unlock()
+		}
+	}))
+	return func() middleware.WaitingFor {
+		mu.Lock()
+		defer mu.Unlock()
+		return last
 	}
 }

@@ -3,27 +3,62 @@ package middleware
 import (
 	"context"
 	"sync"
+	"time"
 )
 
+// DefaultGrantTTL is how long a grant, a denial or a pending request lives
+// in Grants when Grants.TTL is zero.
+const DefaultGrantTTL = time.Hour
+
+// DefaultMaxPending is how many pending requests Grants lists at most when
+// Grants.MaxPending is zero; the oldest is dropped first.
+const DefaultMaxPending = 1000
+
 // Grants is an in-memory Approver for a program that asks a person: each
-// Grant or Deny is bound to one tool and its exact input, and is used up by
-// one decision. A grant therefore never covers another input, another tool,
-// or a second call; for a destructive tool (ApproveEachAttempt) it covers one
-// attempt, so two attempts need two grants.
+// Grant or Deny is bound to one tool and its input, and is used up by one
+// decision. A grant therefore never covers another input, another tool, or
+// a second call; for a destructive tool (ApproveEachAttempt) it covers one
+// attempt, so two attempts need two grants. Inputs are compared as
+// canonical JSON (see Canonical): a call re-planned with the same
+// arguments in another key order or spacing matches its grant.
 //
 // Decisions for the same tool and input are used in the order they were
 // given. A call with no decision waiting is Pending and is listed by Pending
 // until a Grant or Deny for it arrives.
 //
-// The zero Grants is ready to use; NewGrants returns one. A Grants is safe for
-// concurrent use.
+// Grants are bounded: a grant or denial not used within TTL expires, and
+// so does a pending request; Revoke takes a grant back; at most MaxPending
+// requests are listed, the oldest dropped first.
+//
+// The zero Grants is ready to use; NewGrants returns one. Set TTL and
+// MaxPending before the first use. A Grants is safe for concurrent use.
 type Grants struct {
+	// TTL is how long a decision waits to be used, and a pending request to
+	// be decided; zero means DefaultGrantTTL (1 hour).
+	TTL time.Duration
+	// MaxPending caps the pending requests listed; zero means
+	// DefaultMaxPending (1,000).
+	MaxPending int
+	// Now returns the current time; nil means time.Now. Tests set it.
+	Now func() time.Time
+
 	mu        sync.Mutex
-	decisions map[grantKey][]Decision
-	pending   []CallInfo
+	decisions map[grantKey][]decided
+	pending   []pendingCall
 }
 
 type grantKey struct{ tool, input string }
+
+type decided struct {
+	d       Decision
+	expires time.Time
+}
+
+type pendingCall struct {
+	key     grantKey
+	info    CallInfo
+	expires time.Time
+}
 
 var _ Approver = (*Grants)(nil)
 
@@ -31,30 +66,67 @@ var _ Approver = (*Grants)(nil)
 func NewGrants() *Grants { return &Grants{} }
 
 // Grant approves one call (one attempt, for a destructive tool) of tool with
-// exactly input. Granting twice approves two.
+// input. Granting twice approves two.
 func (g *Grants) Grant(tool, input string) { g.add(tool, input, Approved) }
 
-// Deny refuses the next call of tool with exactly input: it ends with
+// Deny refuses the next call of tool with input: it ends with
 // approval-denied, and the model is told not to call it again.
 func (g *Grants) Deny(tool, input string) { g.add(tool, input, Denied) }
 
-func (g *Grants) add(tool, input string, d Decision) {
+// Revoke takes back every grant and denial of tool with input not used
+// yet, and reports how many there were.
+func (g *Grants) Revoke(tool, input string) int {
+	k := keyOf(tool, input)
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	if g.decisions == nil {
-		g.decisions = make(map[grantKey][]Decision)
+	n := len(g.decisions[k])
+	delete(g.decisions, k)
+	return n
+}
+
+func keyOf(tool, input string) grantKey {
+	canon, err := Canonical(input)
+	if err != nil {
+		canon = input
 	}
-	k := grantKey{tool, input}
-	g.decisions[k] = append(g.decisions[k], d)
+	return grantKey{tool, canon}
+}
+
+func (g *Grants) ttl() time.Duration {
+	if g.TTL > 0 {
+		return g.TTL
+	}
+	return DefaultGrantTTL
+}
+
+func (g *Grants) now() time.Time {
+	if g.Now != nil {
+		return g.Now()
+	}
+	return time.Now()
+}
+
+func (g *Grants) add(tool, input string, d Decision) {
+	k := keyOf(tool, input)
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	now := g.now()
+	g.expireLocked(now)
+	if g.decisions == nil {
+		g.decisions = make(map[grantKey][]decided)
+	}
+	g.decisions[k] = append(g.decisions[k], decided{d, now.Add(g.ttl())})
 	g.dropPendingLocked(k)
 }
 
 // Decide uses up the oldest decision given for call.Tool and call.Input, or
 // answers Pending and lists the call in Pending. It never returns an error.
 func (g *Grants) Decide(_ context.Context, call CallInfo) (Decision, error) {
+	k := keyOf(call.Tool, call.Input)
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	k := grantKey{call.Tool, call.Input}
+	now := g.now()
+	g.expireLocked(now)
 	if ds := g.decisions[k]; len(ds) > 0 {
 		if len(ds) == 1 {
 			delete(g.decisions, k)
@@ -62,15 +134,22 @@ func (g *Grants) Decide(_ context.Context, call CallInfo) (Decision, error) {
 			g.decisions[k] = ds[1:]
 		}
 		g.dropPendingLocked(k)
-		return ds[0], nil
+		return ds[0].d, nil
 	}
 	for i, p := range g.pending {
-		if p.Tool == call.Tool && p.Input == call.Input {
-			g.pending[i] = call // the latest request for it
+		if p.key == k {
+			g.pending[i] = pendingCall{k, call, now.Add(g.ttl())} // the latest request for it
 			return Pending, nil
 		}
 	}
-	g.pending = append(g.pending, call)
+	max := g.MaxPending
+	if max <= 0 {
+		max = DefaultMaxPending
+	}
+	if len(g.pending) >= max {
+		g.pending = append(g.pending[:0], g.pending[len(g.pending)-max+1:]...)
+	}
+	g.pending = append(g.pending, pendingCall{k, call, now.Add(g.ttl())})
 	return Pending, nil
 }
 
@@ -80,15 +159,44 @@ func (g *Grants) Decide(_ context.Context, call CallInfo) (Decision, error) {
 func (g *Grants) Pending() []CallInfo {
 	g.mu.Lock()
 	defer g.mu.Unlock()
+	g.expireLocked(g.now())
 	if len(g.pending) == 0 {
 		return nil
 	}
-	return append([]CallInfo(nil), g.pending...)
+	out := make([]CallInfo, len(g.pending))
+	for i, p := range g.pending {
+		out[i] = p.info
+	}
+	return out
+}
+
+// expireLocked drops the decisions and pending requests whose time is up.
+func (g *Grants) expireLocked(now time.Time) {
+	for k, ds := range g.decisions {
+		keep := ds[:0]
+		for _, d := range ds {
+			if now.Before(d.expires) {
+				keep = append(keep, d)
+			}
+		}
+		if len(keep) == 0 {
+			delete(g.decisions, k)
+		} else {
+			g.decisions[k] = keep
+		}
+	}
+	keep := g.pending[:0]
+	for _, p := range g.pending {
+		if now.Before(p.expires) {
+			keep = append(keep, p)
+		}
+	}
+	g.pending = keep
 }
 
 func (g *Grants) dropPendingLocked(k grantKey) {
 	for i, p := range g.pending {
-		if p.Tool == k.tool && p.Input == k.input {
+		if p.key == k {
 			g.pending = append(g.pending[:i], g.pending[i+1:]...)
 			return
 		}

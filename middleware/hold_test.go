@@ -34,7 +34,8 @@ func TestHold(t *testing.T) {
 			<-unblock // ignores its context
 			return "late", nil
 		}))
-		_, err := tool.Call(middleware.WithCall(ctx, middleware.NewCall("stuck", "")), "")
+		ctx, _ = middleware.Begin(ctx, "stuck", "", "", nil)
+		_, err := tool.Call(ctx, "")
 		if kind, _ := middleware.Classify(err); kind != middleware.KindTimeout {
 			t.Fatalf("err %v; want a timeout", err)
 		}

@@ -1,15 +1,16 @@
 package middleware
 
 // Kind names a class of failure. Its values are stable strings, used as the
-// OpenTelemetry error.type attribute and in metrics.
+// OpenTelemetry error.type attribute, in metrics and in the policies file.
 type Kind string
 
-// The kinds of failure (DESIGN.md §3).
+// The kinds of failure. Kinds lists them in this order.
 const (
 	// KindToolError is a semantic error from the tool (not found, out of
 	// range, denied): not retried; the model sees the tool's message.
 	KindToolError Kind = "tool-error"
-	// KindFailed is a transient failure that outlived its retries.
+	// KindFailed is a transient failure that outlived its retries, or one
+	// marked Permanent.
 	KindFailed Kind = "tool-failed"
 	// KindTimeout is an attempt, or the whole call, that ran out of time.
 	KindTimeout Kind = "tool-timeout"
@@ -18,7 +19,9 @@ const (
 	KindArgsInvalid Kind = "args-invalid"
 	// KindCircuitOpen is a call refused by an open circuit breaker.
 	KindCircuitOpen Kind = "circuit-open"
-	// KindBusy is a call refused by a full bulkhead or a rate limiter.
+	// KindBusy is a call refused by a full bulkhead, a rate limiter, an
+	// adaptive limiter or throttler, or because earlier attempts at the tool
+	// are still stuck.
 	KindBusy Kind = "tool-busy"
 	// KindBudget is a retry refused because the retry budget was spent.
 	KindBudget Kind = "budget-exceeded"
@@ -40,6 +43,58 @@ const (
 func Kinds() []Kind {
 	return []Kind{KindToolError, KindFailed, KindTimeout, KindArgsInvalid, KindCircuitOpen, KindBusy,
 		KindBudget, KindPanic, KindApprovalRequired, KindApprovalDenied, KindCanceled}
+}
+
+// kindError is the sentinel error of one Kind.
+type kindError struct{ kind Kind }
+
+func (e *kindError) Error() string { return "toolsafe: " + string(e.kind) }
+
+// Sentinel errors, one per Kind, for errors.Is: a *Failure is its Kind's
+// sentinel, so errors.Is(err, ErrTimeout) reports whether err is (or wraps)
+// a failure of kind tool-timeout. They are not returned by themselves.
+var (
+	ErrToolError        error = &kindError{KindToolError}
+	ErrFailed           error = &kindError{KindFailed}
+	ErrTimeout          error = &kindError{KindTimeout}
+	ErrArgsInvalid      error = &kindError{KindArgsInvalid}
+	ErrCircuitOpen      error = &kindError{KindCircuitOpen}
+	ErrBusy             error = &kindError{KindBusy}
+	ErrBudget           error = &kindError{KindBudget}
+	ErrPanic            error = &kindError{KindPanic}
+	ErrApprovalRequired error = &kindError{KindApprovalRequired}
+	ErrApprovalDenied   error = &kindError{KindApprovalDenied}
+	ErrCanceled         error = &kindError{KindCanceled}
+)
+
+// Err returns the sentinel error of k (ErrTimeout for KindTimeout), or nil
+// for a string that is no Kind.
+func (k Kind) Err() error {
+	switch k {
+	case KindToolError:
+		return ErrToolError
+	case KindFailed:
+		return ErrFailed
+	case KindTimeout:
+		return ErrTimeout
+	case KindArgsInvalid:
+		return ErrArgsInvalid
+	case KindCircuitOpen:
+		return ErrCircuitOpen
+	case KindBusy:
+		return ErrBusy
+	case KindBudget:
+		return ErrBudget
+	case KindPanic:
+		return ErrPanic
+	case KindApprovalRequired:
+		return ErrApprovalRequired
+	case KindApprovalDenied:
+		return ErrApprovalDenied
+	case KindCanceled:
+		return ErrCanceled
+	}
+	return nil
 }
 
 // SideEffect says whether a failed call may have changed something upstream.

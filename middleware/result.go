@@ -24,30 +24,24 @@ type Result struct {
 	// Output is its answer; when it failed too, Failure is the primary's and
 	// Failure.FallbackFailure the alternative's.
 	Fallback string
+	// Primary is how the primary tool failed when the call was routed to
+	// Fallback: why it fell back, whether the alternative answered or not.
+	// nil when there was no fallback.
+	Primary *Failure
 	// Abandoned is the number of attempts given up by the attempt timeout
-	// while the tool was still running (it finishes in the background).
+	// while the tool was still running and ignoring its context (it
+	// finishes in the background).
 	Abandoned int
 	// Failure is how the call failed; nil on success.
 	Failure *Failure
 }
 
-// Result builds the Result of the call from its record and the output of
-// the chain.
-func (c *Call) Result(output string) Result {
-	r := Result{
-		Tool:      c.tool,
-		CallID:    c.id,
-		Attempts:  c.Attempts(),
-		Delays:    c.Delays(),
-		Elapsed:   time.Since(c.start),
-		Fallback:  c.Fallback(),
-		Abandoned: c.Abandoned(),
-		Failure:   c.Failure(),
-	}
+// Kind is the kind of the call's failure, or "" on success.
+func (r Result) Kind() Kind {
 	if r.Failure == nil {
-		r.Output = output
+		return ""
 	}
-	return r
+	return r.Failure.Kind
 }
 
 // Status is "ok" on success, "paused" when the call waits for approval, and

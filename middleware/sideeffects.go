@@ -46,34 +46,37 @@ func (s SideEffects) String() string {
 	return "none"
 }
 
-// GuardSideEffects applies the rule of DESIGN.md §3 to each attempt of a
-// tool with side effects: an attempt that may have been applied (see
-// MayHaveApplied) is marked with SideEffectUnknown, in the failure and in
-// the call record (so the call's final failure says so even when a later
-// attempt failed differently); for SideEffectsWithoutKey it also ends the
-// call, not retried. Place it inside the retry and outside the attempt
-// timeout, as toolsafe does. For NoSideEffects it returns the tool as is.
-// The caller's cancellation is returned untouched.
+// GuardSideEffects applies the side-effect rule to each attempt of a tool
+// with side effects: an attempt that may have been applied — it reached
+// the tool and then failed in a way that does not prove otherwise (see
+// MayHaveApplied), or was cut short by the attempt timeout, the call's
+// deadline or the caller — marks the call SideEffectUnknown, so its
+// Failure and the model's message say "may have been applied; check before
+// calling again" whichever layer ended it, and a fallback never runs after
+// it. For SideEffectsWithoutKey it also ends the call, not retried: calling
+// again would be a second action. Place it inside the retry and outside
+// the approval gate, as toolsafe does. For NoSideEffects it returns the
+// tool as is.
 func GuardSideEffects(s SideEffects) Middleware {
 	return func(next tools.Tool) tools.Tool {
 		if s != SideEffectsWithKey && s != SideEffectsWithoutKey {
 			return next
 		}
 		return wrap(next, func(ctx context.Context, input string) (string, error) {
+			call := CallFrom(ctx)
+			before := call.Attempts()
 			out, err := next.Call(ctx, input)
-			if err == nil || ctx.Err() != nil || !MayHaveApplied(err) {
+			if err == nil || call.Attempts() == before && call != nil {
+				return out, err // it never reached the tool
+			}
+			if ctx.Err() == nil && !MayHaveApplied(err) {
 				return out, err
 			}
-			call := CallFrom(ctx)
-			if call != nil {
-				call.markSideEffectUnknown()
+			call.markSideEffectUnknown()
+			if s == SideEffectsWithoutKey && ctx.Err() == nil {
+				return "", &finalError{err: err}
 			}
-			f := ToFailure(ctx, nil, err) // the call's counts are filled in when it ends
-			f.SideEffect = SideEffectUnknown
-			if s == SideEffectsWithoutKey {
-				f.Retryable = false
-			}
-			return "", f
+			return out, err
 		})
 	}
 }
@@ -101,12 +104,21 @@ func MayHaveApplied(err error) bool {
 	}
 	var f *Failure
 	if errors.As(err, &f) {
+		if f.SideEffect == SideEffectUnknown {
+			return true
+		}
 		switch f.Kind {
 		case KindTimeout, KindPanic:
 			return true
 		case KindFailed:
 			return f.Cause == nil || MayHaveApplied(f.Cause)
 		}
+		return false
+	}
+	switch kind, _ := Classify(err); kind {
+	case KindTimeout, KindPanic:
+		return true
+	case KindToolError, KindArgsInvalid, KindCircuitOpen, KindBusy, KindBudget, KindApprovalDenied:
 		return false
 	}
 	var ra *retryAfterError
@@ -131,19 +143,4 @@ func MayHaveApplied(err error) bool {
 	return true
 }
 
-// markSideEffectUnknown records that an attempt of the call may have been
-// applied.
-func (c *Call) markSideEffectUnknown() {
-	c.mu.Lock()
-	c.sideEffect = SideEffectUnknown
-	c.mu.Unlock()
-}
 
-// SideEffect is SideEffectUnknown once an attempt of a tool with side
-// effects ended in a way that may have applied it (see GuardSideEffects),
-// else SideEffectNone.
-func (c *Call) SideEffect() SideEffect {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.sideEffect
-}

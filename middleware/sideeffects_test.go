@@ -60,13 +60,13 @@ func TestGuardSideEffects(t *testing.T) {
 		{middleware.SideEffectsWithoutKey, false, middleware.SideEffectUnknown},
 	} {
 		t.Run(tt.s.String(), func(t *testing.T) {
-			call := middleware.NewCall("refund", "")
-			ctx := middleware.WithCall(context.Background(), call)
-			_, err := middleware.GuardSideEffects(tt.s)(failing).Call(ctx, "A-1")
+			ctx, _ := middleware.Begin(context.Background(), "refund", "", "A-1", nil)
+			// The attempt timeout begins the attempt, as inside toolsafe.
+			_, err := middleware.GuardSideEffects(tt.s)(middleware.AttemptTimeout(0)(failing)).Call(ctx, "A-1")
 			_, retryable := middleware.Classify(err)
-			f := middleware.ToFailure(ctx, call, err)
-			if retryable != tt.retryable || f.SideEffect != tt.effect || call.SideEffect() != tt.effect {
-				t.Errorf("retryable %v, side effect %v (call %v); want %v, %v", retryable, f.SideEffect, call.SideEffect(), tt.retryable, tt.effect)
+			f := middleware.FailureOf(ctx, err)
+			if retryable != tt.retryable || f.SideEffect != tt.effect {
+				t.Errorf("retryable %v, side effect %v; want %v, %v", retryable, f.SideEffect, tt.retryable, tt.effect)
 			}
 			if !errors.Is(err, syscall.ECONNRESET) {
 				t.Errorf("the cause was lost: %v", err)

@@ -10,6 +10,12 @@ const ScopeName = "github.com/toolsafe/toolsafe/otelhook"
 // v1.41.0. None of them ever holds a foreign error's text or, unless opted
 // in, the tool's arguments or output.
 const (
+	// CallIDKey (string, call span) is toolsafe's own ID of the call
+	// (middleware.CallID), on every call span: the model's tool-call ID when
+	// known (then gen_ai.tool.call.id too), else one toolsafe made up, the
+	// same as the call_id of the call's log lines, so a log line can be
+	// found in the trace.
+	CallIDKey = attribute.Key("toolsafe.call.id")
 	// AttemptsKey (int, call span) is the number of attempts made on the
 	// tool: 1 means no retry, 0 that none was made (invalid input, open
 	// circuit, approval pause).

@@ -68,12 +68,13 @@ func (h *Hook) instruments() *instruments {
 	return h.meters.get(mp, newInstruments)
 }
 
-// CallSpan returns the middleware of the call span, layer 1 of DESIGN.md §2:
-// one span "execute_tool {tool}" around the whole logical call, its retry,
-// fallback and breaker events, and the call metrics. It reads the outcome
-// from the call record in the context (middleware.CallFrom), which it starts
-// when the context carries none for this tool. toolsafe.WithTracing places
-// it; use it directly only to build a stack by hand.
+// CallSpan returns the middleware of the call span: one span
+// "execute_tool {tool}" around the whole logical call, outermost, with its
+// retry, fallback and breaker events and the call metrics. It reads the
+// outcome from the call record in the context (middleware.CallFrom), which
+// it starts when the context carries none for this tool.
+// toolsafe.WithTracing places it; use it directly only to build a stack by
+// hand.
 func (h *Hook) CallSpan() middleware.Middleware {
 	return func(next tools.Tool) tools.Tool {
 		tt := newToolTrace(next)
@@ -92,7 +93,7 @@ type callSpan struct {
 	ctx  context.Context // the span's
 	inst *instruments
 	tt   *toolTrace
-	end  [5]attribute.KeyValue
+	end  [6]attribute.KeyValue
 }
 
 var _ middleware.CallObserver = (*callSpan)(nil)
@@ -100,74 +101,65 @@ var _ middleware.CallObserver = (*callSpan)(nil)
 func (h *Hook) call(ctx context.Context, next tools.Tool, tt *toolTrace, input string) (string, error) {
 	call := middleware.CallFrom(ctx)
 	if call == nil || call.Tool() != tt.name {
-		// Called without toolsafe's root, or as another tool's alternative
-		// on that tool's context: this call needs a record of its own.
-		call = middleware.NewCall(tt.name, "")
-		ctx = middleware.WithCall(ctx, call)
+		// Called without toolsafe's root, or on another call's context:
+		// this call needs a record of its own.
+		ctx, call = middleware.Begin(ctx, tt.name, "", input, nil)
 	}
 	cs := &callSpan{inst: h.instruments(), tt: tt}
 
-	opts := tt.start
-	if call.IDKnown() || h.cfg.args {
-		var own []attribute.KeyValue
-		if call.IDKnown() {
-			own = append(own, semconv.GenAIToolCallID(call.ID()))
-		}
-		if h.cfg.args {
-			own = append(own, semconv.GenAIToolCallArgumentsKey.String(input))
-		}
-		opts = append(slices.Clip(tt.start), trace.WithAttributes(own...))
+	own := make([]attribute.KeyValue, 0, 3)
+	own = append(own, CallIDKey.String(call.ID()))
+	if call.IDKnown() {
+		own = append(own, semconv.GenAIToolCallID(call.ID()))
 	}
+	if h.cfg.args {
+		own = append(own, semconv.GenAIToolCallArgumentsKey.String(input))
+	}
+	opts := append(slices.Clip(tt.start), trace.WithAttributes(own...))
 	start := time.Now()
 	ctx, cs.span = h.tracer().Start(ctx, tt.spanName, opts...)
 	cs.ctx = ctx
 	span := cs.span
 	defer span.End()
-	call.Observe(cs)
+	middleware.Observe(ctx, cs)
 
 	out, err := next.Call(ctx, input)
 
-	f := call.Failure()
-	if f == nil && err != nil {
-		f = middleware.ToFailure(ctx, call, err)
-	}
-	attempts := call.Attempts()
+	r := call.Result(ctx, out, err)
+	f := r.Failure
 	end := append(cs.end[:0],
-		AttemptsKey.Int(attempts),
-		AbandonedKey.Int(call.Abandoned()))
-	alt := call.Fallback()
-	if alt != "" {
-		end = append(end, FallbackKey.String(alt))
+		AttemptsKey.Int(r.Attempts),
+		AbandonedKey.Int(r.Abandoned))
+	if r.Fallback != "" {
+		end = append(end, FallbackKey.String(r.Fallback))
+	}
+	if f != nil && f.SideEffect == middleware.SideEffectUnknown {
+		end = append(end, SideEffectKey.String(f.SideEffect.String()))
+	}
+	msg := ""
+	if f != nil {
+		msg = f.MessageWithoutArguments()
+		if h.cfg.args {
+			msg = f.Error()
+		}
 	}
 	switch {
 	case f == nil:
-		end = append(end, SummaryKey.String(okSummary(tt.name, attempts, alt)))
+		end = append(end, SummaryKey.String(okSummary(tt.name, r.Attempts, r.Fallback)))
 		if h.cfg.results {
 			end = append(end, semconv.GenAIToolCallResultKey.String(out))
 		}
 	case f.Kind == middleware.KindApprovalRequired:
-		end = append(end, SummaryKey.String(f.Error()))
+		end = append(end, SummaryKey.String(msg))
 		span.AddEvent(EventApprovalRequired)
 	case f.Kind == middleware.KindCanceled:
-		end = append(end, SummaryKey.String(f.Error()))
+		end = append(end, SummaryKey.String(msg))
 		span.AddEvent(EventCanceled, trace.WithAttributes(CancelCauseKey.String(cancelCause(ctx, f))))
 	default:
-		msg := f.Error()
-		if f.Kind == middleware.KindArgsInvalid && !h.cfg.args {
-			// The model is told which argument is wrong, and that text
-			// quotes the input (an unknown argument's name): the span keeps
-			// the message without it unless arguments are recorded.
-			withheld := *f
-			withheld.Detail = "details withheld: they quote the arguments (otelhook.WithRecordArguments)"
-			msg = withheld.Error()
-		}
 		end = append(end,
 			SummaryKey.String(msg),
 			semconv.ErrorTypeKey.String(string(f.Kind)),
 			RetryableKey.Bool(f.Retryable))
-		if f.SideEffect == middleware.SideEffectUnknown {
-			end = append(end, SideEffectKey.String(f.SideEffect.String()))
-		}
 		span.SetStatus(codes.Error, msg)
 	}
 	span.SetAttributes(end...)
@@ -180,44 +172,34 @@ func (h *Hook) call(ctx context.Context, next tools.Tool, tt *toolTrace, input s
 	}
 	outcome := tt.outcome(f) // "ok" or f.Kind
 	cs.inst.calls.Add(mctx, 1, outcome.add...)
-	if attempts > 0 {
-		cs.inst.attempts.Add(mctx, int64(attempts), tt.byTool...)
+	if r.Attempts > 0 {
+		cs.inst.attempts.Add(mctx, int64(r.Attempts), tt.byTool...)
 	}
 	cs.inst.duration.Record(mctx, time.Since(start).Seconds(), outcome.record...)
 	return out, err
 }
 
-// OnRetry adds the "retry" event.
-func (cs *callSpan) OnRetry(attempt int, delay time.Duration, err error) {
-	kind, _ := middleware.Classify(err)
-	cs.span.AddEvent(EventRetry, trace.WithAttributes(
-		AttemptKey.Int(attempt),
-		DelayKey.Float64(delay.Seconds()),
-		semconv.ErrorTypeKey.String(string(kind))))
-}
-
-// OnAbandoned counts an abandoned attempt still running.
-func (cs *callSpan) OnAbandoned(int) {
-	cs.inst.abandoned.Add(cs.ctx, 1, cs.tt.byTool...)
-}
-
-// OnAbandonedDone counts an abandoned attempt that has returned, maybe long
-// after the call.
-func (cs *callSpan) OnAbandonedDone(int) {
-	cs.inst.abandoned.Add(context.WithoutCancel(cs.ctx), -1, cs.tt.byTool...)
-}
-
-// OnFallback adds the "fallback" event.
-func (cs *callSpan) OnFallback(alt string) {
-	cs.span.AddEvent(EventFallback, trace.WithAttributes(FallbackKey.String(alt)))
-}
-
-// OnBreakerStateChange adds the "circuit_breaker.state_change" event and
-// counts the change.
-func (cs *callSpan) OnBreakerStateChange(breaker, from, to string) {
-	kv := []attribute.KeyValue{BreakerKey.String(breaker), BreakerFromKey.String(from), BreakerToKey.String(to)}
-	cs.span.AddEvent(EventBreakerStateChange, trace.WithAttributes(kv...))
-	cs.inst.breaker.Add(cs.ctx, 1, metric.WithAttributes(append(kv, cs.tt.toolAttr)...))
+// OnEvent turns the call's events into span events and metrics.
+func (cs *callSpan) OnEvent(e middleware.Event) {
+	switch e := e.(type) {
+	case middleware.RetryScheduled:
+		kind, _ := middleware.Classify(e.Err)
+		cs.span.AddEvent(EventRetry, trace.WithAttributes(
+			AttemptKey.Int(e.Attempt),
+			DelayKey.Float64(e.Delay.Seconds()),
+			semconv.ErrorTypeKey.String(string(kind))))
+	case middleware.AttemptAbandoned:
+		cs.inst.abandoned.Add(cs.ctx, 1, cs.tt.byTool...)
+	case middleware.AbandonedReturned:
+		// Maybe long after the call.
+		cs.inst.abandoned.Add(context.WithoutCancel(cs.ctx), -1, cs.tt.byTool...)
+	case middleware.FallbackRouted:
+		cs.span.AddEvent(EventFallback, trace.WithAttributes(FallbackKey.String(e.To)))
+	case middleware.BreakerStateChanged:
+		kv := []attribute.KeyValue{BreakerKey.String(e.Breaker), BreakerFromKey.String(e.From), BreakerToKey.String(e.To)}
+		cs.span.AddEvent(EventBreakerStateChange, trace.WithAttributes(kv...))
+		cs.inst.breaker.Add(cs.ctx, 1, metric.WithAttributes(append(kv, cs.tt.toolAttr)...))
+	}
 }
 
 // okSummary is the summary of a successful call: toolsafe's own words,
@@ -251,11 +233,11 @@ func cancelCause(ctx context.Context, f *middleware.Failure) string {
 	return "canceled"
 }
 
-// AttemptSpan returns the middleware of the attempt span, layer 10 of
-// DESIGN.md §2: one child span "attempt {n}" per attempt, started on the
-// attempt's goroutine inside the attempt timeout (which numbers the
-// attempts, see middleware.AttemptNumber). toolsafe.WithTracing places it;
-// use it directly only to build a stack by hand.
+// AttemptSpan returns the middleware of the attempt span: one child span
+// "attempt {n}" per attempt, started inside the attempt timeout (which
+// numbers the attempts, see middleware.AttemptNumber), around the panic
+// recovery and the tool. toolsafe.WithTracing places it; use it directly
+// only to build a stack by hand.
 func (h *Hook) AttemptSpan() middleware.Middleware {
 	return func(next tools.Tool) tools.Tool {
 		return middleware.Func(next.Name(), next.Description(), func(ctx context.Context, input string) (string, error) {
@@ -268,7 +250,6 @@ func (h *Hook) AttemptSpan() middleware.Middleware {
 // or when the attempt timeout gives up on it, whichever comes first. It is
 // the attempt's observer, to learn the latter.
 type attemptSpan struct {
-	ignoreEvents
 	span trace.Span
 	ctx  context.Context // the span's
 	n    int
@@ -298,9 +279,7 @@ func (h *Hook) startAttempt(ctx context.Context) *attemptSpan {
 	a := &attemptSpan{n: n}
 	st := attemptStart(n)
 	a.ctx, a.span = h.tracer().Start(ctx, st.name, st.opts...)
-	if call := middleware.CallFrom(ctx); call != nil {
-		call.Observe(a)
-	}
+	middleware.Observe(ctx, a)
 	return a
 }
 
@@ -312,7 +291,7 @@ func (a *attemptSpan) end(err error) {
 	}
 	kind, retryable := middleware.Classify(err)
 	if kind == middleware.KindApprovalRequired {
-		// A pause is not an error (DESIGN.md §7).
+		// A pause is not an error.
 		a.span.AddEvent(EventApprovalRequired)
 		a.finish(nil, "")
 		return
@@ -323,21 +302,23 @@ func (a *attemptSpan) end(err error) {
 	a.finish(failedAttempt(kind, retryable, middleware.Reason(err)), kind)
 }
 
-// finish ends the span, with attrs and, unless kind is "", an error status,
-// unless it has ended already.
+// finish ends the span, with attrs and, unless kind is "" or canceled (the
+// caller's cancellation is nobody's error), an error status, unless it has
+// ended already.
 func (a *attemptSpan) finish(attrs []attribute.KeyValue, kind middleware.Kind) {
 	a.once.Do(func() {
 		a.span.SetAttributes(attrs...)
-		if kind != "" {
+		if kind != "" && kind != middleware.KindCanceled {
 			a.span.SetStatus(codes.Error, string(kind))
 		}
 		a.span.End()
 	})
 }
 
-// OnAbandoned ends the span when its attempt is the one abandoned.
-func (a *attemptSpan) OnAbandoned(attempt int) {
-	if attempt != a.n {
+// OnEvent ends the span when its attempt is the one abandoned.
+func (a *attemptSpan) OnEvent(e middleware.Event) {
+	ab, ok := e.(middleware.AttemptAbandoned)
+	if !ok || ab.Attempt != a.n {
 		return
 	}
 	kind, retryable := middleware.KindTimeout, true
@@ -347,27 +328,18 @@ func (a *attemptSpan) OnAbandoned(attempt int) {
 	a.finish(failedAttempt(kind, retryable, "", AttemptAbandonedKey.Bool(true)), kind)
 }
 
-// ignoreEvents is the part of a middleware.CallObserver that ignores every
-// event; an observer embeds it and implements the events it wants.
-type ignoreEvents struct{}
-
-func (ignoreEvents) OnRetry(int, time.Duration, error)   {}
-func (ignoreEvents) OnAbandoned(int)                     {}
-func (ignoreEvents) OnAbandonedDone(int)                 {}
-func (ignoreEvents) OnFallback(string)                   {}
-func (ignoreEvents) OnBreakerStateChange(_, _, _ string) {}
-
 // endedBy tells how the attempt's context ended, if it did: tool-timeout
-// (retryable) when its time, or the call's, was up, canceled when the caller
-// canceled it.
+// (retryable) when its attempt timeout or the call's deadline passed,
+// canceled when the caller canceled it or its own deadline passed (see
+// middleware.HowEnded).
 func endedBy(ctx context.Context) (kind middleware.Kind, retryable, ok bool) {
-	switch err := ctx.Err(); {
-	case err == nil:
+	switch middleware.HowEnded(ctx) {
+	case middleware.NotEnded:
 		return "", false, false
-	case errors.Is(err, context.DeadlineExceeded):
-		return middleware.KindTimeout, true, true
-	default:
+	case middleware.EndedByCaller:
 		return middleware.KindCanceled, false, true
+	default:
+		return middleware.KindTimeout, true, true
 	}
 }
 

@@ -1,13 +1,16 @@
 package policy
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
 	"time"
 )
 
-// Backoff computes the wait before a retry. The zero Backoff waits nothing.
+// Backoff computes the wait before a retry. The zero Backoff's Delay is 0,
+// but a Retry given the zero Backoff waits as DefaultBackoff (see
+// Retry.Backoff); use Constant for a fixed wait.
 // A Backoff is a value: copy it freely; it is safe for concurrent use when
 // its Rand is.
 type Backoff struct {
@@ -34,6 +37,13 @@ type Backoff struct {
 // of 0.5–0.625s, 1–1.25s, 2–2.5s, ... up to 30–37.5s.
 func DefaultBackoff() Backoff {
 	return Backoff{Base: 500 * time.Millisecond, Max: 30 * time.Second, Multiplier: 2, Jitter: 0.25}
+}
+
+// Constant returns a Backoff that waits d before every retry, with no
+// jitter: Constant(0) retries at once. (A Retry with the zero Backoff waits
+// as DefaultBackoff instead.)
+func Constant(d time.Duration) Backoff {
+	return Backoff{Base: d, Multiplier: 1}
 }
 
 // Delay returns the wait after failed attempt n (n ≥ 1; n < 1 counts as 1):
@@ -71,18 +81,23 @@ func (b Backoff) Delay(n int) time.Duration {
 	return time.Duration(d)
 }
 
-// Validate reports a Backoff that cannot work: a negative Base or Max, a
-// negative Multiplier, or Jitter outside [0, 1].
-func (b Backoff) Validate() error {
-	switch {
-	case b.Base < 0:
-		return fmt.Errorf("backoff base %v is negative: use 0 for no wait, or a positive duration such as 500ms", b.Base)
-	case b.Max < 0:
-		return fmt.Errorf("backoff max %v is negative: use 0 for no cap, or a positive duration such as 30s", b.Max)
-	case b.Multiplier < 0 || math.IsNaN(b.Multiplier):
-		return fmt.Errorf("backoff multiplier %v is negative: use 1 for a constant wait, 2 to double it", b.Multiplier)
-	case b.Jitter < 0 || b.Jitter > 1 || math.IsNaN(b.Jitter):
-		return fmt.Errorf("backoff jitter %v is outside [0, 1]: 0.25 adds up to 25%% to each wait", b.Jitter)
+// Validate reports a Backoff that cannot work, naming every problem: a
+// negative Base or Max, a negative Multiplier, or Jitter outside [0, 1].
+func (b Backoff) Validate() error { return errors.Join(b.problems()...) }
+
+func (b Backoff) problems() []error {
+	var errs []error
+	if b.Base < 0 {
+		errs = append(errs, fmt.Errorf("backoff base %v is negative: use 0 for no wait, or a positive duration such as 500ms", b.Base))
 	}
-	return nil
+	if b.Max < 0 {
+		errs = append(errs, fmt.Errorf("backoff max %v is negative: use 0 for no cap, or a positive duration such as 30s", b.Max))
+	}
+	if b.Multiplier < 0 || math.IsNaN(b.Multiplier) {
+		errs = append(errs, fmt.Errorf("backoff multiplier %v is negative: use 1 for a constant wait, 2 to double it", b.Multiplier))
+	}
+	if b.Jitter < 0 || b.Jitter > 1 || math.IsNaN(b.Jitter) {
+		errs = append(errs, fmt.Errorf("backoff jitter %v is outside [0, 1]: 0.25 adds up to 25%% to each wait", b.Jitter))
+	}
+	return errs
 }

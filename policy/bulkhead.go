@@ -16,15 +16,15 @@ import (
 // dependency with NewBulkhead and give it to each tool
 // (toolsafe.WithBulkhead). It is safe for concurrent use.
 //
-// Every attempt of a wrapped tool takes a permit (layer 7 of DESIGN.md §2)
+// Every attempt of a wrapped tool takes a permit, after the approval gate
 // and keeps it until the tool has really returned: an attempt the attempt
 // timeout abandoned keeps its permit while it still runs in the background,
 // so the bulkhead bounds the real load on the upstream (the abandoned
 // attempts are counted in Result.Abandoned). A panic gives the permit back.
 //
-// When no permit is free within the bulkhead's wait, the attempt fails with
-// a *middleware.Failure of KindBusy, not retried, whose Detail names the
-// dependency.
+// When no permit is free within the bulkhead's wait, the attempt is refused
+// with tool-busy (bulkhead.ErrFull), not retried, and the model's message
+// names the dependency.
 type Bulkhead struct {
 	bh         bulkhead.Bulkhead[string]
 	dependency string
@@ -59,26 +59,29 @@ func (b *Bulkhead) Validate() error {
 }
 
 // Middleware returns the layer that takes a permit for each attempt (see
-// Bulkhead). toolsafe places it inside the circuit breaker, outside the
-// approval gate and the attempt timeout. When ctx ends while waiting for a
+// Bulkhead). toolsafe places it inside the circuit breaker and the approval
+// gate, outside the attempt timeout. While it waits for a free slot, the
+// call records middleware.Waiting, so a deadline that passes then tells the
+// model the tool was never called. When ctx ends while waiting for a
 // permit, it returns ctx.Err().
 func (b *Bulkhead) Middleware() middleware.Middleware {
 	return func(next tools.Tool) tools.Tool {
 		return middleware.Func(next.Name(), next.Description(), func(ctx context.Context, input string) (string, error) {
-			if err := b.bh.AcquirePermitWithMaxWait(ctx, b.maxWait); err != nil {
+			if !b.bh.TryAcquirePermit() {
+				if b.maxWait <= 0 {
+					return "", middleware.Refused(bulkhead.ErrFull, b.dependency, 0)
+				}
+				middleware.Record(ctx, middleware.Waiting{For: middleware.WaitingForSlot, Dependency: b.dependency})
+				err := b.bh.AcquirePermitWithMaxWait(ctx, b.maxWait)
 				if ctx.Err() != nil {
-					return "", ctx.Err()
+					if err == nil {
+						b.bh.ReleasePermit()
+					}
+					return "", ctx.Err() // still waiting for a slot, as the record says
 				}
-				attempts := 0
-				if call := middleware.CallFrom(ctx); call != nil {
-					attempts = call.Attempts()
-				}
-				return "", &middleware.Failure{
-					Kind:     middleware.KindBusy,
-					Tool:     next.Name(),
-					Attempts: attempts,
-					Detail:   b.dependency,
-					Cause:    err,
+				middleware.Record(ctx, middleware.Waiting{For: middleware.NotWaiting})
+				if err != nil {
+					return "", middleware.Refused(bulkhead.ErrFull, b.dependency, 0)
 				}
 			}
 			hctx, done := middleware.Hold(ctx, b.bh.ReleasePermit)

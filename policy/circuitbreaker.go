@@ -75,38 +75,51 @@ func (b Breaker) Validate() error {
 // It embeds the failsafe-go breaker, so it is a
 // circuitbreaker.CircuitBreaker[string]: State, RemainingDelay, Metrics and
 // the rest are failsafe-go's. Every attempt of a wrapped tool asks it for a
-// permit (layer 7 of DESIGN.md §2), and its outcome is recorded this way:
+// permit, after the approval gate and before the bulkhead, and its outcome
+// is recorded this way:
 //
 //   - success: a success;
-//   - tool-failed (a transient failure) and tool-timeout (the attempt
-//     timeout expired): a failure;
+//   - tool-failed (a transient failure) and tool-timeout of an attempt that
+//     reached the tool, cut by its attempt timeout or by the call's own
+//     deadline (toolsafe.WithDeadline): a failure, because the dependency
+//     took too long;
 //   - anything else counts neither way: tool-error and args-invalid (the
 //     dependency answered; the input was wrong), approval pauses and
 //     denials (nothing ran), tool-panic (a bug in the tool, not the
-//     dependency), tool-busy (the bulkhead refused), and the caller's
-//     cancellation or the call's deadline passing. Such an attempt gives
-//     its permit back, so a half-open breaker lets another probe through
-//     instead of waiting forever for one that will not report. (failsafe-go
-//     itself would count an excluded error as a success and a cancellation
-//     as a failure; this is why toolsafe drives the breaker itself.)
+//     dependency), tool-busy (the bulkhead refused; the tool was not
+//     called), and the caller's own cancellation or deadline (see
+//     middleware.HowEnded). Such an attempt gives its permit back once its
+//     tool has really returned, so a half-open breaker lets another probe
+//     through instead of waiting forever for one that will not report.
+//     (failsafe-go itself would count an excluded error as a success and a
+//     cancellation as a failure; this is why toolsafe drives the breaker
+//     itself.)
 //
-// While open, an attempt fails at once with a *middleware.Failure of
-// KindCircuitOpen, not retried, whose Detail names the dependency and whose
-// Wait is the time left before probes are let through.
+// Half-open probes are bounded: at most Breaker.Probes attempts run at the
+// dependency at once while half-open, counting a probe the attempt timeout
+// abandoned until its tool really returns, whatever callers do. (For a
+// breaker adopted with FromCircuitBreaker, failsafe-go's own permits bound
+// the probes of each half-open period.)
 //
-// A CircuitBreaker is safe for concurrent use. Its listeners (OnOpen,
-// OnStateChanged, ...) run while it holds its lock: they must not call a
-// tool that uses the same breaker. Calling Open, Close or HalfOpen on it by
+// While open, an attempt is refused at once with circuit-open
+// (circuitbreaker.ErrOpen), not retried, and the model's message names the
+// dependency and the time left before probes are let through.
+//
+// A CircuitBreaker is safe for concurrent use. State changes are told to
+// the call that caused them (middleware.BreakerStateChanged) after the
+// breaker's own lock is released. Calling Open, Close or HalfOpen on it by
 // hand is allowed; a cancelled probe's permit handed back before such a
 // call may then let one extra probe through.
 type CircuitBreaker struct {
 	circuitbreaker.CircuitBreaker[string]
 	dependency string
 	invalid    error // what Breaker.Validate said of the configuration
+	maxProbes  uint  // Breaker.Probes; 0 for an adopted breaker
 
-	mu     sync.Mutex // serializes permits and records, so transitions are seen
-	period uint64     // counts the half-open periods seen so far
-	spare  uint       // permits handed back during the current half-open period
+	mu      sync.Mutex // serializes permits and records, so transitions are seen
+	period  uint64     // counts the half-open periods seen so far
+	spare   uint       // permits handed back during the current half-open period
+	probing uint       // half-open probes whose tool has not returned yet
 }
 
 // NewCircuitBreaker returns a circuit breaker for the dependency named
@@ -114,24 +127,25 @@ type CircuitBreaker struct {
 // is open), configured by b: count based, failsafe-go's
 // WithFailureThreshold(b.FailureThreshold) (or
 // WithFailureThresholdRatio(b.FailureThreshold, b.Window)), WithDelay(b.Delay)
-// and WithSuccessThreshold(b.Probes). Time-based thresholds: build the
-// breaker with failsafe-go and adopt it with FromCircuitBreaker.
+// and WithSuccessThreshold(b.Probes). An invalid b (see Breaker.Validate)
+// is reported by the breaker's Validate, which toolsafe.New calls.
+// Time-based thresholds: build the breaker with failsafe-go and adopt it
+// with FromCircuitBreaker.
 func NewCircuitBreaker(dependency string, b Breaker) *CircuitBreaker {
 	invalid := b.Validate()
 	b = b.withDefaults()
-	threshold, delay, probes := b.FailureThreshold, b.Delay, b.Probes
 	builder := circuitbreaker.NewBuilder[string]()
-	if b.Window > threshold {
-		builder = builder.WithFailureThresholdRatio(threshold, b.Window)
+	if b.Window > b.FailureThreshold {
+		builder = builder.WithFailureThresholdRatio(b.FailureThreshold, b.Window)
 	} else {
-		builder = builder.WithFailureThreshold(threshold)
+		builder = builder.WithFailureThreshold(b.FailureThreshold)
 	}
 	cb := builder.
-		WithDelay(delay).
-		WithSuccessThreshold(probes).
+		WithDelay(b.Delay).
+		WithSuccessThreshold(b.Probes).
 		Build()
 	own := FromCircuitBreaker(dependency, cb)
-	own.invalid = invalid
+	own.invalid, own.maxProbes = invalid, b.Probes
 	return own
 }
 
@@ -172,29 +186,47 @@ func (cb *CircuitBreaker) Validate() error {
 
 // permit is what an attempt holds while it runs.
 type permit struct {
-	halfOpen bool
+	halfOpen bool // a probe: counted in probing until its tool returns
 	period   uint64
 }
 
-// acquire asks for a permit; ok is false when the breaker is open (or
-// half-open with every probe out).
-func (cb *CircuitBreaker) acquire(ctx context.Context) (p permit, ok bool) {
+// change is a state change to tell the call about.
+type change struct{ from, to circuitbreaker.State }
+
+// acquire asks for a permit; ok is false when the breaker is open, or
+// half-open with every probe out.
+func (cb *CircuitBreaker) acquire() (p permit, ok bool, ch change) {
 	cb.mu.Lock()
 	defer cb.mu.Unlock()
 	before := cb.State()
-	if before != circuitbreaker.HalfOpenState {
+	ch.from, ch.to = before, before
+	if before == circuitbreaker.HalfOpenState {
+		if cb.maxProbes > 0 && cb.probing >= cb.maxProbes {
+			return permit{}, false, ch
+		}
+		if cb.spare > 0 {
+			cb.spare--
+			cb.probing++
+			return permit{halfOpen: true, period: cb.period}, true, ch
+		}
+	} else {
 		cb.spare = 0
-	} else if cb.spare > 0 {
-		cb.spare--
-		return permit{halfOpen: true, period: cb.period}, true
 	}
 	ok = cb.TryAcquirePermit()
 	after := cb.State()
+	ch.to = after
 	if after == circuitbreaker.HalfOpenState && before != circuitbreaker.HalfOpenState {
 		cb.period++ // open → half-open happens lazily, here
 	}
-	cb.report(ctx, before, after)
-	return permit{halfOpen: after == circuitbreaker.HalfOpenState, period: cb.period}, ok
+	p = permit{halfOpen: after == circuitbreaker.HalfOpenState, period: cb.period}
+	if ok && p.halfOpen {
+		if cb.maxProbes > 0 && cb.probing >= cb.maxProbes {
+			cb.spare++ // an abandoned probe of an earlier period still runs
+			return permit{}, false, ch
+		}
+		cb.probing++
+	}
+	return p, ok, ch
 }
 
 // outcome is how an attempt counts.
@@ -206,8 +238,11 @@ const (
 	failure
 )
 
-// settle records the attempt that held p.
-func (cb *CircuitBreaker) settle(ctx context.Context, p permit, o outcome) {
+// record records the outcome of the attempt that held p, as soon as the
+// attempt ends for its caller, so the breaker opens without waiting for an
+// abandoned tool. A neutral outcome records nothing: its permit is handed
+// back by release.
+func (cb *CircuitBreaker) record(o outcome) (ch change) {
 	cb.mu.Lock()
 	defer cb.mu.Unlock()
 	before := cb.State()
@@ -216,73 +251,82 @@ func (cb *CircuitBreaker) settle(ctx context.Context, p permit, o outcome) {
 		cb.RecordSuccess()
 	case failure:
 		cb.RecordFailure()
-	default:
-		// Give the permit back without counting: failsafe-go has no call for
-		// that, so it stays taken there and the next probe of the same
-		// half-open period uses it (acquire). Closed and open breakers hand
-		// out no limited permits.
-		if p.halfOpen && before == circuitbreaker.HalfOpenState && p.period == cb.period {
-			cb.spare++
-		}
-		return
 	}
 	after := cb.State()
 	if after != circuitbreaker.HalfOpenState {
 		cb.spare = 0
 	}
-	cb.report(ctx, before, after)
+	return change{before, after}
 }
 
-// report tells the call in ctx that the breaker changed state.
-func (cb *CircuitBreaker) report(ctx context.Context, before, after circuitbreaker.State) {
-	if before != after {
-		middleware.CallFrom(ctx).RecordBreakerStateChange(cb.dependency, before.String(), after.String())
+// release runs when the tool of the attempt that held p has really
+// returned: a probe is no longer at the dependency, and a neutral
+// outcome's half-open permit goes back to the breaker. failsafe-go has no
+// call to give a permit back without counting, so it stays taken there and
+// the next probe of the same half-open period uses it (acquire).
+func (cb *CircuitBreaker) release(p permit, o outcome) {
+	cb.mu.Lock()
+	defer cb.mu.Unlock()
+	if p.halfOpen && cb.probing > 0 {
+		cb.probing--
+	}
+	if o == neutral && p.halfOpen && cb.State() == circuitbreaker.HalfOpenState && p.period == cb.period {
+		cb.spare++
+	}
+}
+
+// report tells the call in ctx that the breaker changed state; it runs
+// outside the breaker's lock.
+func (cb *CircuitBreaker) report(ctx context.Context, ch change) {
+	if ch.from != ch.to {
+		middleware.Record(ctx, middleware.BreakerStateChanged{Breaker: cb.dependency, From: ch.from.String(), To: ch.to.String()})
 	}
 }
 
 // count decides how the outcome of an attempt counts (see CircuitBreaker).
-func count(ctx context.Context, err error) outcome {
+// called reports whether the attempt reached the tool.
+func count(ctx context.Context, err error, called bool) outcome {
 	if err == nil {
 		return success
 	}
-	if ctx.Err() != nil {
+	switch middleware.HowEnded(ctx) {
+	case middleware.EndedByCaller:
+		return neutral
+	case middleware.EndedByDeadline:
+		if called {
+			return failure
+		}
 		return neutral
 	}
 	switch kind, _ := middleware.Classify(err); kind {
 	case middleware.KindFailed, middleware.KindTimeout:
-		return failure
+		if called {
+			return failure
+		}
 	}
 	return neutral
 }
 
 // Middleware returns the layer that asks cb for a permit before each attempt
 // and records the attempt's outcome (see CircuitBreaker). toolsafe places it
-// inside the retry, outside the bulkhead. A panic going through it gives the
-// permit back, uncounted, and goes on.
+// inside the approval gate, outside the bulkhead. A panic going through it
+// gives the permit back, uncounted, and goes on.
 func (cb *CircuitBreaker) Middleware() middleware.Middleware {
 	return func(next tools.Tool) tools.Tool {
 		return middleware.Func(next.Name(), next.Description(), func(ctx context.Context, input string) (string, error) {
-			p, ok := cb.acquire(ctx)
+			p, ok, ch := cb.acquire()
+			cb.report(ctx, ch)
 			if !ok {
-				call := middleware.CallFrom(ctx)
-				attempts := 0
-				if call != nil {
-					attempts = call.Attempts()
-				}
-				return "", &middleware.Failure{
-					Kind:      middleware.KindCircuitOpen,
-					Tool:      next.Name(),
-					Attempts:  attempts,
-					Detail:    cb.dependency,
-					Wait:      cb.RemainingDelay(),
-					Cause:     circuitbreaker.ErrOpen,
-					Retryable: false,
-				}
+				return "", middleware.Refused(circuitbreaker.ErrOpen, cb.dependency, cb.RemainingDelay())
 			}
 			o := neutral
-			defer func() { cb.settle(ctx, p, o) }()
-			out, err := next.Call(ctx, input)
-			o = count(ctx, err)
+			hctx, done := middleware.Hold(ctx, func() { cb.release(p, o) })
+			defer done()
+			call := middleware.CallFrom(ctx)
+			before := call.Attempts()
+			out, err := next.Call(hctx, input)
+			o = count(ctx, err, call == nil || call.Attempts() > before)
+			cb.report(ctx, cb.record(o))
 			return out, err
 		})
 	}

@@ -5,8 +5,6 @@ import (
 	"errors"
 
 	"github.com/failsafe-go/failsafe-go"
-	"github.com/failsafe-go/failsafe-go/budget"
-	"github.com/failsafe-go/failsafe-go/bulkhead"
 	"github.com/failsafe-go/failsafe-go/circuitbreaker"
 	"github.com/tmc/langchaingo/tools"
 
@@ -18,19 +16,18 @@ import (
 // means a single attempt), then the given policies, outermost first (plain
 // failsafe-go policies of your own, such as a rate limiter; toolsafe's
 // CircuitBreaker and Bulkhead are layers of their own, see their
-// Middleware), then the rest of the chain, once per attempt.
-// It is layers 6 and 7 of DESIGN.md §2. Safe for concurrent use.
+// Middleware), then the rest of the chain, once per attempt. It is the
+// retry layer of toolsafe, inside the deadline and outside the side-effect
+// guard. Safe for concurrent use.
 //
-// The call ends with:
-//   - the tool's answer, on success;
-//   - the error of the last attempt as is, when it was not retryable
-//     (a ToolError, a panic, an approval pause);
-//   - a *middleware.Failure whose Retryable is false, when retries ran out
-//     or the next one could not start in time (its Wait says how long the
-//     upstream asked to wait, when that was why);
-//   - a *middleware.Failure of KindCircuitOpen, KindBusy or KindBudget when
-//     a breaker, bulkhead or retry budget refused;
-//   - ctx.Err() when ctx ended.
+// The call ends with the tool's answer on success, else with the last
+// attempt's error as is, or with the refusal of a policy (a spent retry
+// budget, an open breaker of yours, a full rate limiter), whose kind
+// middleware.Classify gives. When it stopped retrying a transient failure
+// (retries ran out, the next attempt could not start in time, or the
+// upstream asked for a longer wait than MaxWait or the time left), it
+// records middleware.RetriesStopped on the call, so the model is told not
+// to repeat the call by hand.
 //
 // It returns the error of r.Validate when r is invalid.
 func Middleware(r *Retry, policies ...failsafe.Policy[string]) (middleware.Middleware, error) {
@@ -57,53 +54,25 @@ func Middleware(r *Retry, policies ...failsafe.Policy[string]) (middleware.Middl
 			if err == nil {
 				return out, nil
 			}
-			if ctx.Err() != nil {
-				// The context ended, but an answer that settles the call (a
-				// pause, a semantic error, a panic) is still that answer.
-				if _, retryable := middleware.Classify(last); last != nil && !retryable {
-					return "", last
-				}
-				return "", ctx.Err()
+			if ctx.Err() != nil && last != nil {
+				return "", last // what the deadline or the caller cut short
 			}
-			return "", finish(ctx, next.Name(), err, policies)
+			var ae *attemptError
+			if errors.As(err, &ae) {
+				if ae.retryable {
+					middleware.Record(ctx, middleware.RetriesStopped{Attempt: middleware.CallFrom(ctx).Attempts(), Wait: ae.wait})
+				}
+				return "", ae.err
+			}
+			if errors.Is(err, circuitbreaker.ErrOpen) {
+				// A breaker of the caller's own among the policies.
+				for _, p := range policies {
+					if cb, ok := p.(circuitbreaker.CircuitBreaker[string]); ok && cb.IsOpen() {
+						return "", middleware.Refused(err, "", cb.RemainingDelay())
+					}
+				}
+			}
+			return "", err
 		})
 	}, nil
-}
-
-// finish turns what the executor returned into the error that ends the call.
-func finish(ctx context.Context, tool string, err error, policies []failsafe.Policy[string]) error {
-	call := middleware.CallFrom(ctx)
-	var ae *attemptError
-	if errors.As(err, &ae) {
-		if !ae.retryable {
-			return ae.err
-		}
-		f := middleware.ToFailure(ctx, call, ae.err)
-		f.Retryable = false
-		f.Wait = ae.wait
-		if call != nil {
-			f.Attempts = call.Attempts()
-		}
-		return f
-	}
-	refused := func(kind middleware.Kind) *middleware.Failure {
-		f := middleware.ToFailure(ctx, call, err)
-		f.Kind, f.Retryable, f.Tool = kind, false, tool
-		return f
-	}
-	switch {
-	case errors.Is(err, circuitbreaker.ErrOpen):
-		f := refused(middleware.KindCircuitOpen)
-		for _, p := range policies {
-			if cb, ok := p.(circuitbreaker.CircuitBreaker[string]); ok && cb.IsOpen() {
-				f.Wait = max(f.Wait, cb.RemainingDelay())
-			}
-		}
-		return f
-	case errors.Is(err, bulkhead.ErrFull):
-		return refused(middleware.KindBusy)
-	case errors.Is(err, budget.ErrExceeded):
-		return refused(middleware.KindBudget)
-	}
-	return err
 }

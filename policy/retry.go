@@ -22,7 +22,10 @@ type Retry struct {
 	// up to 4 attempts. Zero means no retry. It must not be negative.
 	MaxRetries int
 	// Backoff gives the wait before each retry. A Retry-After asked for by
-	// the upstream is a floor: the wait is the larger of the two.
+	// the upstream is a floor: the wait is the larger of the two. The zero
+	// Backoff waits as DefaultBackoff (0.5s, 1s, 2s, ... up to 30s), so that
+	// retries are never a busy loop by accident; Constant(0) retries with no
+	// wait, when that is really what you want.
 	Backoff Backoff
 	// MaxDuration caps the retrying, from the start of the first attempt,
 	// waits included: no retry is scheduled that could not start before it
@@ -47,22 +50,23 @@ type Retry struct {
 // zero.
 const DefaultMaxWait = time.Minute
 
-// Validate reports a Retry that cannot work: negative MaxRetries or
-// MaxDuration, or an invalid Backoff.
+// Validate reports a Retry that cannot work, naming every problem:
+// negative MaxRetries, MaxWait or MaxDuration, or an invalid Backoff.
 func (r Retry) Validate() error {
+	var errs []error
 	if r.MaxRetries < 0 {
-		return fmt.Errorf("retry: max retries %d is negative: use 0 for a single attempt, 3 for up to 4 attempts", r.MaxRetries)
+		errs = append(errs, fmt.Errorf("retry: max retries %d is negative: use 0 for a single attempt, 3 for up to 4 attempts", r.MaxRetries))
 	}
 	if r.MaxWait < 0 {
-		return fmt.Errorf("retry: max wait %v is negative: use 0 for the default of %v", r.MaxWait, DefaultMaxWait)
+		errs = append(errs, fmt.Errorf("retry: max wait %v is negative: use 0 for the default of %v", r.MaxWait, DefaultMaxWait))
 	}
 	if r.MaxDuration < 0 {
-		return fmt.Errorf("retry: max duration %v is negative: use 0 for no cap of its own", r.MaxDuration)
+		errs = append(errs, fmt.Errorf("retry: max duration %v is negative: use 0 for no cap of its own", r.MaxDuration))
 	}
-	if err := r.Backoff.Validate(); err != nil {
-		return fmt.Errorf("retry: %w", err)
+	for _, err := range r.Backoff.problems() {
+		errs = append(errs, fmt.Errorf("retry: %w", err))
 	}
-	return nil
+	return errors.Join(errs...)
 }
 
 // attemptError carries one failed attempt through failsafe-go with the
@@ -103,9 +107,8 @@ func (r Retry) policy() retrypolicy.RetryPolicy[string] {
 		}).
 		ReturnLastFailure().
 		OnRetryScheduled(func(e failsafe.ExecutionScheduledEvent[string]) {
-			if c := middleware.CallFrom(e.Context()); c != nil {
-				c.RecordRetry(e.Attempts(), e.Delay, unwrapAttempt(e.LastError()))
-			}
+			middleware.Record(e.Context(), middleware.RetryScheduled{
+				Attempt: e.Attempts(), Delay: e.Delay, Err: unwrapAttempt(e.LastError())})
 		})
 	if r.Budget != nil {
 		b = b.WithBudget(r.Budget)
@@ -123,7 +126,7 @@ func (r Retry) judge(e failsafe.Execution[string], err error) *attemptError {
 	if !retryable || n > r.MaxRetries || e.Context().Err() != nil {
 		return ae
 	}
-	delay := r.Backoff.Delay(n)
+	delay := r.backoff().Delay(n)
 	asked, hasAsked := middleware.RetryAfterOf(err)
 	delay = max(delay, asked)
 	ae.delay = delay
@@ -148,6 +151,15 @@ func (r Retry) judge(e failsafe.Execution[string], err error) *attemptError {
 		}
 	}
 	return ae
+}
+
+// backoff is the Backoff the retry waits by: DefaultBackoff for the zero
+// one.
+func (r Retry) backoff() Backoff {
+	if b := r.Backoff; b.Base == 0 && b.Max == 0 && b.Multiplier == 0 && b.Jitter == 0 && b.Rand == nil {
+		return DefaultBackoff()
+	}
+	return r.Backoff
 }
 
 // deadline is the earlier of the context's deadline and MaxDuration after

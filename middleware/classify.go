@@ -1,0 +1,138 @@
+package middleware
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"syscall"
+
+	"github.com/failsafe-go/failsafe-go/adaptivelimiter"
+	"github.com/failsafe-go/failsafe-go/adaptivethrottler"
+	"github.com/failsafe-go/failsafe-go/budget"
+	"github.com/failsafe-go/failsafe-go/bulkhead"
+	"github.com/failsafe-go/failsafe-go/circuitbreaker"
+	"github.com/failsafe-go/failsafe-go/ratelimiter"
+	"github.com/failsafe-go/failsafe-go/retrypolicy"
+	"github.com/failsafe-go/failsafe-go/timeout"
+)
+
+// Classify returns the kind of failure err stands for and whether another
+// attempt may succeed. It is the one table of toolsafe's taxonomy, and it
+// looks at types only (errors.As, errors.Is), never at message text, through
+// any depth of wrapping, the first matching row winning:
+//
+//	err                                              kind                retryable
+//	nil                                              ""                  false
+//	*ApprovalRequired                                approval-required   false
+//	*Failure                                         its Kind            its Retryable
+//	a denial by the approval gate                    approval-denied     false
+//	*ArgsError                                       args-invalid        false
+//	a recovered panic                                tool-panic          false
+//	Permanent(err)                                   tool-failed         false
+//	circuitbreaker.ErrOpen                           circuit-open        false
+//	bulkhead.ErrFull, ratelimiter.ErrExceeded,
+//	  adaptivelimiter.ErrExceeded,
+//	  adaptivethrottler.ErrExceeded,
+//	  earlier attempts still stuck                   tool-busy           false
+//	budget.ErrExceeded                               budget-exceeded     false
+//	timeout.ErrExceeded, the attempt timeout         tool-timeout        true
+//	retrypolicy.ErrExceeded (a retry of your own)    tool-failed         false
+//	Transient(err), RetryAfter(err, d)               tool-failed         true
+//	*ToolError, Retryable                            tool-failed         true
+//	*ToolError                                       tool-error          false
+//	failsafe.ErrExecutionCanceled (a lost hedge)     tool-failed         true
+//	anything else (a foreign error)                  tool-failed         true
+//
+// Cancellation is not decided here: only the layer that owns a context knows
+// whether it ended, and why (see HowEnded).
+func Classify(err error) (Kind, bool) {
+	if err == nil {
+		return "", false
+	}
+	var fe *finalError
+	if errors.As(err, &fe) {
+		kind, _ := Classify(fe.err)
+		return kind, false
+	}
+	var ar *ApprovalRequired
+	var f *Failure
+	var ae *ArgsError
+	var pe *panicError
+	var perm *permanentError
+	switch {
+	case errors.As(err, &ar):
+		return KindApprovalRequired, false
+	case errors.As(err, &f):
+		return f.Kind, f.Retryable
+	case errors.Is(err, errDenied):
+		return KindApprovalDenied, false
+	case errors.As(err, &ae):
+		return KindArgsInvalid, false
+	case errors.As(err, &pe):
+		return KindPanic, false
+	case errors.As(err, &perm):
+		return KindFailed, false
+	case errors.Is(err, circuitbreaker.ErrOpen):
+		return KindCircuitOpen, false
+	case errors.Is(err, bulkhead.ErrFull), errors.Is(err, ratelimiter.ErrExceeded),
+		errors.Is(err, adaptivelimiter.ErrExceeded), errors.Is(err, adaptivethrottler.ErrExceeded),
+		errors.Is(err, errStuck):
+		return KindBusy, false
+	case errors.Is(err, budget.ErrExceeded):
+		return KindBudget, false
+	case errors.Is(err, timeout.ErrExceeded):
+		return KindTimeout, true
+	case errors.Is(err, retrypolicy.ErrExceeded):
+		return KindFailed, false
+	}
+	var te *ToolError
+	if errors.As(err, &te) && !te.retryable && !hasMarker(err) {
+		return KindToolError, false
+	}
+	return KindFailed, true
+}
+
+// hasMarker reports whether err carries a Transient or RetryAfter mark,
+// which wins over a ToolError further down the chain.
+func hasMarker(err error) bool {
+	var t *transientError
+	var ra *retryAfterError
+	return errors.As(err, &t) || errors.As(err, &ra)
+}
+
+// Reason returns a short, model-safe description of err derived from its
+// type only: a ToolError's own message, "HTTP 503 Service Unavailable", "the
+// connection was reset", and so on; "" when the type says nothing useful. It
+// never contains the text of a foreign error.
+func Reason(err error) string {
+	if err == nil {
+		return ""
+	}
+	var te *ToolError
+	var he *HTTPError
+	var ne net.Error
+	var dns *net.DNSError
+	var op *net.OpError
+	switch {
+	case errors.As(err, &te) && !hasMarker(err):
+		return te.msg
+	case errors.As(err, &he):
+		return fmt.Sprintf("HTTP %d %s", he.StatusCode, httpStatusText(he.StatusCode))
+	case errors.Is(err, syscall.ECONNRESET):
+		return "the connection was reset"
+	case errors.Is(err, syscall.ECONNREFUSED):
+		return "the connection was refused"
+	case errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, io.EOF):
+		return "the connection closed before the answer was complete"
+	case errors.As(err, &dns):
+		return "the host name did not resolve"
+	case errors.As(err, &ne) && ne.Timeout():
+		return "a network timeout"
+	case errors.As(err, &op):
+		return "a network error"
+	case errors.As(err, &te):
+		return te.msg
+	}
+	return ""
+}

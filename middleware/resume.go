@@ -1,0 +1,63 @@
+package middleware
+
+import (
+	"context"
+	"sync"
+)
+
+// resumption is a paused call that the next matching call continues.
+type resumption struct {
+	tool, input, callID, key string
+
+	mu   sync.Mutex
+	used bool
+}
+
+type resumeKey struct{}
+
+// Resume returns a context in which the next call of ar.Tool with ar.Input
+// (the same JSON, whatever its key order or spacing; see Canonical)
+// continues the paused call: it keeps the paused call's idempotency key
+// (and its call ID, unless the model gave the new call one), so an action
+// that may already have been applied when the call paused is sent again
+// under the same key and applied once. Pass it to the agent run that
+// resumes after the approval was granted. Each Resume continues one call;
+// other calls in the run are unaffected. Resume(ctx, nil) returns ctx.
+func Resume(ctx context.Context, ar *ApprovalRequired) context.Context {
+	if ar == nil {
+		return ctx
+	}
+	canon, err := Canonical(ar.Input)
+	if err != nil {
+		canon = ar.Input
+	}
+	r := &resumption{tool: ar.Tool, input: canon, callID: ar.CallID, key: ar.IdempotencyKey}
+	parent, _ := ctx.Value(resumeKey{}).([]*resumption)
+	return context.WithValue(ctx, resumeKey{}, append(parent[:len(parent):len(parent)], r))
+}
+
+// resumptionFor returns, and uses up, the first resumption in ctx of a
+// call to tool with input; nil if there is none.
+func resumptionFor(ctx context.Context, tool, input string) *resumption {
+	rs, _ := ctx.Value(resumeKey{}).([]*resumption)
+	if len(rs) == 0 {
+		return nil
+	}
+	canon, err := Canonical(input)
+	if err != nil {
+		return nil
+	}
+	for _, r := range rs {
+		if r.tool != tool || r.input != canon {
+			continue
+		}
+		r.mu.Lock()
+		used := r.used
+		r.used = true
+		r.mu.Unlock()
+		if !used {
+			return r
+		}
+	}
+	return nil
+}
