@@ -142,5 +142,3 @@ func MayHaveApplied(err error) bool {
 	}
 	return true
 }
-
-
