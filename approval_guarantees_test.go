@@ -1,0 +1,282 @@
+package toolsafe_test
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/tmc/langchaingo/tools"
+
+	"github.com/toolsafe/toolsafe"
+	"github.com/toolsafe/toolsafe/fallback"
+	"github.com/toolsafe/toolsafe/middleware"
+	"github.com/toolsafe/toolsafe/policy"
+)
+
+// askCounter is an Approver that answers d and counts whom it was asked
+// about.
+type askCounter struct {
+	d     middleware.Decision
+	mu    sync.Mutex
+	asked []middleware.CallInfo
+}
+
+func (a *askCounter) Decide(_ context.Context, c middleware.CallInfo) (middleware.Decision, error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.asked = append(a.asked, c)
+	return a.d, nil
+}
+
+func (a *askCounter) calls() []middleware.CallInfo {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return append([]middleware.CallInfo(nil), a.asked...)
+}
+
+// ranCounter is a tool that counts its runs and answers "done".
+func ranCounter(name string, n *atomic.Int32) tools.Tool {
+	return middleware.Func(name, "", func(context.Context, string) (string, error) {
+		n.Add(1)
+		return "done", nil
+	})
+}
+
+// Regression: an approval given at one gate let a second gate on the same
+// tool skip its approver, so the refund ran though grants was never asked.
+func TestStackedGatesEachAskTheirOwnApprover(t *testing.T) {
+	var ran atomic.Int32
+	auditor := &askCounter{d: middleware.Approved}
+	grants := middleware.NewGrants()
+	refund := toolsafe.Wrap(ranCounter("refund", &ran),
+		toolsafe.WithApproval(grants),
+		toolsafe.With(middleware.Gate(auditor, middleware.ApproveCall)))
+
+	_, err := refund.Call(context.Background(), `{"order":"A-1"}`)
+	paused(t, err)
+	if ran.Load() != 0 || len(auditor.calls()) != 1 || len(grants.Pending()) != 1 {
+		t.Fatalf("ran %d, auditor asked %d, grants pending %d; want 0, 1, 1: the auditor's approval is not grants'",
+			ran.Load(), len(auditor.calls()), len(grants.Pending()))
+	}
+	grants.Grant("refund", `{"order":"A-1"}`)
+	if out, err := refund.Call(context.Background(), `{"order":"A-1"}`); out != "done" || err != nil || ran.Load() != 1 {
+		t.Fatalf("with both approvals: %q, %v, ran %d; want done once", out, err, ran.Load())
+	}
+}
+
+// Regression: a Gate inside a composite tool skipped its approver because
+// the outer tool's call record, in ctx, said it was approved.
+func TestAGateInsideACompositeToolAsksItsOwnApprover(t *testing.T) {
+	var ran atomic.Int32
+	auditor := &askCounter{d: middleware.Pending}
+	inner := middleware.Gate(auditor, middleware.ApproveCall)(ranCounter("refund", &ran))
+	outer := toolsafe.Wrap(middleware.Func("refund_all", "", func(ctx context.Context, input string) (string, error) {
+		return inner.Call(ctx, input) // on the outer call's context
+	}), toolsafe.WithApproval(&askCounter{d: middleware.Approved}))
+
+	_, err := outer.Call(context.Background(), `{"order":"A-1"}`)
+	if ar := paused(t, err); ar.Tool != "refund" {
+		t.Fatalf("paused %q; want the inner refund's gate", ar.Tool)
+	}
+	if ran.Load() != 0 || len(auditor.calls()) != 1 {
+		t.Fatalf("ran %d, the inner approver asked %d times; want 0 and 1", ran.Load(), len(auditor.calls()))
+	}
+}
+
+// Regression: a gated tool whose breaker was open fell back to a plain tool
+// that ran with no approver asked: the breaker refused before the gate, and
+// the plain alternative had no gate.
+func TestAFallbackOfAGatedToolPassesTheSameGate(t *testing.T) {
+	openBreaker := func() *policy.CircuitBreaker {
+		cb := policy.NewCircuitBreaker("billing", policy.Breaker{FailureThreshold: 1, Delay: time.Hour})
+		cb.Open()
+		return cb
+	}
+	t.Run("a plain alternative asks the primary's approver about itself", func(t *testing.T) {
+		var primaryRan, altRan atomic.Int32
+		approver := &askCounter{d: middleware.Pending}
+		refund := toolsafe.Wrap(ranCounter("refund", &primaryRan),
+			toolsafe.WithApproval(approver), toolsafe.WithCircuitBreaker(openBreaker()),
+			toolsafe.WithFallback(fallback.To(ranCounter("manual_refund", &altRan))))
+		_, err := refund.Call(context.Background(), `{"order":"A-1"}`)
+		if ar := paused(t, err); ar.Tool != "refund" {
+			t.Fatalf("paused %q; want refund's own gate first", ar.Tool)
+		}
+		if primaryRan.Load() != 0 || altRan.Load() != 0 {
+			t.Fatalf("ran primary %d, alternative %d; want neither", primaryRan.Load(), altRan.Load())
+		}
+
+		// Approved for the primary, refused by its breaker: the alternative
+		// is asked about on its own.
+		grants := middleware.NewGrants()
+		grants.Grant("refund", `{"order":"A-1"}`)
+		refund = toolsafe.Wrap(ranCounter("refund", &primaryRan),
+			toolsafe.WithApproval(grants), toolsafe.WithCircuitBreaker(openBreaker()),
+			toolsafe.WithFallback(fallback.To(ranCounter("manual_refund", &altRan))))
+		_, err = refund.Call(context.Background(), `{"order":"A-1"}`)
+		if ar := paused(t, err); ar.Tool != "manual_refund" || ar.Input != `{"order":"A-1"}` {
+			t.Fatalf("paused %q with %q; want the alternative, asked about its own name and input", ar.Tool, ar.Input)
+		}
+		if altRan.Load() != 0 {
+			t.Fatalf("the alternative ran %d times without its approval", altRan.Load())
+		}
+		grants.Grant("refund", `{"order":"A-1"}`)
+		grants.Grant("manual_refund", `{"order":"A-1"}`)
+		if r := refund.Run(context.Background(), `{"order":"A-1"}`); r.Status() != "ok" || r.Fallback != "manual_refund" || altRan.Load() != 1 {
+			t.Fatalf("with both grants: %q via %q, the alternative ran %d; want ok via manual_refund, once", r.Status(), r.Fallback, altRan.Load())
+		}
+	})
+
+	t.Run("a wrapped alternative without a gate gets the primary's", func(t *testing.T) {
+		var altRan atomic.Int32
+		refund := toolsafe.Wrap(ranCounter("refund", new(atomic.Int32)),
+			toolsafe.WithApproval(middleware.ApproverFunc(func(context.Context, middleware.CallInfo) (middleware.Decision, error) {
+				return middleware.Approved, nil
+			})),
+			toolsafe.WithCircuitBreaker(openBreaker()),
+			toolsafe.WithFallback(fallback.To(toolsafe.Wrap(ranCounter("manual_refund", &altRan)))))
+		r := refund.Run(context.Background(), `{"order":"A-1"}`)
+		if r.Status() != "ok" || altRan.Load() != 1 {
+			t.Fatalf("%q, alternative ran %d; want ok through the primary's approver, once", r.Status(), altRan.Load())
+		}
+
+		grants := middleware.NewGrants()
+		grants.Grant("refund", `{"order":"A-1"}`)
+		refund = toolsafe.Wrap(ranCounter("refund", new(atomic.Int32)),
+			toolsafe.WithApproval(grants), toolsafe.WithCircuitBreaker(openBreaker()),
+			toolsafe.WithFallback(fallback.To(toolsafe.Wrap(ranCounter("manual_refund", &altRan)))))
+		_, err := refund.Call(context.Background(), `{"order":"A-1"}`)
+		if ar := paused(t, err); ar.Tool != "manual_refund" {
+			t.Fatalf("paused %q; want the ungated alternative behind the primary's gate", ar.Tool)
+		}
+		if altRan.Load() != 1 {
+			t.Fatalf("the alternative ran %d times; want still 1", altRan.Load())
+		}
+	})
+}
+
+// Regression: with a bulkhead of 1 and a slow approver, another tool of the
+// same dependency got tool-busy with nothing in flight, because the gate
+// waited while holding the permit.
+func TestAnApprovalWaitHoldsNoPermit(t *testing.T) {
+	t.Run("no bulkhead slot", func(t *testing.T) {
+		slots := policy.NewBulkhead("billing", 1, 0)
+		asked, release := make(chan struct{}), make(chan struct{})
+		slow := middleware.ApproverFunc(func(ctx context.Context, _ middleware.CallInfo) (middleware.Decision, error) {
+			close(asked)
+			<-release
+			return middleware.Approved, nil
+		})
+		var refunds, lookups atomic.Int32
+		refund := toolsafe.Wrap(ranCounter("refund", &refunds), toolsafe.WithApproval(slow), toolsafe.WithBulkhead(slots))
+		lookup := toolsafe.Wrap(ranCounter("lookup", &lookups), toolsafe.WithBulkhead(slots))
+		done := make(chan middleware.Result, 1)
+		go func() { done <- refund.Run(context.Background(), "A-1") }()
+		<-asked
+		if r := lookup.Run(context.Background(), "A-1"); r.Status() != "ok" || lookups.Load() != 1 {
+			t.Errorf("lookup while the refund waits for a person: %q (%v); want ok: the wait holds no slot", r.Status(), r.Kind())
+		}
+		close(release)
+		if r := <-done; r.Status() != "ok" || refunds.Load() != 1 {
+			t.Errorf("refund after approval: %q; want ok", r.Status())
+		}
+	})
+
+	t.Run("no half-open probe", func(t *testing.T) {
+		cb := policy.NewCircuitBreaker("billing", policy.Breaker{FailureThreshold: 1, Delay: time.Millisecond, Probes: 1})
+		cb.Open()
+		waitHalfOpen(cb)
+		asked, release := make(chan struct{}), make(chan struct{})
+		slow := middleware.ApproverFunc(func(ctx context.Context, _ middleware.CallInfo) (middleware.Decision, error) {
+			close(asked)
+			<-release
+			return middleware.Approved, nil
+		})
+		var lookups atomic.Int32
+		refund := toolsafe.Wrap(ranCounter("refund", new(atomic.Int32)), toolsafe.WithApproval(slow), toolsafe.WithCircuitBreaker(cb))
+		lookup := toolsafe.Wrap(ranCounter("lookup", &lookups), toolsafe.WithCircuitBreaker(cb))
+		done := make(chan middleware.Result, 1)
+		go func() { done <- refund.Run(context.Background(), "A-1") }()
+		<-asked
+		if r := lookup.Run(context.Background(), "A-1"); r.Status() != "ok" || !cb.IsClosed() {
+			t.Errorf("the probe while the refund waits for a person: %q (%v), breaker %v; want ok and closed", r.Status(), r.Kind(), cb.State())
+		}
+		close(release)
+		<-done
+	})
+}
+
+// Regression: a grant was bound to the input's exact bytes, so a call
+// re-planned with the same arguments in another key order paused again
+// (and got a new idempotency key), and the unused grant stayed forever.
+func TestGrantsMatchTheSameJSONAndExpire(t *testing.T) {
+	var ran atomic.Int32
+	grants := middleware.NewGrants()
+	refund := toolsafe.Wrap(ranCounter("refund", &ran), toolsafe.WithApproval(grants), toolsafe.WithDestructive())
+
+	_, err := refund.Call(context.Background(), `{"order":"A-1","amount_eur":25}`)
+	ar := paused(t, err)
+	grants.Grant(ar.Tool, ar.Input)
+	ctx := middleware.Resume(context.Background(), ar)
+	var key string
+	spy := toolsafe.Wrap(middleware.Func("refund", "", func(ctx context.Context, _ string) (string, error) {
+		key = middleware.IdempotencyKey(ctx)
+		ran.Add(1)
+		return "done", nil
+	}), toolsafe.WithApproval(grants), toolsafe.WithDestructive())
+	if out, err := spy.Call(ctx, "{ \"amount_eur\": 25,\n  \"order\": \"A-1\" }"); out != "done" || err != nil {
+		t.Fatalf("the re-planned call: %q, %v; want it to match its grant", out, err)
+	}
+	if key != ar.IdempotencyKey {
+		t.Errorf("the resumed call's key %q; want the paused call's %q", key, ar.IdempotencyKey)
+	}
+
+	now := time.Now()
+	expiring := &middleware.Grants{TTL: time.Minute, Now: func() time.Time { return now }}
+	expiring.Grant("refund", `{"order":"A-2"}`)
+	now = now.Add(2 * time.Minute)
+	if d, _ := expiring.Decide(context.Background(), middleware.CallInfo{Tool: "refund", Input: `{"order":"A-2"}`}); d != middleware.Pending {
+		t.Errorf("a grant older than its TTL decided %v; want pending", d)
+	}
+	now = now.Add(2 * time.Minute)
+	if p := expiring.Pending(); len(p) != 0 {
+		t.Errorf("pending %v; want the request expired too", p)
+	}
+	expiring.Grant("refund", `{"order":"A-3"}`)
+	if n := expiring.Revoke("refund", `{ "order" : "A-3" }`); n != 1 {
+		t.Errorf("Revoke took back %d grants; want 1", n)
+	}
+	bounded := &middleware.Grants{MaxPending: 3}
+	for i := range 10 {
+		_, _ = bounded.Decide(context.Background(), middleware.CallInfo{Tool: "refund", Input: string(rune('a' + i))})
+	}
+	if p := bounded.Pending(); len(p) != 3 || p[0].Input != "h" || p[2].Input != "j" {
+		t.Errorf("pending %v; want the 3 newest", p)
+	}
+}
+
+// Regression: a schema with maximum 100 passed {"amount":5,"AMOUNT":50000},
+// and the Go tool (encoding/json matches keys case-insensitively, the last
+// wins) refunded 50000.
+func TestKeysThatRepeatOrDifferOnlyInCaseAreArgsInvalid(t *testing.T) {
+	schema := []byte(`{"type":"object","required":["amount"],"properties":{"amount":{"type":"number","maximum":100}}}`)
+	for _, input := range []string{`{"amount":5,"AMOUNT":50000}`, `{"amount":5,"amount":50000}`, `{"amount":5,"meta":{"k":1,"K":2}}`} {
+		var ran atomic.Int32
+		refund := toolsafe.Wrap(ranCounter("refund", &ran), toolsafe.WithArgsSchema(schema))
+		r := refund.Run(context.Background(), input)
+		if r.Kind() != middleware.KindArgsInvalid || r.Attempts != 0 || ran.Load() != 0 {
+			t.Errorf("%s: %v after %d attempts, ran %d; want args-invalid, not called", input, r.Kind(), r.Attempts, ran.Load())
+		}
+		gated := toolsafe.Wrap(ranCounter("refund", &ran), toolsafe.WithApproval(&askCounter{d: middleware.Approved}))
+		if r := gated.Run(context.Background(), input); r.Kind() != middleware.KindArgsInvalid || ran.Load() != 0 {
+			t.Errorf("%s through a gate: %v, ran %d; want args-invalid before anyone is asked", input, r.Kind(), ran.Load())
+		}
+	}
+	var te *middleware.ArgsError
+	if _, err := middleware.Canonical(`{"amount":5,"AMOUNT":50000}`); !errors.As(err, &te) {
+		t.Errorf("Canonical = %v; want an *ArgsError", err)
+	}
+}

@@ -1,0 +1,231 @@
+package toolsafe_test
+
+import (
+	"context"
+	"runtime"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/tmc/langchaingo/tools"
+
+	"github.com/toolsafe/toolsafe"
+	"github.com/toolsafe/toolsafe/internal/billing"
+	"github.com/toolsafe/toolsafe/internal/flaky"
+	"github.com/toolsafe/toolsafe/middleware"
+	"github.com/toolsafe/toolsafe/policy"
+)
+
+// Regression: with only WithDeadline (or a timeout equal to it) and
+// FailureThreshold 2, four calls to a hung dependency gave four timeouts and
+// four upstream requests: the breaker treated every ended context as the
+// caller's and never opened.
+func TestAHungDependencyOpensTheBreakerUnderADeadline(t *testing.T) {
+	for name, opts := range map[string][]toolsafe.Option{
+		"deadline only":               {toolsafe.WithDeadline(100 * time.Millisecond)},
+		"timeout equal to a deadline": {toolsafe.WithDeadline(100 * time.Millisecond), toolsafe.WithTimeout(100 * time.Millisecond)},
+	} {
+		t.Run(name, func(t *testing.T) {
+			srv := flaky.Start(billing.Handler())
+			t.Cleanup(srv.Close)
+			srv.Always(billing.InvoicePath("INV-1001"), flaky.HangUp())
+			cb := policy.NewCircuitBreaker("billing", policy.Breaker{FailureThreshold: 2, Delay: time.Hour})
+			tool := toolsafe.Wrap(billing.FetchInvoice(srv.URL(), noKeepAlive()), append(opts, toolsafe.WithCircuitBreaker(cb))...)
+			var kinds []middleware.Kind
+			for range 4 {
+				kinds = append(kinds, tool.Run(context.Background(), "INV-1001").Kind())
+			}
+			want := []middleware.Kind{middleware.KindTimeout, middleware.KindTimeout, middleware.KindCircuitOpen, middleware.KindCircuitOpen}
+			if !slicesEqual(kinds, want) || srv.Requests(billing.InvoicePath("INV-1001")) != 2 {
+				t.Fatalf("kinds %v, %d upstream requests; want %v and 2", kinds, srv.Requests(billing.InvoicePath("INV-1001")), want)
+			}
+		})
+	}
+	t.Run("the caller's own deadline counts neither way", func(t *testing.T) {
+		srv := flaky.Start(billing.Handler())
+		t.Cleanup(srv.Close)
+		srv.Always(billing.InvoicePath("INV-1001"), flaky.HangUp())
+		cb := policy.NewCircuitBreaker("billing", policy.Breaker{FailureThreshold: 1, Delay: time.Hour})
+		tool := toolsafe.Wrap(billing.FetchInvoice(srv.URL(), noKeepAlive()), toolsafe.WithCircuitBreaker(cb))
+		for range 3 {
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Millisecond)
+			r := tool.Run(ctx, "INV-1001")
+			cancel()
+			if r.Kind() != middleware.KindCanceled {
+				t.Fatalf("kind %v; want canceled: the caller's deadline", r.Kind())
+			}
+		}
+		if !cb.IsClosed() {
+			t.Fatalf("breaker %v; want closed: the caller gave up, the dependency did not fail", cb.State())
+		}
+	})
+}
+
+func slicesEqual[T comparable](a, b []T) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// Regression: with Probes 1, a tool that hangs ignoring its context and 50
+// callers that give up after 5ms, 17 probes reached the tool at once: a
+// cancelled probe handed its permit back while its abandoned attempt still
+// ran.
+func TestHalfOpenProbesAreBoundedWhateverCallersDo(t *testing.T) {
+	cb := policy.NewCircuitBreaker("billing", policy.Breaker{FailureThreshold: 1, Delay: time.Millisecond, Probes: 1})
+	release := make(chan struct{})
+	var inFlight, most atomic.Int32
+	hang := middleware.Func("fetch", "", func(context.Context, string) (string, error) {
+		n := inFlight.Add(1)
+		for m := most.Load(); n > m && !most.CompareAndSwap(m, n); m = most.Load() {
+		}
+		<-release // ignores its context
+		inFlight.Add(-1)
+		return "late", nil
+	})
+	tool := toolsafe.Wrap(hang, toolsafe.WithCircuitBreaker(cb))
+	cb.Open()
+	waitHalfOpen(cb)
+	var wg sync.WaitGroup
+	for range 50 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range 5 {
+				ctx, cancel := context.WithTimeout(context.Background(), 5*time.Millisecond)
+				tool.Run(ctx, "x")
+				cancel()
+			}
+		}()
+	}
+	wg.Wait()
+	close(release)
+	if m := most.Load(); m != 1 {
+		t.Fatalf("%d probes at the tool at once; want at most Probes = 1", m)
+	}
+}
+
+// Regression: 10,000 calls to a tool that never returns, with a 1ms
+// timeout and no bulkhead, left 40,000 goroutines behind; and a tool that
+// returns the moment its context ends was counted abandoned every time.
+func TestAbandonedAttemptsAreBoundedPerTool(t *testing.T) {
+	t.Run("past the cap, calls are refused", func(t *testing.T) {
+		release := make(chan struct{})
+		var started atomic.Int32
+		never := middleware.Func("stuck", "", func(context.Context, string) (string, error) {
+			started.Add(1)
+			<-release
+			return "", nil
+		})
+		tool := toolsafe.Wrap(never, toolsafe.WithTimeout(time.Millisecond), toolsafe.WithMaxAbandoned(8))
+		before := runtime.NumGoroutine()
+		var busy int
+		for range 200 {
+			r := tool.Run(context.Background(), "x")
+			if r.Kind() == middleware.KindBusy {
+				busy++
+				if !strings.Contains(r.Observation(), "still running after their time ran out") {
+					t.Fatalf("observation %q; want it to say earlier attempts are stuck", r.Observation())
+				}
+			}
+		}
+		if started.Load() != 8 || busy != 192 {
+			t.Errorf("%d attempts started, %d refused; want 8 and 192", started.Load(), busy)
+		}
+		if grown := runtime.NumGoroutine() - before; grown > 8+4 {
+			t.Errorf("%d goroutines more; want about the 8 stuck attempts", grown)
+		}
+		close(release)
+	})
+	t.Run("a tool that honours its context is not abandoned", func(t *testing.T) {
+		prompt := middleware.Func("prompt", "", func(ctx context.Context, _ string) (string, error) {
+			<-ctx.Done()
+			return "", ctx.Err()
+		})
+		tool := toolsafe.Wrap(prompt, toolsafe.WithTimeout(time.Millisecond))
+		abandoned := 0
+		for range 50 {
+			r := tool.Run(context.Background(), "x")
+			if r.Kind() != middleware.KindTimeout {
+				t.Fatalf("kind %v; want tool-timeout", r.Kind())
+			}
+			abandoned += r.Abandoned
+		}
+		if abandoned != 0 {
+			t.Errorf("%d of 50 timeouts counted abandoned; want 0: the tool returned when asked", abandoned)
+		}
+	})
+}
+
+// Regression: a call that waited for a bulkhead slot until its 200ms
+// deadline passed told the model "issue_refund did not answer within 200ms",
+// though it was never called.
+func TestADeadlineWhileWaitingForASlotSaysTheToolWasNotCalled(t *testing.T) {
+	slots := policy.NewBulkhead("billing", 1, time.Minute)
+	hold, release := make(chan struct{}), make(chan struct{})
+	holder := toolsafe.Wrap(middleware.Func("holder", "", func(context.Context, string) (string, error) {
+		close(hold)
+		<-release
+		return "", nil
+	}), toolsafe.WithBulkhead(slots))
+	go holder.Run(context.Background(), "x")
+	<-hold
+	defer close(release)
+	var ran atomic.Int32
+	refund := toolsafe.Wrap(ranCounter("issue_refund", &ran), toolsafe.WithBulkhead(slots), toolsafe.WithDeadline(200*time.Millisecond))
+	r := refund.Run(context.Background(), "x")
+	want := "issue_refund was not called: its time (200ms) ran out while it was waiting for a free slot at its dependency billing. Do not call issue_refund again with the same input for this request; tell the user it is unavailable or use another tool."
+	if r.Kind() != middleware.KindTimeout || r.Attempts != 0 || ran.Load() != 0 || r.Observation() != want {
+		t.Fatalf("%v after %d attempts, ran %d:\n got %q\nwant %q", r.Kind(), r.Attempts, ran.Load(), r.Observation(), want)
+	}
+}
+
+// Regression: MaxRetries 1e9 with the zero Backoff and no deadline was a
+// busy loop of about 60k attempts a second.
+func TestRetriesWithTheZeroBackoffWaitAsTheDefault(t *testing.T) {
+	var attempts atomic.Int32
+	failing := middleware.Func("flaky", "", func(context.Context, string) (string, error) {
+		attempts.Add(1)
+		return "", middleware.Transient(errFlaky)
+	})
+	first := make(chan time.Duration, 1)
+	tool := toolsafe.Wrap(failing, toolsafe.WithRetry(policy.Retry{MaxRetries: 1e9}),
+		toolsafe.With(observing(func(e middleware.Event) {
+			if r, ok := e.(middleware.RetryScheduled); ok && r.Attempt == 1 {
+				first <- r.Delay
+			}
+		})))
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); tool.Run(ctx, "x") }()
+	d := <-first
+	cancel()
+	<-done
+	if d < 500*time.Millisecond || d > 625*time.Millisecond || attempts.Load() != 1 {
+		t.Fatalf("first wait %v after %d attempts; want DefaultBackoff's 500ms..625ms after 1", d, attempts.Load())
+	}
+}
+
+var errFlaky = errorString("flaky")
+
+type errorString string
+
+func (e errorString) Error() string { return string(e) }
+
+// observing is a middleware that adds f as an observer of each call.
+func observing(f func(middleware.Event)) middleware.Middleware {
+	return func(next tools.Tool) tools.Tool {
+		return middleware.Func(next.Name(), next.Description(), func(ctx context.Context, input string) (string, error) {
+			middleware.Observe(ctx, middleware.ObserverFunc(f))
+			return next.Call(ctx, input)
+		})
+	}
+}
