@@ -61,18 +61,28 @@ func New(t tools.Tool, opts ...Option) (*Tool, error) {
 	if err != nil {
 		return nil, fmt.Errorf("toolsafe: tool %q: %w", t.Name(), err)
 	}
+	mws := make([]middleware.Middleware, len(layers))
+	for i, l := range layers {
+		mws[i] = l.mw
+	}
 	return &Tool{
 		name:        t.Name(),
 		description: t.Description(),
 		inner:       t,
 		opts:        opts,
-		chain:       middleware.Chain(layers...)(t),
+		chain:       middleware.Chain(mws...)(t),
 		cfg:         c,
 	}, nil
 }
 
-// layers is the one list of layers, outermost first; Chain skips nil ones.
-func (c *config) layers() ([]middleware.Middleware, error) {
+// layer is one layer of the stack, named for what it does.
+type layer struct {
+	name string
+	mw   middleware.Middleware // nil when the layer is off
+}
+
+// layers is the one list of layers, outermost first.
+func (c *config) layers() ([]layer, error) {
 	retry, err := c.retryLayer()
 	if err != nil {
 		return nil, err
@@ -102,20 +112,22 @@ func (c *config) layers() ([]middleware.Middleware, error) {
 	if c.bulkhead != nil {
 		bulkhead = c.bulkhead.Middleware()
 	}
-	layers := []middleware.Middleware{callSpan, middleware.Surface(), args}
-	layers = append(layers, c.mws...)
+	layers := []layer{{"call span", callSpan}, {"surface", middleware.Surface()}, {"args", args}}
+	for _, mw := range c.mws {
+		layers = append(layers, layer{"with", mw})
+	}
 	return append(layers,
-		fb,
-		middleware.Deadline(c.deadline),
-		retry,
-		middleware.GuardSideEffects(c.sideEffectsOf()),
-		gate,
-		policies,
-		breaker,
-		bulkhead,
-		middleware.AttemptTimeout(c.timeout, middleware.MaxAbandoned(c.maxAbandoned)),
-		attemptSpan,
-		middleware.Recover(),
+		layer{"fallback", fb},
+		layer{"deadline", middleware.Deadline(c.deadline)},
+		layer{"retry", retry},
+		layer{"side effects", middleware.GuardSideEffects(c.sideEffectsOf())},
+		layer{"approval", gate},
+		layer{"policies", policies},
+		layer{"breaker", breaker},
+		layer{"bulkhead", bulkhead},
+		layer{"attempt timeout", middleware.AttemptTimeout(c.timeout, middleware.MaxAbandoned(c.maxAbandoned))},
+		layer{"attempt span", attemptSpan},
+		layer{"recover", middleware.Recover()},
 	), nil
 }
 
