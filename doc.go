@@ -70,9 +70,11 @@
 //
 // # The order of layers
 //
-// Wrap builds the layers of DESIGN.md §2, outermost first: the call span,
-// surface, argument validation, the middlewares given to With, fallback,
-// total deadline, retry, the side-effect guard, circuit breaker, bulkhead,
-// approval gate, attempt timeout, the attempt span, panic recovery, the
-// tool. The order of the options does not matter.
+// Wrap builds the layers in one order, outermost first, whatever the order
+// of the options: the call span, surface (which builds the call's failure
+// and the model's message), argument validation, the middlewares given to
+// With, fallback, total deadline, retry, the side-effect guard, the
+// approval gate (asked before any permit is taken), the failsafe-go
+// policies given to WithPolicies, circuit breaker, bulkhead, attempt
+// timeout, the attempt span, panic recovery, the tool.
 package toolsafe

@@ -1,5 +1,6 @@
 // Package argschema checks a tool's input against a JSON Schema before the
-// tool runs (layer 3 of DESIGN.md §2). A bad argument is the model's to fix:
+// tool runs (inside the layer that turns failures into the model's message,
+// before the fallback and every attempt). A bad argument is the model's to fix:
 // the call ends as args-invalid, no attempt is made, and the model is told
 // which argument is wrong and how, for example
 //

@@ -1,5 +1,6 @@
 // Package fallback routes a call whose primary tool failed for good to a
-// declared alternative tool (layer 4 of DESIGN.md §2).
+// declared alternative tool: the layer inside argument validation and outside
+// the call's deadline and retries, built on failsafe-go's fallback policy.
 //
 //	search := toolsafe.Wrap(searchTickets, toolsafe.WithRetry(policy.Retry{MaxRetries: 2}))
 //	lookup := toolsafe.Wrap(lookupTicket,

@@ -29,7 +29,8 @@ type holdsKey struct{}
 // attempt timeout keeps a resource for exactly as long as the tool uses it:
 // the bulkhead (policy.Bulkhead) returns its permit through it, so an
 // abandoned attempt still counts against the limit of the upstream it is
-// still talking to (DESIGN.md §7).
+// still talking to; the circuit breaker keeps a half-open probe's permit the
+// same way.
 //
 // Call the returned done once, after next.Call has returned; a deferred call
 // also covers a panic. release runs exactly once: in done when no attempt

@@ -3,9 +3,8 @@
 // attempt, span events for retries, fallbacks and circuit breaker changes,
 // and metrics for calls, attempts, durations and abandoned attempts.
 //
-// Give a Hook to toolsafe.WithTracing; it places the two layers where
-// DESIGN.md §2 puts them (the call span outermost, the attempt span inside
-// the attempt timeout):
+// Give a Hook to toolsafe.WithTracing; it places the two layers: the call
+// span outermost, the attempt span inside the attempt timeout:
 //
 //	hook := otelhook.New() // the global providers, resolved at each call
 //	invoice := toolsafe.Wrap(fetchInvoice,
@@ -31,14 +30,19 @@
 //     error.type the failure's Kind ("tool-failed", "tool-timeout", …), and
 //     that message as summary;
 //   - an approval pause: status Unset and an "approval_required" event: a
-//     pause is not an error (DESIGN.md §7);
+//     pause is not an error;
 //   - the caller's cancellation: status Unset and a "canceled" event. The
 //     caller chose to stop, or its own deadline passed; that says nothing
 //     about the tool, so it neither turns the trace red nor sets error.type.
 //     The calls metric still counts it, with outcome "canceled".
 //
+// Every call span carries [CallIDKey], toolsafe's ID of the call, the
+// call_id of its log lines.
+//
 // Each attempt gets a child span "attempt {n}" with [AttemptKey] and, when
-// it failed, error.type, [RetryableKey], [ReasonKey] and status Error. An
+// it failed, error.type, [RetryableKey], [ReasonKey] and status Error; an
+// attempt that the caller's cancellation ended has error.type canceled and
+// status Unset, and one cut by the call's deadline is a tool-timeout. An
 // attempt given up by the attempt timeout ends its span when the caller
 // gets control back, with [AttemptAbandonedKey] true; the tool may go on running in
 // the background (see the abandoned-attempts metric).

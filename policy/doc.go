@@ -14,12 +14,15 @@
 // dependency, not to a tool: make each once (NewCircuitBreaker, NewBulkhead,
 // failsafe-go's budget.NewBuilder) and give it to every tool that calls the
 // dependency. toolsafe places the breaker and the bulkhead inside the retry
-// (layer 7 of DESIGN.md §2), so every attempt asks for a permit:
+// and the approval gate, outside the attempt timeout, so every attempt asks
+// for a permit, once a person has approved it:
 //
-//   - the breaker counts only transient failures and attempt timeouts; a
-//     tool-error, an approval pause, a panic or the caller's cancellation
+//   - the breaker counts only transient failures and timeouts (the attempt
+//     timeout's or the call's deadline's) of attempts that reached the tool;
+//     a tool-error, an approval pause, a panic or the caller's cancellation
 //     counts neither way, and a cancelled half-open probe gives its permit
-//     back. Open, it refuses at once with circuit-open, not retried;
+//     back once its tool has returned. Open, it refuses at once with
+//     circuit-open, not retried;
 //   - the bulkhead keeps an attempt's permit until the tool really returns,
 //     even after the attempt timeout abandoned it; full, it refuses with
 //     tool-busy, not retried;
