@@ -1,0 +1,103 @@
+package toolsafe_test
+
+import (
+	"go/build"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+const module = "github.com/toolsafe/toolsafe"
+
+// The packages of the module and which of the module's packages each may
+// import: the import graph points one way, from the policies file down
+// through the root to middleware, which imports none of its siblings.
+// internal/... packages are the tests' and examples' own parts.
+var mayImport = map[string][]string{
+	"middleware": {},
+	"policy":     {"middleware"},
+	"fallback":   {"middleware"},
+	"otelhook":   {"middleware"},
+	"argschema":  {"middleware"},
+	".":          {"middleware", "policy", "fallback", "otelhook", "argschema"},
+}
+
+// layerOf says, for a package not in mayImport, what it may import: the
+// public packages (any), or it is a program or a test part (examples, cmd,
+// bench, scripts, internal), which nothing but tests and programs import.
+func programOrPart(rel string) bool {
+	for _, p := range []string{"examples/", "cmd/", "bench", "scripts/", "internal/"} {
+		if strings.HasPrefix(rel+"/", p) || strings.HasPrefix(rel, p) {
+			return true
+		}
+	}
+	return false
+}
+
+func TestTheImportGraphPointsOneWay(t *testing.T) {
+	imports := map[string][]string{} // package (relative) → module packages it imports
+	err := filepath.WalkDir(".", func(path string, d fs.DirEntry, err error) error {
+		if err != nil || !d.IsDir() {
+			return err
+		}
+		if path != "." {
+			base := d.Name()
+			if strings.HasPrefix(base, ".") || base == "testdata" {
+				return filepath.SkipDir
+			}
+			if _, err := os.Stat(filepath.Join(path, "go.mod")); err == nil {
+				return filepath.SkipDir // a nested module
+			}
+		}
+		pkg, err := build.Default.ImportDir(path, 0)
+		if err != nil {
+			return nil // no Go files
+		}
+		rel := filepath.ToSlash(path)
+		for _, imp := range pkg.Imports {
+			if imp == module {
+				imports[rel] = append(imports[rel], ".")
+			} else if r, ok := strings.CutPrefix(imp, module+"/"); ok {
+				imports[rel] = append(imports[rel], r)
+			}
+		}
+		if _, ok := imports[rel]; !ok {
+			imports[rel] = nil
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for pkg, deps := range imports {
+		allowed, known := mayImport[pkg]
+		for _, dep := range deps {
+			switch {
+			case programOrPart(dep) && !programOrPart(pkg) && !strings.HasPrefix(dep, "internal/"):
+				t.Errorf("%s imports %s: nothing but programs imports a program", pkg, dep)
+			case programOrPart(dep) && strings.HasPrefix(dep, "examples/"):
+				t.Errorf("%s imports %s: nothing imports the examples", pkg, dep)
+			case known && !slices.Contains(allowed, dep):
+				t.Errorf("%s imports %s; it may import only %v", pkg, dep, allowed)
+			case !known && !programOrPart(pkg) && strings.HasPrefix(dep, "internal/"):
+				t.Errorf("%s, a public package, imports %s", pkg, dep)
+			}
+		}
+		if !known && !programOrPart(pkg) {
+			// A public package above the root (the policies file, test
+			// kits, adapters) may import the root and everything under it,
+			// but nothing imports it from below.
+			for lower := range mayImport {
+				if slices.Contains(imports[lower], pkg) {
+					t.Errorf("%s imports %s, a package above it", lower, pkg)
+				}
+			}
+		}
+	}
+	if len(imports) < len(mayImport) {
+		t.Fatalf("found only %d packages: %v", len(imports), imports)
+	}
+}
