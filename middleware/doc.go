@@ -30,8 +30,21 @@
 //
 // # The call record
 //
-// Each logical call carries a *Call in its context: the tool name, the call
-// ID, the attempt number and an idempotency key that is the same for every
-// attempt of the call (see IdempotencyKey). Layers record attempts, waits and
-// the final failure in it; toolsafe.Tool.Run turns it into a Result.
+// Each logical call carries a *Call in its context (Begin starts it): the
+// tool name, the call ID, the attempt number and an idempotency key that is
+// the same for every attempt of the call (see IdempotencyKey). Layers record
+// what they see as Events (Record): a retry scheduled, retries stopped, the
+// deadline passed, a wait for an approver or a free slot, an attempt
+// abandoned, a breaker's state change, a fallback taken. Observers learn
+// them (Observe), outside every lock. Surface is the one place that builds
+// the call's *Failure, from the error the layers returned and the facts they
+// recorded (FailureOf); toolsafe.Tool.Run returns it in the Result.
+//
+// # Time limits and who ended a context
+//
+// The call's deadline (Deadline) and each attempt's timeout (AttemptTimeout)
+// end their contexts with a cause that names them, so every layer can tell
+// the dependency taking too long from the caller giving up (HowEnded): the
+// former counts against a circuit breaker and is a tool-timeout; the latter
+// is nobody's fault and is canceled.
 package middleware
