@@ -2,8 +2,10 @@ package middleware
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"runtime/debug"
+	"sync/atomic"
 
 	"github.com/tmc/langchaingo/tools"
 )
@@ -136,6 +138,7 @@ func Gate(a Approver, mode GateMode) Middleware {
 type gate struct {
 	approver Approver
 	mode     GateMode
+	stuck    atomic.Int64 // decisions still running after their call ended
 }
 
 func (g *gate) call(ctx context.Context, next tools.Tool, input string) (string, error) {
@@ -160,9 +163,15 @@ func (g *gate) call(ctx context.Context, next tools.Tool, input string) (string,
 		MayHaveApplied: call.mayHaveApplied(),
 	}
 	decision := Pending
-	if g.approver != nil {
+	switch {
+	case g.approver == nil:
+	case g.stuck.Load() >= DefaultMaxAbandoned:
+		// The approver ignores its context and earlier decisions pile up:
+		// fail closed without starting one more.
+		return "", pause(info, "the approver could not decide", errApproverStuck)
+	default:
 		call.record(Waiting{For: WaitingForApproval})
-		decision, err = decide(ctx, g.approver, info, call)
+		decision, err = g.decide(ctx, info, call)
 	}
 	if ctx.Err() != nil {
 		return "", ctx.Err() // still waiting for approval, as the record says
@@ -182,29 +191,42 @@ func (g *gate) call(ctx context.Context, next tools.Tool, input string) (string,
 	return "", pause(info, "", nil)
 }
 
-// decide asks a about info and returns its answer, or Pending and ctx.Err()
-// as soon as ctx ends, even if a ignores ctx: then a goes on in the
-// background and its answer is dropped. When ctx can never end, a runs on
-// the caller's goroutine. A panic in a is recovered, logged (its type and
-// stack at ERROR, its value at DEBUG), and returned as an error, so the
-// gate fails closed.
-func decide(ctx context.Context, a Approver, info CallInfo, call *Call) (Decision, error) {
+// errApproverStuck fails a gate closed whose approver has too many
+// decisions still running after their calls ended.
+var errApproverStuck = errors.New("toolsafe: the approver is still deciding earlier calls that ended: it ignores its context")
+
+// decide asks the approver about info and returns its answer, or Pending
+// and ctx.Err() as soon as ctx ends, even if the approver ignores ctx: then
+// it goes on in the background, counted in g.stuck until it returns, and
+// its answer is dropped. When ctx can never end, it runs on the caller's
+// goroutine. A panic in it is recovered, logged (its type and stack at
+// ERROR, its value at DEBUG), and returned as an error, so the gate fails
+// closed.
+func (g *gate) decide(ctx context.Context, info CallInfo, call *Call) (Decision, error) {
 	if ctx.Done() == nil {
-		return safeDecide(ctx, a, info, call)
+		return safeDecide(ctx, g.approver, info, call)
 	}
 	type answer struct {
 		d   Decision
 		err error
 	}
 	done := make(chan answer, 1) // buffered: an abandoned Decide never blocks
+	const running, left, finished = 0, 1, 2
+	var state atomic.Int32
 	go func() {
-		d, err := safeDecide(ctx, a, info, call)
+		d, err := safeDecide(ctx, g.approver, info, call)
+		if !state.CompareAndSwap(running, finished) {
+			g.stuck.Add(-1) // the caller left and counted it
+		}
 		done <- answer{d, err}
 	}()
 	select {
 	case ans := <-done:
 		return ans.d, ans.err
 	case <-ctx.Done():
+		if state.CompareAndSwap(running, left) {
+			g.stuck.Add(1)
+		}
 		return Pending, ctx.Err()
 	}
 }

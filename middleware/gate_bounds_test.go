@@ -124,3 +124,37 @@ func lastWaiting(ctx context.Context) func() middleware.WaitingFor {
 		return last
 	}
 }
+
+// An approver that ignores its context cannot pile up goroutines: past
+// DefaultMaxAbandoned decisions still running after their calls ended, the
+// gate fails closed at once without asking it again.
+func TestAStuckApproverIsNotAskedWithoutBound(t *testing.T) {
+	release := make(chan struct{})
+	var asked atomic.Int32
+	stuck := middleware.ApproverFunc(func(context.Context, middleware.CallInfo) (middleware.Decision, error) {
+		asked.Add(1)
+		<-release // ignores its context
+		return middleware.Approved, nil
+	})
+	var ran atomic.Int32
+	gated := middleware.Gate(stuck, middleware.ApproveCall)(middleware.Func("refund", "", func(context.Context, string) (string, error) {
+		ran.Add(1)
+		return "done", nil
+	}))
+	for range middleware.DefaultMaxAbandoned + 10 {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Millisecond)
+		_, err := gated.Call(ctx, "A-1")
+		cancel()
+		var ar *middleware.ApprovalRequired
+		if err == nil || (!errors.Is(err, context.DeadlineExceeded) && !errors.As(err, &ar)) {
+			t.Fatalf("Call = %v; want the deadline or a pause", err)
+		}
+	}
+	if n := asked.Load(); n != middleware.DefaultMaxAbandoned {
+		t.Errorf("the approver was asked %d times; want %d, then the gate fails closed", n, middleware.DefaultMaxAbandoned)
+	}
+	close(release)
+	if ran.Load() != 0 {
+		t.Errorf("the tool ran %d times; want 0", ran.Load())
+	}
+}
