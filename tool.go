@@ -36,8 +36,10 @@ var (
 //
 // The layers, outermost first, whatever the order of the options: the call
 // span (WithTracing); surface, which turns what happened into the model's
-// message; argument validation (WithArgsSchema); the middlewares given to
-// With; the fallback (WithFallback); the total deadline (WithDeadline); the
+// message; argument validation (WithArgsSchema); the run ledger, which in a
+// run scoped with middleware.WithRun records each call and answers a
+// resumed run's completed calls of a tool with side effects or a gate
+// without calling it again; the middlewares given to With; the fallback (WithFallback); the total deadline (WithDeadline); the
 // retry (WithRetry, with WithRetryBudget); the side-effect guard
 // (WithSideEffects); the approval gate (WithApproval), asked before any
 // permit is taken; the failsafe-go policies given to WithPolicies; the
@@ -112,7 +114,8 @@ func (c *config) layers() ([]layer, error) {
 	if c.bulkhead != nil {
 		bulkhead = c.bulkhead.Middleware()
 	}
-	layers := []layer{{"call span", callSpan}, {"surface", middleware.Surface()}, {"args", args}}
+	layers := []layer{{"call span", callSpan}, {"surface", middleware.Surface()}, {"args", args},
+		{"run ledger", middleware.RunLedger(c.replays())}}
 	for _, mw := range c.mws {
 		layers = append(layers, layer{"with", mw})
 	}
@@ -129,6 +132,13 @@ func (c *config) layers() ([]layer, error) {
 		layer{"attempt span", attemptSpan},
 		layer{"recover", middleware.Recover()},
 	), nil
+}
+
+// replays reports whether a resumed run answers this tool's calls from the
+// run ledger: a tool with side effects or an approval gate. A tool that only
+// reads is always called again.
+func (c *config) replays() bool {
+	return c.approval || c.sideEffectsOf() != middleware.NoSideEffects
 }
 
 // retryLayer is the retry of WithRetry, with the budget of

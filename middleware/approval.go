@@ -53,6 +53,8 @@ type CallInfo struct {
 	// already have been applied upstream (see MayHaveApplied): approving
 	// sends it again, with the same idempotency key.
 	MayHaveApplied bool
+
+	runID string // the run the call is part of, for ApprovalRequired
 }
 
 // Approver decides whether a call may run. It is asked by Gate, once per
@@ -161,6 +163,7 @@ func (g *gate) call(ctx context.Context, next tools.Tool, input string) (string,
 		IdempotencyKey: call.Key(),
 		Destructive:    g.mode == ApproveEachAttempt,
 		MayHaveApplied: call.mayHaveApplied(),
+		runID:          RunID(ctx),
 	}
 	decision := Pending
 	switch {
@@ -257,6 +260,7 @@ func pause(info CallInfo, reason string, err error) *ApprovalRequired {
 		}
 	}
 	return &ApprovalRequired{
+		RunID:          info.runID,
 		Tool:           info.Tool,
 		CallID:         info.CallID,
 		Input:          info.Input,

@@ -41,6 +41,7 @@ type Call struct {
 	altFailure *Failure
 	altSkipped string
 	failure    *Failure
+	replayed   bool
 	approvals  []approval // what each gate approved for this call
 	observers  []CallObserver
 	obsBuf     [2]CallObserver // observers' first backing array: a traced call has two
@@ -178,6 +179,7 @@ func (c *Call) Result(ctx context.Context, output string, err error) Result {
 		Abandoned: c.abandoned,
 		Failure:   f,
 		Primary:   c.primary,
+		Replayed:  c.replayed,
 	}
 	if len(c.delays) > 0 {
 		r.Delays = append([]time.Duration(nil), c.delays...)
@@ -256,6 +258,8 @@ func (c *Call) record(e Event) {
 		c.altFailure = e.Failure
 	case FallbackSkipped:
 		c.altSkipped = e.To
+	case Replayed:
+		c.replayed, c.fallback = true, e.Entry.Fallback
 	}
 	obs := c.observers
 	c.mu.Unlock()
@@ -303,6 +307,27 @@ func (c *Call) markSideEffectUnknown() {
 	c.mu.Lock()
 	c.sideEffect = SideEffectUnknown
 	c.mu.Unlock()
+}
+
+// continueCall makes the call continue an earlier one of a run, whose
+// action may have been applied: it takes over its idempotency key (unless
+// the key was asked for already) and starts with its side effect unknown.
+func (c *Call) continueCall(key string) {
+	if c == nil {
+		return
+	}
+	c.keyOnce.Do(func() { c.key = key })
+	c.markSideEffectUnknown()
+}
+
+// fallbackName is the alternative the call was routed to, or "".
+func (c *Call) fallbackName() string {
+	if c == nil {
+		return ""
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.fallback
 }
 
 // mayHaveApplied reports whether an attempt of the call may have been

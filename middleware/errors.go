@@ -274,6 +274,9 @@ type ApprovalRequired struct {
 	// IdempotencyKey is the paused call's key; Resume carries it over to the
 	// resumed call.
 	IdempotencyKey string
+	// RunID is the ID of the agent run the call paused in (see WithRun), or
+	// "" outside a scoped run. Resume continues that run.
+	RunID string
 	// Err is the Approver's error when it could not decide (the gate fails
 	// closed and pauses); nil otherwise. Its text is for the program and
 	// logs, never for the model.

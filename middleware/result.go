@@ -34,6 +34,10 @@ type Result struct {
 	Abandoned int
 	// Failure is how the call failed; nil on success.
 	Failure *Failure
+	// Replayed reports that the call was answered from the run ledger: the
+	// same call of the same run had answered before a pause, so the tool
+	// was not called again (see WithRun). Attempts is 0 then.
+	Replayed bool
 }
 
 // Kind is the kind of the call's failure, or "" on success.

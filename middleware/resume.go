@@ -21,11 +21,23 @@ type resumeKey struct{}
 // (and its call ID, unless the model gave the new call one), so an action
 // that may already have been applied when the call paused is sent again
 // under the same key and applied once. Pass it to the agent run that
-// resumes after the approval was granted. Each Resume continues one call;
-// other calls in the run are unaffected. Resume(ctx, nil) returns ctx.
+// resumes after the approval was granted. Each Resume continues one call.
+//
+// When the call paused in a scoped run (ar.RunID, see WithRun), the
+// returned context resumes that run, on ctx's ledger (or the default
+// ledger): the calls that completed before the pause are answered from the
+// ledger instead of running again, however the model re-issues them.
+// Resume(ctx, nil) returns ctx.
 func Resume(ctx context.Context, ar *ApprovalRequired) context.Context {
 	if ar == nil {
 		return ctx
+	}
+	if ar.RunID != "" {
+		var l Ledger
+		if r := runFrom(ctx); r != nil {
+			l = r.ledger
+		}
+		ctx = WithRun(ctx, ar.RunID, l) // a fresh scope: the run's calls replay
 	}
 	canon, err := Canonical(ar.Input)
 	if err != nil {

@@ -30,6 +30,10 @@ const (
 	// FallbackKey (string, call span and "fallback" event) is the name of the
 	// alternative tool the call was routed to.
 	FallbackKey = attribute.Key("toolsafe.fallback")
+	// ReplayedKey (bool, call span) is true when the call was answered from
+	// the run ledger, without calling the tool (a resumed run; see
+	// middleware.WithRun); absent otherwise.
+	ReplayedKey = attribute.Key("toolsafe.replayed")
 	// SideEffectKey (string, call span) is "unknown" when a failed call's
 	// action may have been applied; absent otherwise.
 	SideEffectKey = attribute.Key("toolsafe.side_effect")
@@ -82,4 +86,6 @@ const (
 	EventApprovalRequired = "approval_required"
 	// EventCanceled is added when the caller's context ended the call.
 	EventCanceled = "canceled"
+	// EventReplayed is added when the call is answered from the run ledger.
+	EventReplayed = "replayed"
 )

@@ -93,7 +93,7 @@ type callSpan struct {
 	ctx  context.Context // the span's
 	inst *instruments
 	tt   *toolTrace
-	end  [6]attribute.KeyValue
+	end  [7]attribute.KeyValue
 }
 
 var _ middleware.CallObserver = (*callSpan)(nil)
@@ -132,6 +132,9 @@ func (h *Hook) call(ctx context.Context, next tools.Tool, tt *toolTrace, input s
 		AbandonedKey.Int(r.Abandoned))
 	if r.Fallback != "" {
 		end = append(end, FallbackKey.String(r.Fallback))
+	}
+	if r.Replayed {
+		end = append(end, ReplayedKey.Bool(true))
 	}
 	if f != nil && f.SideEffect == middleware.SideEffectUnknown {
 		end = append(end, SideEffectKey.String(f.SideEffect.String()))
@@ -193,6 +196,8 @@ func (cs *callSpan) OnEvent(e middleware.Event) {
 	case middleware.AbandonedReturned:
 		// Maybe long after the call.
 		cs.inst.abandoned.Add(context.WithoutCancel(cs.ctx), -1, cs.tt.byTool...)
+	case middleware.Replayed:
+		cs.span.AddEvent(EventReplayed)
 	case middleware.FallbackRouted:
 		cs.span.AddEvent(EventFallback, trace.WithAttributes(FallbackKey.String(e.To)))
 	case middleware.BreakerStateChanged:

@@ -1,0 +1,401 @@
+package toolsafe_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/tmc/langchaingo/agents"
+	"github.com/tmc/langchaingo/llms"
+	"github.com/tmc/langchaingo/llms/fake"
+	"github.com/tmc/langchaingo/tools"
+
+	"github.com/toolsafe/toolsafe"
+	"github.com/toolsafe/toolsafe/fallback"
+	"github.com/toolsafe/toolsafe/internal/flaky"
+	"github.com/toolsafe/toolsafe/middleware"
+)
+
+// keyedUpstream applies each POST once per Idempotency-Key, per path, and
+// counts what it applied: the upstream's own proof of exactly-once.
+type keyedUpstream struct {
+	mu      sync.Mutex
+	applied map[string]map[string]bool // path → keys applied
+	*flaky.Server
+}
+
+func startKeyed(t *testing.T) *keyedUpstream {
+	t.Helper()
+	u := &keyedUpstream{applied: map[string]map[string]bool{}}
+	u.Server = flaky.Start(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		key := r.Header.Get("Idempotency-Key")
+		u.mu.Lock()
+		if u.applied[r.URL.Path] == nil {
+			u.applied[r.URL.Path] = map[string]bool{}
+		}
+		if key == "" {
+			key = fmt.Sprintf("no-key-%d", len(u.applied[r.URL.Path]))
+		}
+		u.applied[r.URL.Path][key] = true
+		u.mu.Unlock()
+		fmt.Fprintf(w, `{"done":%q}`, r.URL.Path)
+	}))
+	t.Cleanup(u.Close)
+	return u
+}
+
+// count is how many distinct actions path applied.
+func (u *keyedUpstream) count(path string) int {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	return len(u.applied[path])
+}
+
+// poster is a tool that posts its input to path with the call's
+// idempotency key.
+func (u *keyedUpstream) poster(name, path string) tools.Tool {
+	client := noKeepAlive()
+	return middleware.Func(name, "Posts to "+path+".", func(ctx context.Context, input string) (string, error) {
+		req, err := http.NewRequestWithContext(ctx, http.MethodPost, u.URL()+path, strings.NewReader(input))
+		if err != nil {
+			return "", err
+		}
+		req.Header.Set("Idempotency-Key", middleware.IdempotencyKey(ctx))
+		resp, err := client.Do(req)
+		if err != nil {
+			return "", err
+		}
+		defer resp.Body.Close()
+		if err := middleware.FromHTTPResponse(resp); err != nil {
+			return "", err
+		}
+		return "done " + path, nil
+	})
+}
+
+// turnsModel is a scripted tool-calling llms.Model for the OpenAI-functions
+// agent: each GenerateContent answers with its next turn.
+type turnsModel struct {
+	mu    sync.Mutex
+	turns []*llms.ContentResponse
+}
+
+func (m *turnsModel) GenerateContent(context.Context, []llms.MessageContent, ...llms.CallOption) (*llms.ContentResponse, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if len(m.turns) == 0 {
+		return nil, errors.New("the script has no more turns")
+	}
+	r := m.turns[0]
+	m.turns = m.turns[1:]
+	return r, nil
+}
+
+func (m *turnsModel) Call(ctx context.Context, prompt string, opts ...llms.CallOption) (string, error) {
+	return llms.GenerateFromSinglePrompt(ctx, m, prompt, opts...)
+}
+
+func callsTurn(calls ...llms.ToolCall) *llms.ContentResponse {
+	return &llms.ContentResponse{Choices: []*llms.ContentChoice{{ToolCalls: calls}}}
+}
+
+func callOf(id, tool, args string) llms.ToolCall {
+	return llms.ToolCall{ID: id, Type: "function", FunctionCall: &llms.FunctionCall{Name: tool, Arguments: args}}
+}
+
+func answerTurn(text string) *llms.ContentResponse {
+	return &llms.ContentResponse{Choices: []*llms.ContentChoice{{Content: text}}}
+}
+
+// The README's approval flow: in one turn the model refunds (idempotent,
+// with a key) and closes the account (gated); the refund completes, the
+// close pauses. The resumed run re-issues both calls, as a real model does
+// once the executor has dropped the turn: the refund is answered from the
+// run ledger, the close runs once approved. Regression: the refund was
+// applied a second time, under a new idempotency key.
+func TestAResumedRunNeverRepeatsACompletedCall(t *testing.T) {
+	const refundArgs, closeArgs = `{"order":"A-1001","amount_eur":25}`, `{"account":"C-7"}`
+
+	t.Run("OpenAI functions, one turn", func(t *testing.T) {
+		up := startKeyed(t)
+		grants := middleware.NewGrants()
+		var refundRuns []middleware.Result
+		var mu sync.Mutex
+		refund := toolsafe.Wrap(up.poster("issue_refund", "/refunds"), toolsafe.WithSideEffects(middleware.SideEffectsWithKey),
+			toolsafe.WithOnResult(func(_ context.Context, r middleware.Result) { mu.Lock(); refundRuns = append(refundRuns, r); mu.Unlock() }))
+		closeAccount := toolsafe.Wrap(up.poster("close_account", "/accounts/close"),
+			toolsafe.WithSideEffects(middleware.SideEffectsWithKey), toolsafe.WithApproval(grants))
+		ts := []tools.Tool{refund, closeAccount}
+
+		ctx := middleware.WithRun(context.Background(), "run-1", nil)
+		first := agents.NewExecutor(agents.NewOpenAIFunctionsAgent(&turnsModel{turns: []*llms.ContentResponse{
+			callsTurn(callOf("c1", "issue_refund", refundArgs), callOf("c2", "close_account", closeArgs)),
+			answerTurn("should not get here"),
+		}}, ts), agents.WithMaxIterations(5))
+		_, err := first.Call(ctx, map[string]any{"input": "Refund A-1001 and close C-7."})
+		ar := paused(t, err)
+		if ar.Tool != "close_account" || ar.RunID != "run-1" || up.count("/refunds") != 1 || up.count("/accounts/close") != 0 {
+			t.Fatalf("paused %q in run %q; refunds %d, closes %d; want close_account in run-1 after 1 refund",
+				ar.Tool, ar.RunID, up.count("/refunds"), up.count("/accounts/close"))
+		}
+
+		grants.Grant(ar.Tool, ar.Input)
+		resumed := agents.NewExecutor(agents.NewOpenAIFunctionsAgent(&turnsModel{turns: []*llms.ContentResponse{
+			// The model asks for both again, the refund's keys in another order.
+			callsTurn(callOf("c3", "issue_refund", `{"amount_eur": 25, "order": "A-1001"}`), callOf("c4", "close_account", closeArgs)),
+			answerTurn("Refunded A-1001 and closed C-7."),
+		}}, ts), agents.WithMaxIterations(5))
+		out, err := resumed.Call(middleware.Resume(context.Background(), ar), map[string]any{"input": "Refund A-1001 and close C-7."})
+		if err != nil {
+			t.Fatalf("resumed run: %v", err)
+		}
+		if got, _ := out["output"].(string); got != "Refunded A-1001 and closed C-7." {
+			t.Errorf("output %q", got)
+		}
+		if up.count("/refunds") != 1 || up.count("/accounts/close") != 1 {
+			t.Fatalf("refunds %d, closes %d; want each applied once across the pause", up.count("/refunds"), up.count("/accounts/close"))
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		if len(refundRuns) != 2 || refundRuns[0].Replayed || !refundRuns[1].Replayed || refundRuns[1].Attempts != 0 ||
+			refundRuns[1].Output != "done /refunds" {
+			t.Errorf("refund results %+v; want the second answered from the ledger, no attempt", refundRuns)
+		}
+	})
+
+	t.Run("MRKL, across turns", func(t *testing.T) {
+		up := startKeyed(t)
+		grants := middleware.NewGrants()
+		refund := toolsafe.Wrap(up.poster("issue_refund", "/refunds"), toolsafe.WithSideEffects(middleware.SideEffectsWithKey))
+		closeAccount := toolsafe.Wrap(up.poster("close_account", "/accounts/close"),
+			toolsafe.WithSideEffects(middleware.SideEffectsWithKey), toolsafe.WithApproval(grants))
+		ts := []tools.Tool{refund, closeAccount}
+		step := func(tool, input string) string {
+			return "Thought: next step.\nAction: " + tool + "\nAction Input: " + input
+		}
+		ctx := middleware.WithRun(context.Background(), "", nil)
+		first := agents.NewExecutor(agents.NewOneShotAgent(fake.NewFakeLLM([]string{
+			step("issue_refund", refundArgs), step("close_account", closeArgs), "Final Answer: no",
+		}), ts), agents.WithMaxIterations(5))
+		_, err := first.Call(ctx, map[string]any{"input": "Refund A-1001, then close C-7."})
+		ar := paused(t, err)
+		if ar.RunID == "" || ar.RunID != middleware.RunID(ctx) {
+			t.Fatalf("ApprovalRequired.RunID %q; want the run's %q", ar.RunID, middleware.RunID(ctx))
+		}
+		grants.Grant(ar.Tool, ar.Input)
+		resumed := agents.NewExecutor(agents.NewOneShotAgent(fake.NewFakeLLM([]string{
+			step("issue_refund", refundArgs), step("close_account", closeArgs), "Final Answer: refunded and closed",
+		}), ts), agents.WithMaxIterations(5))
+		out, err := resumed.Call(middleware.Resume(context.Background(), ar), map[string]any{"input": "Refund A-1001, then close C-7."})
+		if err != nil {
+			t.Fatalf("resumed run: %v", err)
+		}
+		if got, _ := out["output"].(string); got != "refunded and closed" {
+			t.Errorf("output %q", got)
+		}
+		if up.count("/refunds") != 1 || up.count("/accounts/close") != 1 {
+			t.Fatalf("refunds %d, closes %d; want each once", up.count("/refunds"), up.count("/accounts/close"))
+		}
+	})
+}
+
+// counted is a side-effecting tool that counts its runs and echoes its
+// input with the call's idempotency key.
+func counted(name string, runs *atomic.Int32, keys *[]string, mu *sync.Mutex) tools.Tool {
+	return middleware.Func(name, "", func(ctx context.Context, input string) (string, error) {
+		runs.Add(1)
+		if keys != nil {
+			mu.Lock()
+			*keys = append(*keys, middleware.IdempotencyKey(ctx))
+			mu.Unlock()
+		}
+		return "did " + input, nil
+	})
+}
+
+// Calls are matched by tool and canonical input, in order: the same JSON in
+// another key order is the same call; another input, or one more identical
+// call than the run made, is new.
+func TestRunLedgerMatchesTheNthIdenticalCall(t *testing.T) {
+	var runs atomic.Int32
+	refund := toolsafe.Wrap(counted("refund", &runs, nil, nil), toolsafe.WithSideEffects(middleware.SideEffectsWithKey))
+	l := middleware.NewMemoryLedger()
+	ctx := middleware.WithRun(context.Background(), "run-match", l)
+	for _, in := range []string{`{"a":1,"b":2}`, `{"a":1,"b":2}`, `{"a":9}`} {
+		if r := refund.Run(ctx, in); r.Replayed || r.Status() != "ok" {
+			t.Fatalf("first run %s: %+v; want a new call", in, r)
+		}
+	}
+	if runs.Load() != 3 {
+		t.Fatalf("%d runs; want 3: a run that is not resumed replays nothing", runs.Load())
+	}
+	resumed := middleware.WithRun(context.Background(), "run-match", l)
+	want := []struct {
+		in       string
+		replayed bool
+	}{
+		{"{ \"b\": 2,\n \"a\": 1 }", true}, // the 1st of its kind
+		{`{"a":9}`, true},
+		{`{"b":2,"a":1}`, true},  // the 2nd
+		{`{"a":1,"b":2}`, false}, // the 3rd: beyond the run's
+		{`{"a":2}`, false},       // another input
+	}
+	for _, w := range want {
+		if r := refund.Run(resumed, w.in); r.Replayed != w.replayed || r.Status() != "ok" {
+			t.Errorf("resumed %s: replayed %v (%+v); want %v", w.in, r.Replayed, r, w.replayed)
+		}
+	}
+	if runs.Load() != 5 {
+		t.Errorf("%d runs; want 5: two new calls in the resumed run", runs.Load())
+	}
+}
+
+// Without a scoped run nothing is recorded or replayed: every call runs.
+func TestWithoutARunEveryCallRuns(t *testing.T) {
+	var runs atomic.Int32
+	refund := toolsafe.Wrap(counted("refund", &runs, nil, nil), toolsafe.WithSideEffects(middleware.SideEffectsWithKey))
+	for range 3 {
+		if r := refund.Run(context.Background(), `{"a":1}`); r.Replayed {
+			t.Fatal("a call outside a run was replayed")
+		}
+	}
+	if runs.Load() != 3 {
+		t.Errorf("%d runs; want 3", runs.Load())
+	}
+}
+
+// A call whose action may have been applied without an answer is sent
+// again in the resumed run, with its old idempotency key, and the upstream
+// applies it once.
+func TestAnUnknownOutcomeIsSentAgainWithItsKey(t *testing.T) {
+	up := startKeyed(t)
+	slowOnce := flaky.SlowAnswer(time.Second)
+	up.Enqueue("/refunds", slowOnce)
+	refund := toolsafe.Wrap(up.poster("refund", "/refunds"), toolsafe.WithSideEffects(middleware.SideEffectsWithKey),
+		toolsafe.WithTimeout(50*time.Millisecond))
+	l := middleware.NewMemoryLedger()
+	ctx := middleware.WithRun(context.Background(), "run-unknown", l)
+	r := refund.Run(ctx, `{"order":"A-1"}`)
+	if r.Kind() != middleware.KindTimeout || r.Failure.SideEffect != middleware.SideEffectUnknown {
+		t.Fatalf("first call %v, side effect %v; want a timeout that may have landed", r.Kind(), r.Failure)
+	}
+	entries, _ := l.Entries(ctx, "run-unknown")
+	if len(entries) != 1 || !entries[0].SideEffectUnknown {
+		t.Fatalf("entries %+v; want the unknown outcome recorded", entries)
+	}
+	resumed := middleware.WithRun(context.Background(), "run-unknown", l)
+	var key string
+	spy := toolsafe.Wrap(middleware.Func("refund", "", func(ctx context.Context, in string) (string, error) {
+		key = middleware.IdempotencyKey(ctx)
+		return up.poster("refund", "/refunds").Call(ctx, in)
+	}), toolsafe.WithSideEffects(middleware.SideEffectsWithKey))
+	if r := spy.Run(resumed, `{"order":"A-1"}`); r.Status() != "ok" || r.Replayed {
+		t.Fatalf("resumed: %+v; want a call sent again", r)
+	}
+	if key != entries[0].Key || up.count("/refunds") != 1 {
+		t.Errorf("sent again with key %q (first %q); upstream applied %d; want the same key, applied once", key, entries[0].Key, up.count("/refunds"))
+	}
+}
+
+// A tool that only reads is always called again; a fallback's answer is
+// what the ledger keeps, and replays; a destructive call that completed
+// with its grant is not asked again.
+func TestWhatTheLedgerReplays(t *testing.T) {
+	t.Run("a read-only tool is called again", func(t *testing.T) {
+		var runs atomic.Int32
+		lookup := toolsafe.Wrap(counted("lookup", &runs, nil, nil))
+		l := middleware.NewMemoryLedger()
+		lookup.Run(middleware.WithRun(context.Background(), "ro", l), "x")
+		if r := lookup.Run(middleware.WithRun(context.Background(), "ro", l), "x"); r.Replayed || runs.Load() != 2 {
+			t.Errorf("replayed %v after %d runs; want a fresh call", r.Replayed, runs.Load())
+		}
+	})
+	t.Run("the fallback's answer", func(t *testing.T) {
+		var alt atomic.Int32
+		primary := toolsafe.Wrap(middleware.Func("refund", "", func(context.Context, string) (string, error) {
+			return "", middleware.NewToolError("refunds are down")
+		}), toolsafe.WithSideEffects(middleware.SideEffectsWithKey),
+			toolsafe.WithFallback(fallback.To(counted("manual_refund", &alt, nil, nil))))
+		l := middleware.NewMemoryLedger()
+		if r := primary.Run(middleware.WithRun(context.Background(), "fb", l), "x"); r.Fallback != "manual_refund" {
+			t.Fatalf("first: %+v; want the fallback's answer", r)
+		}
+		r := primary.Run(middleware.WithRun(context.Background(), "fb", l), "x")
+		if !r.Replayed || r.Fallback != "manual_refund" || r.Output != "did x" || alt.Load() != 1 {
+			t.Errorf("resumed: %+v, alternative ran %d; want the fallback's answer replayed", r, alt.Load())
+		}
+	})
+	t.Run("a completed destructive call is not asked again", func(t *testing.T) {
+		approver := &askCounter{d: middleware.Approved}
+		var runs atomic.Int32
+		refund := toolsafe.Wrap(counted("refund", &runs, nil, nil), toolsafe.WithApproval(approver), toolsafe.WithDestructive())
+		l := middleware.NewMemoryLedger()
+		refund.Run(middleware.WithRun(context.Background(), "d", l), "x")
+		r := refund.Run(middleware.WithRun(context.Background(), "d", l), "x")
+		if !r.Replayed || runs.Load() != 1 || len(approver.calls()) != 1 {
+			t.Errorf("replayed %v, ran %d, asked %d; want replayed, once each", r.Replayed, runs.Load(), len(approver.calls()))
+		}
+	})
+}
+
+// failingLedger cannot be read.
+type failingLedger struct{}
+
+func (failingLedger) Append(context.Context, string, middleware.Entry) error { return errors.New("down") }
+func (failingLedger) Entries(context.Context, string) ([]middleware.Entry, error) {
+	return nil, errors.New("redis: connection refused")
+}
+
+// A ledger that cannot be read fails closed for a tool with side effects
+// (neither repeated nor replayed) and does not stop a tool that only reads.
+func TestARunLedgerThatFailsFailsClosed(t *testing.T) {
+	var runs atomic.Int32
+	ctx := middleware.WithRun(context.Background(), "down", failingLedger{})
+	r := toolsafe.Wrap(counted("refund", &runs, nil, nil), toolsafe.WithSideEffects(middleware.SideEffectsWithKey)).Run(ctx, "x")
+	if r.Kind() != middleware.KindFailed || r.Failure.Retryable || runs.Load() != 0 || strings.Contains(r.Observation(), "redis") {
+		t.Errorf("%v (retryable %v), ran %d, observation %q; want tool-failed, not called, no raw text", r.Kind(), r.Failure.Retryable, runs.Load(), r.Observation())
+	}
+	if r := toolsafe.Wrap(counted("lookup", &runs, nil, nil)).Run(ctx, "x"); r.Status() != "ok" || runs.Load() != 1 {
+		t.Errorf("read-only: %q after %d runs; want ok", r.Status(), runs.Load())
+	}
+}
+
+// Many runs in parallel share the default ledger safely, and a
+// MemoryLedger stays within its bounds, counting what it drops.
+func TestTheMemoryLedgerIsBoundedAndSafeForConcurrentUse(t *testing.T) {
+	var runs atomic.Int32
+	refund := toolsafe.Wrap(counted("refund", &runs, nil, nil), toolsafe.WithSideEffects(middleware.SideEffectsWithKey))
+	l := &middleware.MemoryLedger{MaxRuns: 20, MaxEntries: 5}
+	var wg sync.WaitGroup
+	for i := range 50 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			ctx := middleware.WithRun(context.Background(), fmt.Sprintf("run-%d", i), l)
+			for j := range 8 {
+				refund.Run(ctx, fmt.Sprintf(`{"n":%d}`, j))
+			}
+		}()
+	}
+	wg.Wait()
+	if l.Runs() != 20 {
+		t.Errorf("%d runs kept; want the cap of 20", l.Runs())
+	}
+	// 50 runs × 8 entries, of which at most 20 runs × 5 entries are kept.
+	if kept := int64(50*8) - l.Dropped(); kept != 20*5 {
+		t.Errorf("%d entries kept (%d dropped); want 100", kept, l.Dropped())
+	}
+	now := time.Now()
+	expiring := &middleware.MemoryLedger{TTL: time.Hour, Now: func() time.Time { return now }}
+	_ = expiring.Append(context.Background(), "old", middleware.Entry{Tool: "refund"})
+	now = now.Add(2 * time.Hour)
+	if es, _ := expiring.Entries(context.Background(), "old"); len(es) != 0 || expiring.Dropped() != 1 {
+		t.Errorf("entries %v, dropped %d after the TTL; want none and 1", es, expiring.Dropped())
+	}
+}
