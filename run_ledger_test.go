@@ -128,7 +128,11 @@ func TestAResumedRunNeverRepeatsACompletedCall(t *testing.T) {
 		var refundRuns []middleware.Result
 		var mu sync.Mutex
 		refund := toolsafe.Wrap(up.poster("issue_refund", "/refunds"), toolsafe.WithSideEffects(middleware.SideEffectsWithKey),
-			toolsafe.WithOnResult(func(_ context.Context, r middleware.Result) { mu.Lock(); refundRuns = append(refundRuns, r); mu.Unlock() }))
+			toolsafe.WithOnResult(func(_ context.Context, r middleware.Result) {
+				mu.Lock()
+				refundRuns = append(refundRuns, r)
+				mu.Unlock()
+			}))
 		closeAccount := toolsafe.Wrap(up.poster("close_account", "/accounts/close"),
 			toolsafe.WithSideEffects(middleware.SideEffectsWithKey), toolsafe.WithApproval(grants))
 		ts := []tools.Tool{refund, closeAccount}
@@ -347,7 +351,9 @@ func TestWhatTheLedgerReplays(t *testing.T) {
 // failingLedger cannot be read.
 type failingLedger struct{}
 
-func (failingLedger) Append(context.Context, string, middleware.Entry) error { return errors.New("down") }
+func (failingLedger) Append(context.Context, string, middleware.Entry) error {
+	return errors.New("down")
+}
 func (failingLedger) Entries(context.Context, string) ([]middleware.Entry, error) {
 	return nil, errors.New("redis: connection refused")
 }
