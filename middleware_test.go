@@ -29,7 +29,7 @@ import (
 
 // The layers, outermost first, as the package documentation lists them.
 var designedOrder = []string{
-	"call span", "surface", "args", "run ledger", "with", "fallback", "deadline", "retry", "side effects",
+	"call span", "surface", "args", "run ledger", "loop guard", "with", "fallback", "deadline", "retry", "side effects",
 	"approval", "policies", "breaker", "bulkhead", "attempt timeout", "attempt span", "recover",
 }
 

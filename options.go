@@ -50,6 +50,7 @@ type config struct {
 	bulkhead     *policy.Bulkhead
 	timeout      time.Duration
 	maxAbandoned int
+	limits       middleware.CallLimits
 	logger       *slog.Logger
 	callIDs      *CallIDs
 	onResult     []func(context.Context, middleware.Result)
@@ -74,6 +75,7 @@ func (c *config) validate() error {
 		add(c.bulkhead.Validate())
 	}
 	add(policy.ValidateTimeouts(c.timeout, c.deadline))
+	add(c.limits.Validate())
 	switch c.sideEffects {
 	case middleware.NoSideEffects, middleware.SideEffectsWithKey, middleware.SideEffectsWithoutKey:
 	default:
@@ -162,6 +164,17 @@ func WithMaxAbandoned(n int) Option {
 		}
 		c.maxAbandoned = n
 	})
+}
+
+// WithCallLimits caps the calls of this tool in one agent run scoped with
+// middleware.WithRun (see middleware.CallLimits and LoopGuard): past a
+// limit, a call is refused at once with call-limit, no attempt made, and
+// the model is told what was already tried and what to do instead. Even
+// without limits, an identical call after one that failed for good (and
+// told the model not to repeat it) is refused in a scoped run. Outside a
+// scoped run no limit applies. Negative limits are an error.
+func WithCallLimits(l middleware.CallLimits) Option {
+	return optionFunc(func(c *config) { c.limits = l })
 }
 
 // WithDeadline limits the whole call, attempts and waits between them

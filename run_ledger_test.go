@@ -393,9 +393,26 @@ func TestTheMemoryLedgerIsBoundedAndSafeForConcurrentUse(t *testing.T) {
 	if l.Runs() != 20 {
 		t.Errorf("%d runs kept; want the cap of 20", l.Runs())
 	}
-	// 50 runs × 8 entries, of which at most 20 runs × 5 entries are kept.
-	if kept := int64(50*8) - l.Dropped(); kept != 20*5 {
-		t.Errorf("%d entries kept (%d dropped); want 100", kept, l.Dropped())
+	// 50 runs × 8 entries were appended: at most 20 runs × 5 entries are
+	// kept, and every other one is counted as dropped.
+	var kept int64
+	for i := range 50 {
+		es, _ := l.Entries(context.Background(), fmt.Sprintf("run-%d", i))
+		if len(es) > 5 {
+			t.Errorf("run-%d keeps %d entries; want at most 5", i, len(es))
+		}
+		kept += int64(len(es))
+	}
+	if kept > 20*5 || kept+l.Dropped() != 50*8 {
+		t.Errorf("%d entries kept, %d dropped; want at most 100 kept and every other one counted", kept, l.Dropped())
+	}
+	// One run at a time: the least recently used run goes first.
+	lru := &middleware.MemoryLedger{MaxRuns: 2}
+	for _, run := range []string{"a", "b", "a", "c"} {
+		_ = lru.Append(context.Background(), run, middleware.Entry{Tool: "refund", Key: run})
+	}
+	if es, _ := lru.Entries(context.Background(), "b"); len(es) != 0 || lru.Runs() != 2 {
+		t.Errorf("run b has %d entries, %d runs kept; want b dropped, a and c kept", len(es), lru.Runs())
 	}
 	now := time.Now()
 	expiring := &middleware.MemoryLedger{TTL: time.Hour, Now: func() time.Time { return now }}

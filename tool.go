@@ -39,7 +39,9 @@ var (
 // message; argument validation (WithArgsSchema); the run ledger, which in a
 // run scoped with middleware.WithRun records each call and answers a
 // resumed run's completed calls of a tool with side effects or a gate
-// without calling it again; the middlewares given to With; the fallback (WithFallback); the total deadline (WithDeadline); the
+// without calling it again; the loop guard (WithCallLimits), which in such
+// a run refuses calls past the run's limits and repeats of calls that
+// failed for good; the middlewares given to With; the fallback (WithFallback); the total deadline (WithDeadline); the
 // retry (WithRetry, with WithRetryBudget); the side-effect guard
 // (WithSideEffects); the approval gate (WithApproval), asked before any
 // permit is taken; the failsafe-go policies given to WithPolicies; the
@@ -115,7 +117,7 @@ func (c *config) layers() ([]layer, error) {
 		bulkhead = c.bulkhead.Middleware()
 	}
 	layers := []layer{{"call span", callSpan}, {"surface", middleware.Surface()}, {"args", args},
-		{"run ledger", middleware.RunLedger(c.replays())}}
+		{"run ledger", middleware.RunLedger(c.replays())}, {"loop guard", middleware.LoopGuard(c.limits)}}
 	for _, mw := range c.mws {
 		layers = append(layers, layer{"with", mw})
 	}

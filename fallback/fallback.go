@@ -46,12 +46,14 @@ func DefaultKinds() []middleware.Kind {
 }
 
 // NeverRouted reports whether no Fallback routes a failure of kind k,
-// whatever On says: approval-required, approval-denied, args-invalid and
-// canceled. A pause or a denial must not be routed around, a bad argument
-// is the model's to fix, and a caller that gave up wants no more work.
+// whatever On says: approval-required, approval-denied, args-invalid,
+// canceled and call-limit. A pause or a denial must not be routed around, a
+// bad argument is the model's to fix, a caller that gave up wants no more
+// work, and a call the loop guard refused must not be made elsewhere.
 func NeverRouted(k middleware.Kind) bool {
 	switch k {
-	case middleware.KindApprovalRequired, middleware.KindApprovalDenied, middleware.KindArgsInvalid, middleware.KindCanceled:
+	case middleware.KindApprovalRequired, middleware.KindApprovalDenied, middleware.KindArgsInvalid, middleware.KindCanceled,
+		middleware.KindCallLimit:
 		return true
 	}
 	return false
@@ -73,8 +75,8 @@ func WithInput(adapt func(ctx context.Context, input string) (string, error)) Op
 }
 
 // On names the kinds of failure routed to the alternative, replacing
-// DefaultKinds. approval-required, approval-denied, args-invalid and
-// canceled are never routed: naming one makes the Fallback invalid (see
+// DefaultKinds. approval-required, approval-denied, args-invalid, canceled
+// and call-limit are never routed: naming one makes the Fallback invalid (see
 // Err). On with no kinds routes nothing.
 func On(kinds ...middleware.Kind) Option {
 	return optionFunc(func(f *Fallback) {

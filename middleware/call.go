@@ -42,6 +42,8 @@ type Call struct {
 	altSkipped string
 	failure    *Failure
 	replayed   bool
+	entries    []Entry // the run's entries, as the run ledger read them
+	entriesOK  bool
 	approvals  []approval // what each gate approved for this call
 	observers  []CallObserver
 	obsBuf     [2]CallObserver // observers' first backing array: a traced call has two
@@ -318,6 +320,27 @@ func (c *Call) continueCall(key string) {
 	}
 	c.keyOnce.Do(func() { c.key = key })
 	c.markSideEffectUnknown()
+}
+
+// keepRunEntries keeps the run's entries the run ledger read, for the loop
+// guard inside it.
+func (c *Call) keepRunEntries(entries []Entry, ok bool) {
+	if c == nil {
+		return
+	}
+	c.mu.Lock()
+	c.entries, c.entriesOK = entries, ok
+	c.mu.Unlock()
+}
+
+// runEntries returns the run's entries the run ledger read, if it did.
+func (c *Call) runEntries() ([]Entry, bool) {
+	if c == nil {
+		return nil, false
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.entries, c.entriesOK
 }
 
 // fallbackName is the alternative the call was routed to, or "".

@@ -30,6 +30,7 @@ import (
 //	*ArgsError                                       args-invalid        false
 //	a recovered panic                                tool-panic          false
 //	Permanent(err)                                   tool-failed         false
+//	a refusal by the loop guard                      call-limit          false
 //	circuitbreaker.ErrOpen                           circuit-open        false
 //	bulkhead.ErrFull, ratelimiter.ErrExceeded,
 //	  adaptivelimiter.ErrExceeded,
@@ -73,6 +74,8 @@ func Classify(err error) (Kind, bool) {
 		return KindPanic, false
 	case errors.As(err, &perm):
 		return KindFailed, false
+	case errors.As(err, new(*limitError)):
+		return KindCallLimit, false
 	case errors.Is(err, circuitbreaker.ErrOpen):
 		return KindCircuitOpen, false
 	case errors.Is(err, bulkhead.ErrFull), errors.Is(err, ratelimiter.ErrExceeded),

@@ -138,6 +138,14 @@ func (f *Failure) message(args bool) string {
 		return b.String()
 	case KindApprovalDenied:
 		return fmt.Sprintf("The user denied approval for %s. Do not call it again for this request.", tool)
+	case KindCallLimit:
+		var le *limitError
+		if errors.As(f.Cause, &le) {
+			limitMessage(&b, tool, le)
+			return b.String()
+		}
+		fmt.Fprintf(&b, "%s was not called: this request already made the calls allowed. Do not call it again; answer the user with what you have.", tool)
+		return b.String()
 	case KindApprovalRequired:
 		return fmt.Sprintf("%s is waiting for a human's approval.", tool)
 	case KindCanceled:

@@ -35,6 +35,11 @@ const (
 	// KindCanceled is a call whose caller's context ended; ctx.Err() is
 	// returned as the error.
 	KindCanceled Kind = "canceled"
+	// KindCallLimit is a call refused by the loop guard (LoopGuard): the
+	// run already made the calls its limits allow, or the same call failed
+	// already and the model was told not to repeat it. No attempt was made;
+	// it is never retried or routed to a fallback.
+	KindCallLimit Kind = "call-limit"
 )
 
 // Kinds returns every Kind, in the order of the taxonomy: the one list
@@ -42,7 +47,7 @@ const (
 // returns a fresh slice.
 func Kinds() []Kind {
 	return []Kind{KindToolError, KindFailed, KindTimeout, KindArgsInvalid, KindCircuitOpen, KindBusy,
-		KindBudget, KindPanic, KindApprovalRequired, KindApprovalDenied, KindCanceled}
+		KindBudget, KindPanic, KindApprovalRequired, KindApprovalDenied, KindCanceled, KindCallLimit}
 }
 
 // kindError is the sentinel error of one Kind.
@@ -65,6 +70,7 @@ var (
 	ErrApprovalRequired error = &kindError{KindApprovalRequired}
 	ErrApprovalDenied   error = &kindError{KindApprovalDenied}
 	ErrCanceled         error = &kindError{KindCanceled}
+	ErrCallLimit        error = &kindError{KindCallLimit}
 )
 
 // Err returns the sentinel error of k (ErrTimeout for KindTimeout), or nil
@@ -93,6 +99,8 @@ func (k Kind) Err() error {
 		return ErrApprovalDenied
 	case KindCanceled:
 		return ErrCanceled
+	case KindCallLimit:
+		return ErrCallLimit
 	}
 	return nil
 }

@@ -42,6 +42,9 @@ type Entry struct {
 	CallID string
 	// Kind is the kind of the call's failure, "" when it answered.
 	Kind Kind
+	// Retryable is the failure's Retryable: false when its message told the
+	// model not to repeat the call (see LoopGuard).
+	Retryable bool
 	// SideEffectUnknown reports that the call's action may have been
 	// applied without an answer: a resumed run sends it again with Key.
 	SideEffectUnknown bool
@@ -174,6 +177,7 @@ func RunLedger(replay bool) Middleware {
 			tool := next.Name()
 			if replay {
 				entries, err := r.ledger.Entries(ctx, r.id)
+				call.keepRunEntries(entries, err == nil)
 				if err != nil {
 					logAt(ctx, call, slog.LevelWarn, "toolsafe: the run ledger could not be read; the call is refused", "run", r.id)
 					debugLog(ctx, call, "toolsafe: the run ledger could not be read", "run", r.id, "error", errorText(err))
@@ -194,7 +198,7 @@ func RunLedger(replay bool) Middleware {
 				if f.Kind == KindApprovalRequired || (f.Kind == KindCanceled && f.SideEffect != SideEffectUnknown) {
 					return out, err // not finished: nothing to record
 				}
-				e.Kind, e.SideEffectUnknown, e.Output = f.Kind, f.SideEffect == SideEffectUnknown, ""
+				e.Kind, e.Retryable, e.SideEffectUnknown, e.Output = f.Kind, f.Retryable, f.SideEffect == SideEffectUnknown, ""
 			}
 			e.Key, e.Fallback = call.Key(), call.fallbackName()
 			r.claimKey(e.Key)

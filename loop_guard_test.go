@@ -1,0 +1,163 @@
+package toolsafe_test
+
+import (
+	"context"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"github.com/tmc/langchaingo/agents"
+	"github.com/tmc/langchaingo/llms"
+	"github.com/tmc/langchaingo/tools"
+
+	"github.com/toolsafe/toolsafe"
+	"github.com/toolsafe/toolsafe/internal/billing"
+	"github.com/toolsafe/toolsafe/internal/flaky"
+	"github.com/toolsafe/toolsafe/middleware"
+	"github.com/toolsafe/toolsafe/policy"
+)
+
+// A model that keeps calling a dead tool with the same input, turn after
+// turn, gets one retry ladder at the upstream; its later identical calls
+// are refused with no request, and the run ends with its final answer.
+func TestTheLoopGuardStopsAModelRepeatingAFailedCall(t *testing.T) {
+	srv := flaky.Start(billing.Handler())
+	t.Cleanup(srv.Close)
+	path := billing.InvoicePath("INV-2001")
+	srv.Always(path, flaky.ResetConn())
+	var mu sync.Mutex
+	var results []middleware.Result
+	invoice := toolsafe.Wrap(billing.FetchInvoice(srv.URL(), noKeepAlive()),
+		toolsafe.WithRetry(policy.Retry{MaxRetries: 2, Backoff: policy.Constant(0)}),
+		toolsafe.WithOnResult(func(_ context.Context, r middleware.Result) {
+			mu.Lock()
+			results = append(results, r)
+			mu.Unlock()
+		}))
+	again := func(id string) *llms.ContentResponse {
+		return callsTurn(callOf(id, "fetch_invoice", `{"number":"INV-2001"}`))
+	}
+	model := &turnsModel{turns: []*llms.ContentResponse{
+		again("c1"), again("c2"), again("c3"), again("c4"),
+		answerTurn("INV-2001 is unavailable right now."),
+	}}
+	exec := agents.NewExecutor(agents.NewOpenAIFunctionsAgent(model, []tools.Tool{invoice}), agents.WithMaxIterations(10))
+	out, err := exec.Call(middleware.WithRun(context.Background(), "", nil), map[string]any{"input": "What about INV-2001?"})
+	if err != nil {
+		t.Fatalf("run: %v", err)
+	}
+	if got, _ := out["output"].(string); got != "INV-2001 is unavailable right now." {
+		t.Errorf("output %q; want the model's final answer", got)
+	}
+	if n := srv.Requests(path); n != 3 {
+		t.Errorf("the upstream saw %d requests; want one retry ladder of 3", n)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(results) != 4 || results[0].Kind() != middleware.KindFailed {
+		t.Fatalf("results %+v; want a tool-failed then refusals", results)
+	}
+	for _, r := range results[1:] {
+		if r.Kind() != middleware.KindCallLimit || r.Attempts != 0 {
+			t.Errorf("a later call: %v after %d attempts; want call-limit, none", r.Kind(), r.Attempts)
+		}
+	}
+	want := "fetch_invoice was not called: it was already called once with this input in this request, and its last answer said not to call it again. Do not call fetch_invoice again with this input; use what it answered, tell the user it is unavailable, or use another tool."
+	if got := results[1].Observation(); got != want {
+		t.Errorf("the model is told\n %q\nwant\n %q", got, want)
+	}
+	if got := results[3].Observation(); !strings.Contains(got, "already called 3 times with this input in this request and failed each time") {
+		t.Errorf("the third refusal says %q; want the count and that each failed", got)
+	}
+}
+
+// A model that fixes its argument after a tool-error is never refused for
+// repeating itself: its input differs; and repeating a tool-error is not a
+// call the model was told not to make.
+func TestAModelFixingItsArgumentIsNeverRefused(t *testing.T) {
+	var runs atomic.Int32
+	lookup := toolsafe.Wrap(middleware.Func("lookup", "", func(_ context.Context, in string) (string, error) {
+		runs.Add(1)
+		if in != `{"id":"T-7"}` {
+			return "", middleware.NewToolError("ids look like T-7")
+		}
+		return "found", nil
+	}))
+	ctx := middleware.WithRun(context.Background(), "", nil)
+	for _, in := range []string{`{"id":"7"}`, `{"id":"7"}`, `{"id":"T-7"}`} {
+		if r := lookup.Run(ctx, in); r.Kind() == middleware.KindCallLimit {
+			t.Fatalf("%s was refused: %q", in, r.Observation())
+		}
+	}
+	if runs.Load() != 3 {
+		t.Errorf("%d runs; want 3", runs.Load())
+	}
+}
+
+// The configured limits: identical calls, calls of one tool, calls of all
+// tools in a run; replayed calls of a resumed run do not count twice;
+// without a scoped run no limit applies.
+func TestCallLimitsPerRun(t *testing.T) {
+	var runs atomic.Int32
+	echo := func(name string, l middleware.CallLimits, opts ...toolsafe.Option) *toolsafe.Tool {
+		return toolsafe.Wrap(middleware.Func(name, "", func(_ context.Context, in string) (string, error) {
+			runs.Add(1)
+			return in, nil
+		}), append(opts, toolsafe.WithCallLimits(l))...)
+	}
+	kinds := func(tool *toolsafe.Tool, ctx context.Context, inputs ...string) []middleware.Kind {
+		var ks []middleware.Kind
+		for _, in := range inputs {
+			ks = append(ks, tool.Run(ctx, in).Kind())
+		}
+		return ks
+	}
+	const limited = middleware.KindCallLimit
+	t.Run("identical", func(t *testing.T) {
+		tool := echo("search", middleware.CallLimits{Identical: 2})
+		got := kinds(tool, middleware.WithRun(context.Background(), "", nil), "a", `"a"`, "a", "a", "b")
+		if want := []middleware.Kind{"", "", "", limited, ""}; !slicesEqual(got, want) {
+			t.Errorf("kinds %v; want %v", got, want)
+		}
+	})
+	t.Run("per tool", func(t *testing.T) {
+		tool := echo("search", middleware.CallLimits{PerTool: 2})
+		got := kinds(tool, middleware.WithRun(context.Background(), "", nil), "a", "b", "c")
+		if want := []middleware.Kind{"", "", limited}; !slicesEqual(got, want) {
+			t.Errorf("kinds %v; want %v", got, want)
+		}
+	})
+	t.Run("total", func(t *testing.T) {
+		ctx := middleware.WithRun(context.Background(), "", nil)
+		a, b := echo("a", middleware.CallLimits{}), echo("b", middleware.CallLimits{Total: 2})
+		a.Run(ctx, "x")
+		a.Run(ctx, "y")
+		r := b.Run(ctx, "z")
+		if r.Kind() != limited || !strings.Contains(r.Observation(), "this request already made 2 tool calls") {
+			t.Errorf("%v: %q; want a refusal naming the 2 calls", r.Kind(), r.Observation())
+		}
+	})
+	t.Run("replays do not count twice", func(t *testing.T) {
+		tool := echo("refund", middleware.CallLimits{Identical: 1}, toolsafe.WithSideEffects(middleware.SideEffectsWithKey))
+		l := middleware.NewMemoryLedger()
+		if r := tool.Run(middleware.WithRun(context.Background(), "r", l), "a"); r.Status() != "ok" {
+			t.Fatalf("first: %+v", r)
+		}
+		if r := tool.Run(middleware.WithRun(context.Background(), "r", l), "a"); !r.Replayed {
+			t.Fatalf("resumed: %+v; want replayed, not refused", r)
+		}
+	})
+	t.Run("without a scoped run no limit applies", func(t *testing.T) {
+		tool := echo("search", middleware.CallLimits{Identical: 1, PerTool: 1, Total: 1})
+		for _, k := range kinds(tool, context.Background(), "a", "a", "a") {
+			if k != "" {
+				t.Fatalf("kind %v outside a run; want every call to run", k)
+			}
+		}
+	})
+	if _, err := toolsafe.New(middleware.Func("x", "", nil), toolsafe.WithCallLimits(middleware.CallLimits{PerTool: -1})); err == nil ||
+		!strings.Contains(err.Error(), "per tool -1") {
+		t.Errorf("New with a negative limit = %v; want it named", err)
+	}
+}
