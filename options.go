@@ -8,6 +8,7 @@ import (
 	"reflect"
 	"time"
 
+	"github.com/toolsafe/toolsafe/argschema"
 	"github.com/toolsafe/toolsafe/middleware"
 	"github.com/toolsafe/toolsafe/policy"
 )
@@ -27,6 +28,7 @@ func (f optionFunc) apply(c *config) { f(c) }
 type config struct {
 	callSpan    middleware.Middleware   // 1: call span (WithTracing)
 	args        middleware.Middleware   // 3: argument validation
+	argsSchema  *argschema.Schema       // the schema args checks, for Tool.ArgsSchema
 	mws         []middleware.Middleware // With: around each logical call
 	fallback    middleware.Middleware   // 4: fallback (WithFallback)
 	deadline    time.Duration           // 5: total deadline

@@ -21,15 +21,15 @@ import (
 func WithArgsSchema(schema []byte) Option {
 	return optionFunc(func(c *config) {
 		if len(schema) == 0 {
-			c.args = nil
+			c.args, c.argsSchema = nil, nil
 			return
 		}
-		mw, err := argschema.Validate(schema)
+		s, err := argschema.Compile(schema)
 		if err != nil {
 			c.errs = append(c.errs, fmt.Errorf("args schema: %w", err))
 			return
 		}
-		c.args = mw
+		c.args, c.argsSchema = s.Middleware(), s
 	})
 }
 
@@ -40,9 +40,9 @@ func WithArgsSchema(schema []byte) Option {
 func WithArgs(s *argschema.Schema) Option {
 	return optionFunc(func(c *config) {
 		if s == nil {
-			c.args = nil
+			c.args, c.argsSchema = nil, nil
 			return
 		}
-		c.args = s.Middleware()
+		c.args, c.argsSchema = s.Middleware(), s
 	})
 }

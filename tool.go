@@ -17,6 +17,7 @@ import (
 type Tool struct {
 	name, description string
 	chain             tools.Tool
+	inner             tools.Tool // the tool wrapped, for ArgsSchema
 	cfg               config
 	err               error
 }
@@ -69,6 +70,7 @@ func New(t tools.Tool, opts ...Option) (*Tool, error) {
 		name:        t.Name(),
 		description: t.Description(),
 		chain:       middleware.Chain(layers...)(t),
+		inner:       t,
 		cfg:         c,
 	}, nil
 }
