@@ -172,12 +172,12 @@ var errNotMade = errors.New("mcptools: this Tool was not made by mcptools.List o
 // documentation for how other content is summarised). Wrapped with toolsafe,
 // every failure becomes what the model sees; on its own, Call returns:
 //   - a *middleware.Failure of kind args-invalid for input that breaks the
-//     schema, and nothing is sent;
+//     schema (and nothing is sent), or that the server rejected;
 //   - a *middleware.ToolError with the server's text for a result with
-//     isError, or when the server does not offer the tool;
-//   - an error toolsafe classifies as the package documentation's table
-//     says, whose text never holds the server's (it is in the chain, for
-//     logs);
+//     isError, or saying the server does not offer the tool;
+//   - otherwise an error that toolsafe classifies as the package
+//     documentation's Failures section says, and whose text never holds the
+//     server's (that is in its chain, for logs);
 //   - ctx's error when ctx ended.
 func (t *Tool) Call(ctx context.Context, input string) (string, error) {
 	if t == nil || t.checked == nil {

@@ -64,10 +64,11 @@ const maxNamesListed = 32
 // stopping one midway could leave its action half done. When several calls
 // fail, the error joins their errors in the order of calls, the end of ctx
 // counted once. Along with an error, Dispatch returns the responses of the
-// calls that did answer, in the order of calls; the paused calls have none,
-// so a resumed run should ask the model again or re-run the turn (a toolsafe
-// run ledger, middleware.WithRun, answers the calls that completed from its
-// record instead of running them twice).
+// calls that did answer, in the order of calls; the paused calls have none.
+// Keep those responses: once the approval is decided, dispatch only the
+// calls that have no response (middleware.Resume carries a paused call on;
+// with WithCallIDs, ApprovalRequired.CallID is the model's call ID), since
+// the other calls of the turn have run already.
 //
 // A tool's panic is raised again on the caller's goroutine once every call
 // has returned (toolsafe's tools never panic: they recover and report it). It
