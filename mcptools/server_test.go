@@ -29,7 +29,7 @@ type testServer struct {
 
 // startServer starts a server with the tools add adds, and connects a
 // client to it; both are closed when the test ends.
-func startServer(t *testing.T, opts *mcp.ServerOptions, add func(*mcp.Server)) *testServer {
+func startServer(t testing.TB, opts *mcp.ServerOptions, add func(*mcp.Server)) *testServer {
 	t.Helper()
 	s := &testServer{
 		server:    mcp.NewServer(&mcp.Implementation{Name: "test-server", Version: "v0.0.1"}, opts),
