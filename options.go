@@ -35,6 +35,7 @@ func (f optionFunc) apply(c *config) { f(c) }
 type config struct {
 	hook         *otelhook.Hook
 	args         *argschema.Schema
+	argsSet      bool // WithArgsSchema or WithArgs was given
 	mws          []middleware.Middleware
 	fallback     *fallback.Fallback
 	deadline     time.Duration

@@ -21,7 +21,7 @@ import (
 func WithArgsSchema(schema []byte) Option {
 	return optionFunc(func(c *config) {
 		if len(schema) == 0 {
-			c.args = nil
+			c.args, c.argsSet = nil, true
 			return
 		}
 		s, err := argschema.Compile(schema)
@@ -29,7 +29,7 @@ func WithArgsSchema(schema []byte) Option {
 			c.errs = append(c.errs, fmt.Errorf("args schema: %w", err))
 			return
 		}
-		c.args = s
+		c.args, c.argsSet = s, true
 	})
 }
 
@@ -39,6 +39,6 @@ func WithArgsSchema(schema []byte) Option {
 // removes the check.
 func WithArgs(s *argschema.Schema) Option {
 	return optionFunc(func(c *config) {
-		c.args = s
+		c.args, c.argsSet = s, true
 	})
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/tmc/langchaingo/tools"
 
+	"github.com/toolsafe/toolsafe/argschema"
 	"github.com/toolsafe/toolsafe/fallback"
 	"github.com/toolsafe/toolsafe/middleware"
 	"github.com/toolsafe/toolsafe/policy"
@@ -47,7 +48,9 @@ var (
 // permit is taken; the failsafe-go policies given to WithPolicies; the
 // circuit breaker (WithCircuitBreaker) and the bulkhead (WithBulkhead); the
 // hard attempt timeout (WithTimeout); the attempt span; panic recovery; the
-// tool.
+// tool. A tool that describes its own input (argschema.Schemer, as an MCP
+// server's tools do) has it checked as WithArgsSchema would, unless an
+// option gives a schema.
 func New(t tools.Tool, opts ...Option) (*Tool, error) {
 	var c config
 	for _, o := range opts {
@@ -57,6 +60,17 @@ func New(t tools.Tool, opts ...Option) (*Tool, error) {
 	}
 	if isNil(t) {
 		return nil, errors.Join(append([]error{errors.New("toolsafe: the tool to wrap is nil: pass a tools.Tool")}, c.errs...)...)
+	}
+	if s, ok := t.(argschema.Schemer); ok && c.args == nil && !c.argsSet && !isNil(s) {
+		// The tool describes its own input (an MCP server's tool does):
+		// check it before any attempt, as WithArgsSchema would.
+		if raw := s.ArgsSchema(); len(raw) > 0 {
+			compiled, err := argschema.Compile(raw)
+			if err != nil {
+				c.errs = append(c.errs, fmt.Errorf("the tool's own argument schema: %w (give a valid one with WithArgsSchema)", err))
+			}
+			c.args = compiled
+		}
 	}
 	if err := c.validate(); err != nil {
 		return nil, fmt.Errorf("toolsafe: tool %q: %w", t.Name(), err)

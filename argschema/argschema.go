@@ -24,6 +24,7 @@ const resourceURL = "https://toolsafe.invalid/args-schema.json"
 type Schema struct {
 	schema  *jsonschema.Schema
 	example string // the shape of a good input, for the model: {"query": …}
+	source  []byte // the schema as compiled, compacted (see Source)
 }
 
 // Compile compiles schema, a JSON Schema as JSON text (see the package
@@ -54,7 +55,7 @@ func Compile(schema []byte) (*Schema, error) {
 	if err != nil {
 		return nil, fmt.Errorf("argschema: the schema is not a valid JSON Schema: %s", schemaError(err))
 	}
-	return &Schema{schema: compiled, example: example(root)}, nil
+	return &Schema{schema: compiled, example: example(root), source: compact(schema)}, nil
 }
 
 // Validate compiles schema (see Compile) and returns the middleware that

@@ -52,11 +52,11 @@ func contenders(t tools.Tool) map[string]runner {
 		timeout.New[string](attemptTimeout),
 	)
 	wrapped := toolsafe.Wrap(t,
-		toolsafe.WithRetry(policy.Retry{MaxRetries: maxRetries}),
+		toolsafe.WithRetry(policy.Retry{MaxRetries: maxRetries, Backoff: policy.Constant(0)}),
 		toolsafe.WithTimeout(attemptTimeout))
 	// Without an attempt timeout (and a context that cannot end) there is
 	// nothing to hand control back early for: no goroutine per attempt.
-	untimed := toolsafe.Wrap(t, toolsafe.WithRetry(policy.Retry{MaxRetries: maxRetries}))
+	untimed := toolsafe.Wrap(t, toolsafe.WithRetry(policy.Retry{MaxRetries: maxRetries, Backoff: policy.Constant(0)}))
 	return map[string]runner{
 		"direct": func(ctx context.Context) (string, error) {
 			return t.Call(ctx, "x")
@@ -145,7 +145,7 @@ func BenchmarkParallel(b *testing.B) {
 	bulkhead := policy.NewBulkhead("bench", 1024, time.Second)
 	ok := middleware.Func("bench", "benchmark tool", func(context.Context, string) (string, error) { return "ok", nil })
 	wrapped := toolsafe.Wrap(ok,
-		toolsafe.WithRetry(policy.Retry{MaxRetries: maxRetries}),
+		toolsafe.WithRetry(policy.Retry{MaxRetries: maxRetries, Backoff: policy.Constant(0)}),
 		toolsafe.WithTimeout(attemptTimeout),
 		toolsafe.WithCircuitBreaker(breaker),
 		toolsafe.WithBulkhead(bulkhead))

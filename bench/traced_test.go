@@ -23,7 +23,7 @@ func tracedContenders(t tools.Tool) map[string]runner {
 		sdktrace.WithSyncer(tracetest.NewNoopExporter()), // the cost of making spans, not of shipping them
 	)
 	wrapped := toolsafe.Wrap(t,
-		toolsafe.WithRetry(policy.Retry{MaxRetries: maxRetries}),
+		toolsafe.WithRetry(policy.Retry{MaxRetries: maxRetries, Backoff: policy.Constant(0)}),
 		toolsafe.WithTimeout(attemptTimeout),
 		toolsafe.WithTracing(otelhook.New(otelhook.WithTracerProvider(tp))))
 	return map[string]runner{

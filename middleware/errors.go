@@ -131,6 +131,10 @@ type ArgsError struct {
 	// argument's name), so spans leave them out unless arguments are
 	// recorded.
 	Problems []string
+	// Cause, if set, is the error behind the problems (the server's answer
+	// that rejected the arguments), for DEBUG logs; its text never reaches
+	// the model.
+	Cause error
 }
 
 // InvalidArgs returns an *ArgsError with the given problems: kind
@@ -142,6 +146,9 @@ func InvalidArgs(problems ...string) *ArgsError {
 
 // Error joins the problems with "; ".
 func (e *ArgsError) Error() string { return strings.Join(e.Problems, "; ") }
+
+// Unwrap returns Cause.
+func (e *ArgsError) Unwrap() error { return e.Cause }
 
 // refusal is an attempt refused before it reached the tool, by the layer
 // that guards a dependency.

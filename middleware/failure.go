@@ -125,7 +125,11 @@ func (f *Failure) message(args bool) string {
 	case KindToolError:
 		return f.reason()
 	case KindArgsInvalid:
-		fmt.Fprintf(&b, "%s was not called: the input is invalid", tool)
+		if f.Attempts > 0 {
+			fmt.Fprintf(&b, "%s did not accept the input", tool) // the tool itself found it wrong
+		} else {
+			fmt.Fprintf(&b, "%s was not called: the input is invalid", tool)
+		}
 		var ae *ArgsError
 		switch {
 		case !errors.As(f.Cause, &ae) || len(ae.Problems) == 0:

@@ -2,6 +2,7 @@ package middleware
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 
@@ -30,10 +31,15 @@ func logAt(ctx context.Context, c *Call, level slog.Level, msg string, args ...a
 	l.Log(ctx, level, msg, attrs...)
 }
 
-// errorText is err's text, for DEBUG logs only.
+// errorText is err's text, for DEBUG logs only, with the cause behind an
+// ArgsError, whose own text is only what the model is told.
 func errorText(err error) string {
 	if err == nil {
 		return ""
+	}
+	var ae *ArgsError
+	if errors.As(err, &ae) && ae.Cause != nil {
+		return err.Error() + ": " + ae.Cause.Error()
 	}
 	return err.Error()
 }

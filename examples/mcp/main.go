@@ -1,0 +1,303 @@
+// Command mcp is the MCP example: a langchaingo agent uses the tool of a
+// real MCP server through toolsafe, and finishes although the server fails
+// in every way it can.
+//
+// It builds the server (./server, a small Go program on the official MCP
+// SDK) into a temporary directory, starts it as a subprocess over stdio
+// with the SDK's CommandTransport, lists its tools with mcptools and wraps
+// them with toolsafe: retries, a hard attempt timeout, the input schema
+// checked before any attempt, spans. A scripted model (no network, no API
+// key) asks for three forecasts. The program prints, per tool call, what
+// happened and what the model saw, the server's own log, and the span tree.
+//
+//	cd examples/mcp && go run .
+//	go run . -server /path/to/weather-server   # a server built already
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/tmc/langchaingo/agents"
+	"github.com/tmc/langchaingo/llms"
+	"github.com/tmc/langchaingo/tools"
+	"go.opentelemetry.io/otel/attribute"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+
+	"github.com/toolsafe/toolsafe"
+	"github.com/toolsafe/toolsafe/mcptools"
+	"github.com/toolsafe/toolsafe/middleware"
+	"github.com/toolsafe/toolsafe/otelhook"
+	"github.com/toolsafe/toolsafe/policy"
+	"github.com/toolsafe/toolsafe/toolcall"
+)
+
+func main() {
+	server := flag.String("server", "", "path of a weather-server binary to run instead of building ./server")
+	flag.Parse()
+	if err := run(context.Background(), os.Stdout, *server); err != nil {
+		fmt.Fprintln(os.Stderr, "mcp example:", err)
+		os.Exit(1)
+	}
+}
+
+// run runs the example and writes its transcript to w. serverBin is the
+// server to start; "" builds ./server first.
+func run(ctx context.Context, w io.Writer, serverBin string) error {
+	if serverBin == "" {
+		dir, err := os.MkdirTemp("", "toolsafe-mcp-example-")
+		if err != nil {
+			return err
+		}
+		defer os.RemoveAll(dir)
+		if serverBin, err = buildServer(ctx, dir); err != nil {
+			return err
+		}
+	}
+
+	// The server, a subprocess over stdio. Its log (stderr) is kept to be
+	// shown after the run.
+	var serverLog syncBuffer
+	cmd := exec.Command(serverBin)
+	cmd.Stderr = &serverLog
+	client := mcp.NewClient(&mcp.Implementation{Name: "toolsafe-mcp-example", Version: "v1.0.0"}, nil)
+	session, err := client.Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
+	if err != nil {
+		return fmt.Errorf("starting the MCP server: %w", err)
+	}
+	defer session.Close()
+	mcpTools, err := mcptools.List(ctx, session)
+	if err != nil {
+		return err
+	}
+
+	// Spans are recorded in memory, to be printed as a tree.
+	spans := tracetest.NewSpanRecorder()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(spans))
+	defer tp.Shutdown(context.Background())
+	hook := otelhook.New(otelhook.WithTracerProvider(tp))
+
+	var mu sync.Mutex
+	var results []middleware.Result
+	ids := toolsafe.NewCallIDs()
+	var wrapped []tools.Tool
+	for _, t := range mcpTools {
+		wrapped = append(wrapped, toolsafe.Wrap(t, // its inputSchema is checked before any attempt
+			toolsafe.WithRetry(policy.Retry{MaxRetries: 3, Backoff: policy.Backoff{
+				Base: 100 * time.Millisecond, Max: time.Second, Multiplier: 2, Jitter: 0.25}}),
+			toolsafe.WithTimeout(500*time.Millisecond), // per attempt
+			toolsafe.WithDeadline(10*time.Second),
+			toolsafe.WithCallIDs(ids),
+			toolsafe.WithTracing(hook),
+			toolsafe.WithOnResult(func(_ context.Context, r middleware.Result) {
+				mu.Lock()
+				results = append(results, r)
+				mu.Unlock()
+			}),
+		))
+	}
+	info := session.InitializeResult()
+	fmt.Fprintf(w, "MCP server %s %s, protocol %s, tools:\n", info.ServerInfo.Name, info.ServerInfo.Version, info.ProtocolVersion)
+	defs, err := toolcall.Definitions(wrapped...)
+	if err != nil {
+		return err
+	}
+	for _, d := range defs {
+		params, _ := json.Marshal(d.Function.Parameters)
+		fmt.Fprintf(w, "  %s: %s\n    parameters: %s\n", d.Function.Name, d.Function.Description, params)
+	}
+
+	model := &scriptedModel{turns: []*llms.ContentResponse{
+		toolCall("call_oslo", "forecast", `{"city":"Oslo","days":2}`),
+		toolCall("call_atlantis", "forecast", `{"city":"Atlantis"}`),
+		toolCall("call_bergen", "forecast", `{"city":"Bergen","days":30}`),
+		finalAnswer("Oslo: sunny and 4°C for the next two days. Atlantis is not a real city. " +
+			"For Bergen I can forecast at most 7 days; shall I?"),
+	}}
+	exec := agents.NewExecutor(agents.NewOpenAIFunctionsAgent(model, wrapped),
+		agents.WithCallbacksHandler(ids), agents.WithMaxIterations(6))
+	runCtx, span := tp.Tracer("toolsafe-mcp-example").Start(ctx, "invoke_agent weather")
+	out, err := exec.Call(runCtx, map[string]any{"input": "What is the weather in Oslo, Atlantis and Bergen?"})
+	span.End()
+	if err != nil {
+		return fmt.Errorf("the agent run was aborted: %w", err)
+	}
+	if err := session.Close(); err != nil { // the server exits; its log is complete
+		return fmt.Errorf("closing the MCP session: %w", err)
+	}
+
+	fmt.Fprintln(w, "\nThe tool calls:")
+	for i, r := range results {
+		printResult(w, i+1, r)
+	}
+	fmt.Fprintf(w, "\nThe final answer: %s\n", out["output"])
+	fmt.Fprintln(w, "\nThe server's log (its raw errors stay here, never in what the model sees):")
+	for line := range strings.Lines(serverLog.String()) {
+		fmt.Fprint(w, "  ", line)
+	}
+	fmt.Fprintln(w, "\nThe span tree:")
+	printTree(w, spans.Ended())
+	return nil
+}
+
+// buildServer builds ./server into dir and returns the binary's path.
+func buildServer(ctx context.Context, dir string) (string, error) {
+	_, file, _, ok := runtime.Caller(0)
+	src := filepath.Join(filepath.Dir(file), "server")
+	if _, err := os.Stat(filepath.Join(src, "main.go")); !ok || err != nil {
+		return "", errors.New("the server's source is not where this program was built from: build ./server yourself and pass -server")
+	}
+	goBin, err := exec.LookPath("go")
+	if err != nil {
+		return "", errors.New("no go command to build the server with: build ./server yourself and pass -server")
+	}
+	bin := filepath.Join(dir, "weather-server")
+	build := exec.CommandContext(ctx, goBin, "build", "-o", bin, ".")
+	build.Dir = src
+	if out, err := build.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("building the server: %w\n%s", err, out)
+	}
+	return bin, nil
+}
+
+func printResult(w io.Writer, n int, r middleware.Result) {
+	status := r.Status()
+	if r.Failure != nil {
+		status += " (" + string(r.Failure.Kind) + ")"
+	}
+	waits := "none"
+	if len(r.Delays) > 0 {
+		parts := make([]string, len(r.Delays))
+		for i, d := range r.Delays {
+			parts[i] = d.Round(time.Millisecond).String()
+		}
+		waits = "[" + strings.Join(parts, " ") + "]"
+	}
+	fmt.Fprintf(w, "[%d] %s (call %s)\n", n, r.Tool, r.CallID)
+	fmt.Fprintf(w, "    status: %s   attempts: %d   waits: %s   took: %s\n", status, r.Attempts, waits, roundTook(r.Elapsed))
+	fmt.Fprintf(w, "    observation: %s\n", strings.ReplaceAll(r.Observation(), "\n", "\n                 "))
+}
+
+// printTree prints spans as an indented tree, children in the order they
+// started, with the attributes that tell the story.
+func printTree(w io.Writer, spans []sdktrace.ReadOnlySpan) {
+	slices.SortFunc(spans, func(a, b sdktrace.ReadOnlySpan) int { return a.StartTime().Compare(b.StartTime()) })
+	children := map[string][]sdktrace.ReadOnlySpan{}
+	ids := map[string]bool{}
+	for _, s := range spans {
+		ids[s.SpanContext().SpanID().String()] = true
+	}
+	var roots []sdktrace.ReadOnlySpan
+	for _, s := range spans {
+		parent := s.Parent().SpanID().String()
+		if !s.Parent().IsValid() || !ids[parent] {
+			roots = append(roots, s)
+			continue
+		}
+		children[parent] = append(children[parent], s)
+	}
+	var walk func(s sdktrace.ReadOnlySpan, depth int)
+	walk = func(s sdktrace.ReadOnlySpan, depth int) {
+		indent := strings.Repeat("  ", depth+1)
+		fmt.Fprintf(w, "%s%s  %s%s\n", indent, s.Name(), roundTook(s.EndTime().Sub(s.StartTime())), describeSpan(s))
+		for _, e := range s.Events() {
+			fmt.Fprintf(w, "%s  · %s\n", indent, describeEvent(e))
+		}
+		for _, c := range children[s.SpanContext().SpanID().String()] {
+			walk(c, depth+1)
+		}
+	}
+	for _, r := range roots {
+		walk(r, 0)
+	}
+}
+
+// describeSpan is the part of a span's attributes worth a line in the tree.
+func describeSpan(s sdktrace.ReadOnlySpan) string {
+	if strings.HasPrefix(s.Name(), "execute_tool ") {
+		return pick(s.Attributes(), "gen_ai.tool.call.id", "toolsafe.attempts", "error.type")
+	}
+	return pick(s.Attributes(), "mcp.method.name", "mcp.protocol.version", "mcp.session.id",
+		"rpc.response.status_code", "error.type", "toolsafe.reason")
+}
+
+// describeEvent says what a span event records: "retry after attempt 1,
+// wait 115ms (tool-failed)".
+func describeEvent(e sdktrace.Event) string {
+	if e.Name != "retry" {
+		return e.Name + pick(e.Attributes)
+	}
+	var attempt int64
+	var wait float64
+	var kind string
+	for _, kv := range e.Attributes {
+		switch kv.Key {
+		case "toolsafe.attempt":
+			attempt = kv.Value.AsInt64()
+		case "toolsafe.delay_s":
+			wait = kv.Value.AsFloat64()
+		case "error.type":
+			kind = kv.Value.AsString()
+		}
+	}
+	d := time.Duration(wait * float64(time.Second)).Round(time.Millisecond)
+	return fmt.Sprintf("retry after attempt %d, wait %s (%s)", attempt, d, kind)
+}
+
+// pick formats the attributes named, in that order, as "  key=value ...".
+func pick(kvs []attribute.KeyValue, keys ...string) string {
+	var b strings.Builder
+	for _, k := range keys {
+		for _, kv := range kvs {
+			if string(kv.Key) == k {
+				v := kv.Value.String()
+				if strings.ContainsAny(v, " ") {
+					v = fmt.Sprintf("%q", v)
+				}
+				fmt.Fprintf(&b, "  %s=%s", k, v)
+			}
+		}
+	}
+	return b.String()
+}
+
+func roundTook(d time.Duration) time.Duration {
+	if d < time.Millisecond {
+		return d.Round(time.Microsecond)
+	}
+	return d.Round(time.Millisecond)
+}
+
+// syncBuffer is a bytes.Buffer safe for the writes of exec's stderr copier
+// and a read after the process ended.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}

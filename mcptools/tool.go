@@ -1,0 +1,225 @@
+package mcptools
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/tmc/langchaingo/tools"
+	"go.opentelemetry.io/otel/attribute"
+	semconv "go.opentelemetry.io/otel/semconv/v1.41.0"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/toolsafe/toolsafe/argschema"
+	"github.com/toolsafe/toolsafe/middleware"
+)
+
+// Tool is one tool of an MCP server as a langchaingo tool. Make it with List
+// or New. It is safe for concurrent use, as its session is, and never
+// changes after it is made.
+type Tool struct {
+	session     *mcp.ClientSession
+	def         *mcp.Tool
+	name        string // for the agent and the model
+	description string
+	schema      *argschema.Schema
+	checked     tools.Tool // the schema's check around send
+	attrs       []attribute.KeyValue
+	spans       bool
+}
+
+var (
+	_ tools.Tool        = (*Tool)(nil)
+	_ argschema.Schemer = (*Tool)(nil)
+)
+
+// permissive is the schema of a tool whose definition has none: any object.
+const permissive = `{"type":"object"}`
+
+// New returns the tool of session described by def, as tools/list returned
+// it (see List, which calls New for each tool listed). The input schema is
+// compiled once, here. New returns an error when session or def is nil, def
+// has no name, WithRename makes the name empty, or def's input schema cannot
+// be compiled (see argschema.Compile: it must be a JSON Schema of an object
+// and may not refer to other documents). A def without an input schema takes
+// any JSON object.
+func New(session *mcp.ClientSession, def *mcp.Tool, opts ...Option) (*Tool, error) {
+	return newTool(session, def, newConfig(opts))
+}
+
+func newTool(session *mcp.ClientSession, def *mcp.Tool, c config) (*Tool, error) {
+	switch {
+	case session == nil:
+		return nil, errors.New("mcptools: the session is nil: pass the *mcp.ClientSession that client.Connect returned")
+	case def == nil:
+		return nil, errors.New("mcptools: the tool definition is nil")
+	case def.Name == "":
+		return nil, errors.New("mcptools: the server listed a tool without a name")
+	}
+	name := def.Name
+	if c.rename != nil {
+		name = c.rename(def.Name)
+		if name == "" {
+			return nil, fmt.Errorf("mcptools: tool %q: WithRename made its name empty", def.Name)
+		}
+	}
+	raw := []byte(permissive)
+	if def.InputSchema != nil {
+		var err error
+		if raw, err = json.Marshal(def.InputSchema); err != nil {
+			return nil, fmt.Errorf("mcptools: tool %q: its input schema does not marshal to JSON: %w", def.Name, err)
+		}
+	}
+	schema, err := argschema.Compile(raw)
+	if err != nil {
+		return nil, fmt.Errorf("mcptools: tool %q: its input schema: %w", def.Name, err)
+	}
+	description := def.Description
+	if description == "" {
+		description = def.Title
+	}
+	t := &Tool{
+		session:     session,
+		def:         def,
+		name:        name,
+		description: description,
+		schema:      schema,
+		spans:       !c.noSpans,
+		attrs:       sessionAttrs(session),
+	}
+	t.checked = schema.Middleware()(middleware.Func(name, description, t.send))
+	return t, nil
+}
+
+// Name returns the tool's name: its MCP name, or what WithRename made of it.
+func (t *Tool) Name() string {
+	if t == nil {
+		return ""
+	}
+	return t.name
+}
+
+// Description returns the MCP tool's description, or its title when it has
+// no description.
+func (t *Tool) Description() string {
+	if t == nil {
+		return ""
+	}
+	return t.description
+}
+
+// MCPName returns the name the server knows the tool by, which tools/call
+// uses.
+func (t *Tool) MCPName() string {
+	if t == nil || t.def == nil {
+		return ""
+	}
+	return t.def.Name
+}
+
+// Definition returns the tool's definition as the server listed it, with its
+// annotations (read-only, destructive and idempotent hints) and output
+// schema. The caller must not modify it.
+func (t *Tool) Definition() *mcp.Tool {
+	if t == nil {
+		return nil
+	}
+	return t.def
+}
+
+// ArgsSchema returns the tool's input schema as JSON text: the MCP input
+// schema, or {"type":"object"} when the server gave none. The caller must not
+// modify it.
+func (t *Tool) ArgsSchema() json.RawMessage {
+	if t == nil {
+		return nil
+	}
+	return t.schema.Source()
+}
+
+// Schema returns the tool's compiled input schema. toolsafe.Wrap checks
+// each input against it before any attempt (the tool is an
+// argschema.Schemer); Call checks it too.
+func (t *Tool) Schema() *argschema.Schema {
+	if t == nil {
+		return nil
+	}
+	return t.schema
+}
+
+// SchemaOf returns the compiled input schema of t when it is a *Tool, and
+// nil otherwise. toolsafe.Wrap already checks an MCP tool's input against
+// it; SchemaOf serves code that checks inputs itself.
+func SchemaOf(t tools.Tool) *argschema.Schema {
+	mt, ok := t.(*Tool)
+	if !ok {
+		return nil
+	}
+	return mt.Schema()
+}
+
+// errNotMade is what a Tool not made by List or New answers.
+var errNotMade = errors.New("mcptools: this Tool was not made by mcptools.List or mcptools.New, so it has no session")
+
+// Call calls the tool: it checks input, the tool's arguments as one JSON
+// object ("" stands for {}), against the input schema, then sends tools/call
+// with them and returns the result's content as text (see the package
+// documentation for how other content is summarised). Wrapped with toolsafe,
+// every failure becomes what the model sees; on its own, Call returns:
+//   - a *middleware.Failure of kind args-invalid for input that breaks the
+//     schema (and nothing is sent), or that the server rejected;
+//   - a *middleware.ToolError with the server's text for a result with
+//     isError, or saying the server does not offer the tool;
+//   - otherwise an error that toolsafe classifies as the package
+//     documentation's Failures section says, and whose text never holds the
+//     server's (that is in its chain, for logs);
+//   - ctx's error when ctx ended.
+func (t *Tool) Call(ctx context.Context, input string) (string, error) {
+	if t == nil || t.checked == nil {
+		return "", middleware.Permanent(errNotMade)
+	}
+	if strings.TrimSpace(input) == "" {
+		input = "{}"
+	}
+	return t.checked.Call(ctx, input)
+}
+
+// send sends tools/call with input, which the schema accepted.
+func (t *Tool) send(ctx context.Context, input string) (string, error) {
+	span := trace.SpanFromContext(ctx)
+	if !t.spans || !span.IsRecording() {
+		span = nil
+	} else {
+		span.SetAttributes(t.attrs...)
+	}
+	res, err := t.session.CallTool(ctx, &mcp.CallToolParams{Name: t.def.Name, Arguments: json.RawMessage(input)})
+	if err != nil {
+		return "", t.failure(ctx, span, err)
+	}
+	if res.NeedsInput() {
+		return "", refused(reasonNeedsInput, nil)
+	}
+	text := observation(res)
+	if res.IsError {
+		if text == "" {
+			text = fmt.Sprintf("%s failed; its MCP server gave no reason.", t.name)
+		}
+		return "", middleware.NewToolError("%s", text)
+	}
+	return text, nil
+}
+
+// sessionAttrs are the span attributes of every tools/call on session.
+func sessionAttrs(s *mcp.ClientSession) []attribute.KeyValue {
+	attrs := []attribute.KeyValue{semconv.McpMethodNameToolsCall}
+	if r := s.InitializeResult(); r != nil && r.ProtocolVersion != "" {
+		attrs = append(attrs, semconv.McpProtocolVersion(r.ProtocolVersion))
+	}
+	if id := s.ID(); id != "" {
+		attrs = append(attrs, semconv.McpSessionID(id))
+	}
+	return attrs
+}

@@ -1,0 +1,159 @@
+package toolcall
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/tmc/langchaingo/llms"
+	"github.com/tmc/langchaingo/tools"
+
+	"github.com/toolsafe/toolsafe/argschema"
+)
+
+// Schemer is a tool that describes its input with a JSON Schema; see
+// argschema.Schemer. *toolsafe.Tool implements it, and so do the tools of an
+// MCP server (module github.com/toolsafe/toolsafe/mcptools).
+type Schemer = argschema.Schemer
+
+// MaxNameLength is the longest function name Definitions accepts, in
+// bytes: OpenAI's limit.
+const MaxNameLength = 64
+
+// Definitions returns the function definitions to give a model with
+// llms.WithTools, one per tool and in the order given: Type "function", the
+// tool's Name and Description, and as Parameters the tool's JSON Schema
+// (decoded into a map[string]any, the form every langchaingo provider takes).
+//
+// The schema is the tool's ArgsSchema when it implements Schemer and returns
+// one; its root must be a JSON object whose "type", if given, is "object"
+// (an absent "type" is set to "object", which OpenAI requires). A tool with
+// no schema takes one string, as langchaingo's own agents advertise it:
+// {"type":"object","properties":{"__arg1":{"title":"__arg1","type":"string"}},"required":["__arg1"]};
+// Dispatch hands such a tool the string alone.
+//
+// Definitions refuses, with an error naming every problem, a nil tool, a
+// name OpenAI rejects (1 to 64 ASCII letters, digits, "_" or "-"), two names
+// equal but for case (langchaingo looks tools up by strings.ToUpper of the
+// name, so one would shadow the other), and a schema that is not a valid
+// JSON Schema (checked against the meta-schema of its draft, see
+// argschema.Compile) or whose root is not an object.
+func Definitions(ts ...tools.Tool) ([]llms.Tool, error) {
+	var problems []error
+	seen := make(map[string]string, len(ts))
+	defs := make([]llms.Tool, 0, len(ts))
+	for i, t := range ts {
+		if isNil(t) {
+			problems = append(problems, fmt.Errorf("tool %d of %d is nil", i+1, len(ts)))
+			continue
+		}
+		name := t.Name()
+		if err := checkName(name); err != nil {
+			problems = append(problems, err)
+		}
+		if other, ok := seen[strings.ToUpper(name)]; ok {
+			problems = append(problems, fmt.Errorf("tools %q and %q have names that differ only in case: langchaingo looks tools up ignoring case, so one would shadow the other; rename one", other, name))
+		} else {
+			seen[strings.ToUpper(name)] = name
+		}
+		params, err := parameters(t)
+		if err != nil {
+			problems = append(problems, fmt.Errorf("tool %q: %w", name, err))
+			continue
+		}
+		defs = append(defs, llms.Tool{
+			Type: "function",
+			Function: &llms.FunctionDefinition{
+				Name:        name,
+				Description: t.Description(),
+				Parameters:  params,
+			},
+		})
+	}
+	if len(problems) > 0 {
+		return nil, fmt.Errorf("toolcall: %w", errors.Join(problems...))
+	}
+	return defs, nil
+}
+
+// checkName reports a name that OpenAI would refuse as a function name.
+func checkName(name string) error {
+	if name == "" {
+		return errors.New("a tool has an empty name")
+	}
+	if len(name) > MaxNameLength {
+		return fmt.Errorf("tool %q: the name is %d bytes long; function names are at most %d", name, len(name), MaxNameLength)
+	}
+	for _, r := range name {
+		if !nameRune(r) {
+			return fmt.Errorf("tool %q: the name has %q; function names are made of ASCII letters, digits, \"_\" and \"-\" only", name, r)
+		}
+	}
+	return nil
+}
+
+func nameRune(r rune) bool {
+	return r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_' || r == '-'
+}
+
+// schemaOf returns t's JSON Schema, or nil when it has none.
+func schemaOf(t tools.Tool) json.RawMessage {
+	s, ok := t.(Schemer)
+	if !ok || isNil(s) {
+		return nil
+	}
+	if raw := s.ArgsSchema(); len(bytes.TrimSpace(raw)) > 0 {
+		return raw
+	}
+	return nil
+}
+
+// parameters returns the Parameters of t's definition.
+func parameters(t tools.Tool) (map[string]any, error) {
+	raw := schemaOf(t)
+	if raw == nil {
+		return stringArgument(), nil
+	}
+	if _, err := argschema.Compile(raw); err != nil {
+		return nil, err
+	}
+	var params map[string]any
+	if err := json.Unmarshal(raw, &params); err != nil {
+		// Compile accepted it, so it is an object; this is a number too
+		// large for a float64 and the like.
+		return nil, fmt.Errorf("the schema cannot be decoded: %w", err)
+	}
+	switch typ, ok := params["type"]; {
+	case !ok:
+		params["type"] = "object"
+	case typ != "object":
+		return nil, fmt.Errorf(`the schema's root "type" is %s; a function's parameters must have "type": "object"`, compactJSON(typ))
+	}
+	return params, nil
+}
+
+// arg1 is the name of the one string argument langchaingo's agents
+// advertise for a tool.
+const arg1 = "__arg1"
+
+// stringArgument is the parameters of a tool without a schema, the same as
+// langchaingo's OpenAI-functions agent advertises for every tool.
+func stringArgument() map[string]any {
+	return map[string]any{
+		"type": "object",
+		"properties": map[string]any{
+			arg1: map[string]any{"title": arg1, "type": "string"},
+		},
+		"required": []any{arg1},
+	}
+}
+
+func compactJSON(v any) string {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Sprint(v)
+	}
+	return string(b)
+}
