@@ -253,11 +253,20 @@ func (t *Tool) Description() string {
 //   - ctx.Err() when the caller's context ended;
 //   - the configuration error of a Tool made by Wrap with invalid options.
 func (t *Tool) Call(ctx context.Context, input string) (string, error) {
-	r, err := t.run(ctx, input)
+	if t == nil || t.chain == nil || len(t.cfg.onResult) > 0 {
+		r, err := t.run(ctx, input)
+		if err != nil {
+			return "", err
+		}
+		return r.Observation(), nil
+	}
+	// No Result is read: build none.
+	ctx, call := middleware.Begin(ctx, t.name, t.cfg.callIDs.take(ctx, t.name, input), input, t.cfg.logger)
+	out, err := t.chain.Call(ctx, input)
 	if err != nil {
 		return "", err
 	}
-	return r.Observation(), nil
+	return call.Observation(out), nil
 }
 
 // Run runs the tool and returns the structured outcome: status, attempts,

@@ -81,19 +81,24 @@ func AttemptTimeout(d time.Duration, opts ...AttemptOption) Middleware {
 			}
 			call := CallFrom(ctx)
 			n := call.beginAttempt()
-			ctx = context.WithValue(ctx, attemptKey{}, n)
-			actx, cancel := ctx, context.CancelFunc(func() {})
+			// One allocation holds the attempt: its context (which carries
+			// its number), the cause its timeout ends it with, and the
+			// hand-over with its goroutine.
+			r := &attemptRun{cause: limitCause{ended: EndedByAttemptTimeout, limit: d, call: call}}
+			r.ctx = attemptCtx{Context: ctx, n: n}
 			if d > 0 {
-				actx, cancel = context.WithTimeoutCause(ctx, d, &limitCause{ended: EndedByAttemptTimeout, limit: d, call: call})
+				tctx, cancel := context.WithTimeoutCause(ctx, d, &r.cause)
+				defer cancel()
+				r.ctx.Context = tctx
 			}
-			defer cancel()
+			actx := &r.ctx
 			if actx.Done() == nil {
 				// Nothing can end this attempt early: no need for a goroutine.
 				return next.Call(actx, input)
 			}
 
-			r := &attemptRun{done: make(chan struct{})}
-			go r.run(next, actx, input, n)
+			r.done = make(chan struct{})
+			go r.run(next, input)
 
 			select {
 			case <-r.done:
@@ -116,9 +121,25 @@ func AttemptTimeout(d time.Duration, opts ...AttemptOption) Middleware {
 	}
 }
 
-// attemptRun is one attempt on its own goroutine: one allocation for its
-// answer and for the hand-over of an abandoned attempt's end.
+// attemptCtx is an attempt's context: it carries the attempt's number.
+type attemptCtx struct {
+	context.Context
+	n int
+}
+
+func (ac *attemptCtx) Value(key any) any {
+	if key == (attemptKey{}) {
+		return ac.n
+	}
+	return ac.Context.Value(key)
+}
+
+// attemptRun is one attempt, on its own goroutine when it can be cut short:
+// one allocation for its context, its answer and the hand-over of an
+// abandoned attempt's end.
 type attemptRun struct {
+	ctx    attemptCtx
+	cause  limitCause
 	done   chan struct{} // closed when answer is set
 	answer struct {
 		out string
@@ -133,7 +154,7 @@ type attemptRun struct {
 	finish   func()
 }
 
-func (r *attemptRun) run(next tools.Tool, ctx context.Context, input string, attempt int) {
+func (r *attemptRun) run(next tools.Tool, input string) {
 	returned := false
 	defer func() {
 		// Deferred, so that a tool that ends its goroutine with
@@ -150,7 +171,7 @@ func (r *attemptRun) run(next tools.Tool, ctx context.Context, input string, att
 			f()
 		}
 	}()
-	r.answer.out, r.answer.err = next.Call(ctx, input)
+	r.answer.out, r.answer.err = next.Call(&r.ctx, input)
 	returned = true
 }
 

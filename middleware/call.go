@@ -17,11 +17,15 @@ import (
 // and Surface builds the call's Failure from it. Its methods are safe for
 // concurrent use; a nil *Call answers as a call with no record.
 type Call struct {
+	ctx     callCtx // the context that carries the call: one allocation for both
 	tool    string
-	id      string
 	idKnown bool
 	start   time.Time
 	logger  *slog.Logger
+	run     *run // the run the call is part of (WithRun), or nil
+
+	idOnce sync.Once
+	id     string // made on first use when not the model's
 
 	keyOnce sync.Once
 	key     string // made on first use: most calls never ask for it
@@ -82,16 +86,31 @@ type facts struct {
 // span).
 func Begin(ctx context.Context, tool, id, input string, logger *slog.Logger) (context.Context, *Call) {
 	c := &Call{tool: tool, id: id, idKnown: id != "", start: time.Now(), logger: logger}
-	if r := resumptionFor(ctx, tool, input); r != nil {
+	var resumptions []*resumption
+	if s := scopeFrom(ctx); s != nil {
+		c.run, resumptions = s.run, s.resumptions
+	}
+	if r := resumptionFor(resumptions, tool, input); r != nil {
 		c.key = r.key
 		if !c.idKnown {
 			c.id = r.callID
 		}
 	}
-	if c.id == "" {
-		c.id = newCallID()
+	c.ctx = callCtx{Context: ctx, c: c}
+	return &c.ctx, c
+}
+
+// callCtx is the context that carries a call record.
+type callCtx struct {
+	context.Context
+	c *Call
+}
+
+func (cc *callCtx) Value(key any) any {
+	if key == (callKey{}) {
+		return cc.c
 	}
-	return context.WithValue(ctx, callKey{}, c), c
+	return cc.Context.Value(key)
 }
 
 // ensure returns ctx's record when it is a call of tool, else starts one: a
@@ -118,6 +137,11 @@ func (c *Call) ID() string {
 	if c == nil {
 		return ""
 	}
+	c.idOnce.Do(func() {
+		if c.id == "" {
+			c.id = newCallID()
+		}
+	})
 	return c.id
 }
 
@@ -148,6 +172,14 @@ func (c *Call) Logger() *slog.Logger {
 	return c.logger
 }
 
+// Start is when the call began.
+func (c *Call) Start() time.Time {
+	if c == nil {
+		return time.Time{}
+	}
+	return c.start
+}
+
 // Attempts is the number of attempts begun so far: the attempt timeout
 // begins each one as the tool is called, so a layer can tell whether the
 // tool was called by comparing it before and after.
@@ -174,7 +206,7 @@ func (c *Call) Result(ctx context.Context, output string, err error) Result {
 	defer c.mu.Unlock()
 	r := Result{
 		Tool:      c.tool,
-		CallID:    c.id,
+		CallID:    c.ID(),
 		Attempts:  c.attempts,
 		Elapsed:   time.Since(c.start),
 		Fallback:  c.fallback,
@@ -190,6 +222,19 @@ func (c *Call) Result(ctx context.Context, output string, err error) Result {
 		r.Output = output
 	}
 	return r
+}
+
+// Observation is what the model sees of the call, which returned output
+// and a nil error through Surface: Result(...).Observation() without
+// building the rest of the Result.
+func (c *Call) Observation(output string) string {
+	c.mu.Lock()
+	r := Result{Tool: c.tool, Output: output, Fallback: c.fallback, Failure: c.failure}
+	c.mu.Unlock()
+	if r.Failure != nil {
+		r.Output = ""
+	}
+	return r.Observation()
 }
 
 // settle builds the call's Failure from err and what was recorded, keeps it
@@ -351,6 +396,15 @@ func (c *Call) fallbackName() string {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.fallback
+}
+
+// runOf is the run of the call, read from its record when it has one (the
+// record keeps it from Begin, so no layer walks the context for it).
+func (c *Call) runOf(ctx context.Context) *run {
+	if c != nil {
+		return c.run
+	}
+	return runFrom(ctx)
 }
 
 // mayHaveApplied reports whether an attempt of the call may have been

@@ -69,7 +69,8 @@ func (e *limitError) Error() string {
 func LoopGuard(l CallLimits) Middleware {
 	return func(next tools.Tool) tools.Tool {
 		return wrap(next, func(ctx context.Context, input string) (string, error) {
-			r := runFrom(ctx)
+			call := CallFrom(ctx)
+			r := call.runOf(ctx)
 			if r == nil {
 				return next.Call(ctx, input)
 			}
@@ -77,7 +78,6 @@ func LoopGuard(l CallLimits) Middleware {
 			if err != nil {
 				return "", err
 			}
-			call := CallFrom(ctx)
 			entries, ok := call.runEntries()
 			if !ok {
 				if entries, err = r.ledger.Entries(ctx, r.id); err != nil {

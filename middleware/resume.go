@@ -13,7 +13,6 @@ type resumption struct {
 	used bool
 }
 
-type resumeKey struct{}
 
 // Resume returns a context in which the next call of ar.Tool with ar.Input
 // (the same JSON, whatever its key order or spacing; see Canonical)
@@ -44,14 +43,14 @@ func Resume(ctx context.Context, ar *ApprovalRequired) context.Context {
 		canon = ar.Input
 	}
 	r := &resumption{tool: ar.Tool, input: canon, callID: ar.CallID, key: ar.IdempotencyKey}
-	parent, _ := ctx.Value(resumeKey{}).([]*resumption)
-	return context.WithValue(ctx, resumeKey{}, append(parent[:len(parent):len(parent)], r))
+	return withScope(ctx, func(s *scope) {
+		s.resumptions = append(s.resumptions[:len(s.resumptions):len(s.resumptions)], r)
+	})
 }
 
 // resumptionFor returns, and uses up, the first resumption in ctx of a
 // call to tool with input; nil if there is none.
-func resumptionFor(ctx context.Context, tool, input string) *resumption {
-	rs, _ := ctx.Value(resumeKey{}).([]*resumption)
+func resumptionFor(rs []*resumption, tool, input string) *resumption {
 	if len(rs) == 0 {
 		return nil
 	}

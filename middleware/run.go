@@ -71,7 +71,30 @@ type run struct {
 	claimed map[string]bool // idempotency keys this scope has made or replayed
 }
 
-type runKey struct{}
+// scope is what a context tells every call made on it: the run it is part
+// of, and the paused calls it resumes. One value, so that starting a call
+// looks the context up once.
+type scope struct {
+	run         *run
+	resumptions []*resumption
+}
+
+type scopeKey struct{}
+
+func scopeFrom(ctx context.Context) *scope {
+	s, _ := ctx.Value(scopeKey{}).(*scope)
+	return s
+}
+
+// withScope returns ctx carrying a scope like ctx's, changed by f.
+func withScope(ctx context.Context, f func(*scope)) context.Context {
+	var s scope
+	if parent := scopeFrom(ctx); parent != nil {
+		s = *parent
+	}
+	f(&s)
+	return context.WithValue(ctx, scopeKey{}, &s)
+}
 
 // WithRun returns a context that scopes an agent run: pass it to the
 // executor's run (or to Tool.Run). Every call made on it is appended to l
@@ -93,7 +116,8 @@ func WithRun(ctx context.Context, runID string, l Ledger) context.Context {
 	if runID == "" {
 		runID = "run_" + randomHex(8)
 	}
-	return context.WithValue(ctx, runKey{}, &run{id: runID, ledger: l, claimed: map[string]bool{}})
+	r := &run{id: runID, ledger: l, claimed: map[string]bool{}}
+	return withScope(ctx, func(s *scope) { s.run = r })
 }
 
 // RunID returns the ID of the run ctx is scoped to (see WithRun), or "".
@@ -105,9 +129,12 @@ func RunID(ctx context.Context) string {
 }
 
 func runFrom(ctx context.Context) *run {
-	r, _ := ctx.Value(runKey{}).(*run)
-	return r
+	if s := scopeFrom(ctx); s != nil {
+		return s.run
+	}
+	return nil
 }
+
 
 // claim returns the first entry of tool with input among entries that a
 // resumed run answers or continues and that this scope has not claimed
@@ -165,7 +192,8 @@ var errLedger = errors.New("toolsafe: the run's ledger could not be read, so it 
 func RunLedger(replay bool) Middleware {
 	return func(next tools.Tool) tools.Tool {
 		return wrap(next, func(ctx context.Context, input string) (string, error) {
-			r := runFrom(ctx)
+			call := CallFrom(ctx)
+			r := call.runOf(ctx)
 			if r == nil {
 				return next.Call(ctx, input)
 			}
@@ -173,7 +201,6 @@ func RunLedger(replay bool) Middleware {
 			if err != nil {
 				return "", err
 			}
-			call := CallFrom(ctx)
 			tool := next.Name()
 			if replay {
 				entries, err := r.ledger.Entries(ctx, r.id)

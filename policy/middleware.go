@@ -3,6 +3,7 @@ package policy
 import (
 	"context"
 	"errors"
+	"time"
 
 	"github.com/failsafe-go/failsafe-go"
 	"github.com/failsafe-go/failsafe-go/circuitbreaker"
@@ -40,14 +41,43 @@ func Middleware(r *Retry, policies ...failsafe.Policy[string]) (middleware.Middl
 	}
 	all = append(all, policies...)
 	exec := failsafe.With(all...)
+	// The first attempt of a retry with nothing else among the policies (no
+	// budget to count it in flight, no policy of the caller's to run around
+	// it) runs without entering the executor: most calls succeed at once,
+	// and the executor costs more than the rest of the stack. After a
+	// failure the executor takes over, its first execution answering with
+	// the failure already judged, so its retries, delays and listeners go
+	// exactly as if it had run the first attempt itself.
+	direct := r != nil && r.Budget == nil && len(policies) == 0
 	return func(next tools.Tool) tools.Tool {
 		return middleware.Func(next.Name(), next.Description(), func(ctx context.Context, input string) (string, error) {
+			start := middleware.CallFrom(ctx).Start() // MaxDuration runs from the call's start
+			if start.IsZero() {
+				start = time.Now()
+			}
+			var first *attemptError
+			if direct {
+				out, err := next.Call(ctx, input)
+				if err == nil {
+					return out, nil
+				}
+				first = r.judge(ctx, 1, start, err)
+				if !first.retryable || first.stop || r.MaxRetries == 0 || ctx.Err() != nil {
+					return "", stopped(ctx, first)
+				}
+			}
 			var last error // the last attempt's own error: failsafe-go drops it when ctx ends
+			if first != nil {
+				last = first.err
+			}
 			out, err := exec.WithContext(ctx).GetWithExecution(func(e failsafe.Execution[string]) (string, error) {
+				if first != nil && e.Attempts() == 1 {
+					return "", first // judged already
+				}
 				out, err := next.Call(e.Context(), input)
 				last = err
 				if err != nil && r != nil {
-					return out, r.judge(e, err)
+					return out, r.judge(e.Context(), e.Attempts(), start, err)
 				}
 				return out, err
 			})
@@ -59,10 +89,7 @@ func Middleware(r *Retry, policies ...failsafe.Policy[string]) (middleware.Middl
 			}
 			var ae *attemptError
 			if errors.As(err, &ae) {
-				if ae.retryable {
-					middleware.Record(ctx, middleware.RetriesStopped{Attempt: middleware.CallFrom(ctx).Attempts(), Wait: ae.wait})
-				}
-				return "", ae.err
+				return "", stopped(ctx, ae)
 			}
 			if errors.Is(err, circuitbreaker.ErrOpen) {
 				// A breaker of the caller's own among the policies.
@@ -75,4 +102,13 @@ func Middleware(r *Retry, policies ...failsafe.Policy[string]) (middleware.Middl
 			return "", err
 		})
 	}, nil
+}
+
+// stopped ends the call with the error of the attempt judged by ae,
+// recording that retries stopped when it was retryable.
+func stopped(ctx context.Context, ae *attemptError) error {
+	if ae.retryable && ctx.Err() == nil {
+		middleware.Record(ctx, middleware.RetriesStopped{Attempt: middleware.CallFrom(ctx).Attempts(), Wait: ae.wait})
+	}
+	return ae.err
 }

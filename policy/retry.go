@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"time"
@@ -119,11 +120,10 @@ func (r Retry) policy() retrypolicy.RetryPolicy[string] {
 // judge classifies the error of attempt e and decides the wait before the
 // next attempt, or to stop when that wait is longer than MaxWait or the next
 // attempt could not start before the deadline.
-func (r Retry) judge(e failsafe.Execution[string], err error) *attemptError {
+func (r Retry) judge(ctx context.Context, n int, start time.Time, err error) *attemptError {
 	_, retryable := middleware.Classify(err)
 	ae := &attemptError{err: err, retryable: retryable}
-	n := e.Attempts()
-	if !retryable || n > r.MaxRetries || e.Context().Err() != nil {
+	if !retryable || n > r.MaxRetries || ctx.Err() != nil {
 		return ae
 	}
 	delay := r.backoff().Delay(n)
@@ -141,7 +141,7 @@ func (r Retry) judge(e failsafe.Execution[string], err error) *attemptError {
 		}
 		return ae
 	}
-	if deadline, ok := r.deadline(e); ok {
+	if deadline, ok := r.deadline(ctx, start); ok {
 		now := time.Now()
 		if !now.Add(delay).Before(deadline) {
 			ae.stop = true
@@ -164,10 +164,10 @@ func (r Retry) backoff() Backoff {
 
 // deadline is the earlier of the context's deadline and MaxDuration after
 // the first attempt began.
-func (r Retry) deadline(e failsafe.Execution[string]) (time.Time, bool) {
-	deadline, ok := e.Context().Deadline()
+func (r Retry) deadline(ctx context.Context, start time.Time) (time.Time, bool) {
+	deadline, ok := ctx.Deadline()
 	if r.MaxDuration > 0 {
-		capped := e.StartTime().Add(r.MaxDuration)
+		capped := start.Add(r.MaxDuration)
 		if !ok || capped.Before(deadline) {
 			deadline, ok = capped, true
 		}
