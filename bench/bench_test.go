@@ -46,11 +46,35 @@ func (t *tool) Call(context.Context, string) (string, error) {
 
 type runner func(ctx context.Context) (string, error)
 
+// hardTimeout is what a careful user writes to make an attempt timeout
+// hold when the tool ignores its context: the tool on a goroutine of its
+// own, the caller back when the context ends.
+func hardTimeout(ctx context.Context, t tools.Tool) (string, error) {
+	actx, cancel := context.WithTimeout(ctx, attemptTimeout)
+	defer cancel()
+	type answer struct {
+		out string
+		err error
+	}
+	done := make(chan answer, 1)
+	go func() {
+		out, err := t.Call(actx, "x")
+		done <- answer{out, err}
+	}()
+	select {
+	case a := <-done:
+		return a.out, a.err
+	case <-actx.Done():
+		return "", actx.Err()
+	}
+}
+
 func contenders(t tools.Tool) map[string]runner {
 	fsExec := failsafe.With[string](
 		retrypolicy.NewBuilder[string]().WithMaxRetries(maxRetries).Build(),
 		timeout.New[string](attemptTimeout),
 	)
+	fsRetry := failsafe.With[string](retrypolicy.NewBuilder[string]().WithMaxRetries(maxRetries).Build())
 	wrapped := toolsafe.Wrap(t,
 		toolsafe.WithRetry(policy.Retry{MaxRetries: maxRetries, Backoff: policy.Constant(0)}),
 		toolsafe.WithTimeout(attemptTimeout))
@@ -64,6 +88,16 @@ func contenders(t tools.Tool) map[string]runner {
 		"failsafe": func(ctx context.Context) (string, error) {
 			return fsExec.WithContext(ctx).GetWithExecution(func(e failsafe.Execution[string]) (string, error) {
 				return t.Call(e.Context(), "x")
+			})
+		},
+		"failsafe-retry": func(ctx context.Context) (string, error) {
+			return fsRetry.WithContext(ctx).GetWithExecution(func(e failsafe.Execution[string]) (string, error) {
+				return t.Call(e.Context(), "x")
+			})
+		},
+		"failsafe-hard": func(ctx context.Context) (string, error) {
+			return fsRetry.WithContext(ctx).GetWithExecution(func(e failsafe.Execution[string]) (string, error) {
+				return hardTimeout(e.Context(), t)
 			})
 		},
 		"toolsafe": func(ctx context.Context) (string, error) {
@@ -80,6 +114,16 @@ func contenders(t tools.Tool) map[string]runner {
 				out, err = t.Call(actx, "x")
 				cancel()
 				if err == nil {
+					return out, nil
+				}
+			}
+			return "", err
+		},
+		"handrolled-hard": func(ctx context.Context) (string, error) {
+			var err error
+			for range maxRetries + 1 {
+				var out string
+				if out, err = hardTimeout(ctx, t); err == nil {
 					return out, nil
 				}
 			}
@@ -104,7 +148,8 @@ func contenders(t tools.Tool) map[string]runner {
 }
 
 // order is the order of the sub-benchmarks, so benchstat tables line up.
-var order = []string{"direct", "failsafe", "toolsafe", "toolsafe-traced", "toolsafe-no-timeout", "handrolled", "backoff", "retrygo"}
+var order = []string{"direct", "failsafe", "failsafe-retry", "failsafe-hard", "toolsafe", "toolsafe-traced",
+	"toolsafe-no-timeout", "handrolled", "handrolled-hard", "backoff", "retrygo"}
 
 func bench(b *testing.B, fails int) {
 	tl := &tool{fails: fails}

@@ -2,6 +2,7 @@ package middleware
 
 import (
 	"context"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -14,11 +15,13 @@ import (
 // (see MaxAbandoned).
 const DefaultMaxAbandoned = 64
 
-// AbandonGrace is how long the attempt timeout waits, once an attempt's
-// context has ended, for the tool to return before it gives control back
-// and counts the attempt abandoned: a tool that honours its context returns
-// within it and is not counted; only one that ignores its context is.
-const AbandonGrace = time.Millisecond
+// AbandonGrace is how long, at most, the attempt timeout waits once an
+// attempt's context has ended for the tool to return, before it gives
+// control back and counts the attempt abandoned: a tool that honours its
+// context returns within it (the attempt timeout yields to the tool's
+// goroutine meanwhile) and is not counted; only one that ignores its
+// context is.
+const AbandonGrace = 200 * time.Microsecond
 
 // AttemptOption configures AttemptTimeout.
 type AttemptOption interface{ applyAttempt(*attemptConfig) }
@@ -181,12 +184,16 @@ func (r *attemptRun) run(next tools.Tool, input string) {
 // AbandonedReturned when the tool returns. It reports whether it abandoned
 // the attempt.
 func (r *attemptRun) waitOrAbandon(ctx context.Context, call *Call, attempt int, stuck *atomic.Int64) bool {
-	t := time.NewTimer(AbandonGrace)
-	select {
-	case <-r.done:
-		t.Stop()
-		return false
-	case <-t.C:
+	// A tool that honours its context is runnable now: yield to it until
+	// it returns or the grace is over. No timer: one this short would wait
+	// for the poller's millisecond.
+	for start := time.Now(); time.Since(start) < AbandonGrace; {
+		runtime.Gosched()
+		select {
+		case <-r.done:
+			return false
+		default:
+		}
 	}
 	r.mu.Lock()
 	if r.returned {
