@@ -3,7 +3,7 @@
 //	toolsafe check [-tools name,...] FILE...
 //	toolsafe version
 //
-// check reads each file as toolsafe.LoadConfig does and, when it is valid,
+// check reads each file as policyfile.Load does and, when it is valid,
 // prints each dependency and, per tool, its effective chain of layers,
 // outermost first:
 //
@@ -11,7 +11,7 @@
 //
 // When a file is not valid it prints every problem, one a line, as
 // FILE:LINE:COLUMN: FIELD: MESSAGE. With -tools, the comma-separated names
-// of the agent's tools, it also checks what Config.WrapAll would: that every
+// of the agent's tools, it also checks what File.WrapAll would: that every
 // tool the file names is one of them, and every fallback names one.
 //
 // The exit status is 0 when every file is valid, 1 when one is not, 2 when
@@ -34,7 +34,7 @@ import (
 
 	"github.com/tmc/langchaingo/tools"
 
-	"github.com/toolsafe/toolsafe"
+	"github.com/toolsafe/toolsafe/policyfile"
 	"github.com/toolsafe/toolsafe/middleware"
 )
 
@@ -112,12 +112,12 @@ func check(args []string, stdout, stderr io.Writer) int {
 
 // checkFile checks one file and reports whether it is valid.
 func checkFile(path string, names []string, stdout, stderr io.Writer) bool {
-	cfg, err := toolsafe.LoadConfig(path)
+	cfg, err := policyfile.Load(path)
 	if err == nil && names != nil {
 		_, err = cfg.WrapAll(stubs(names)...)
 	}
 	if err != nil {
-		var ce *toolsafe.ConfigError
+		var ce *policyfile.Error
 		if !errors.As(err, &ce) {
 			fmt.Fprintln(stderr, err)
 			return false

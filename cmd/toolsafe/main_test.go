@@ -8,8 +8,8 @@ import (
 )
 
 func TestRun(t *testing.T) {
-	good := filepath.Join("..", "..", "testdata", "policies", "good.yaml")
-	bad := filepath.Join("..", "..", "testdata", "policies", "bad.yaml")
+	good := filepath.Join("..", "..", "policyfile", "testdata", "policies", "good.yaml")
+	bad := filepath.Join("..", "..", "policyfile", "testdata", "policies", "bad.yaml")
 	issue := filepath.Join(t.TempDir(), "policies.yaml")
 	if err := os.WriteFile(issue, []byte(`
 defaults:   {retries: 2, timeout: 10s, deadline: 30s,

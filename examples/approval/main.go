@@ -46,6 +46,7 @@ import (
 	"github.com/toolsafe/toolsafe/internal/refunds"
 	"github.com/toolsafe/toolsafe/internal/transcript"
 	"github.com/toolsafe/toolsafe/middleware"
+	"github.com/toolsafe/toolsafe/policyfile"
 )
 
 const (
@@ -97,7 +98,7 @@ func run(ctx context.Context, w io.Writer) error {
 	client := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}
 	grants := middleware.NewGrants()
 	n := 0
-	cfg, err := toolsafe.LoadConfigFS(policyFiles, "policies.yaml")
+	cfg, err := policyfile.LoadFS(policyFiles, "policies.yaml")
 	if err != nil {
 		return err
 	}

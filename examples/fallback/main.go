@@ -35,6 +35,7 @@ import (
 	"github.com/toolsafe/toolsafe/internal/tickets"
 	"github.com/toolsafe/toolsafe/internal/transcript"
 	"github.com/toolsafe/toolsafe/middleware"
+	"github.com/toolsafe/toolsafe/policyfile"
 )
 
 const question = "What happened to my refund, reference PAY-88? And is there a fix for the VPN dropping?"
@@ -72,7 +73,7 @@ func run(ctx context.Context, w io.Writer) error {
 	// upstream counts (net/http would silently resend a reset GET).
 	client := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}
 	p := &printer{w: w}
-	cfg, err := toolsafe.LoadConfigFS(policyFiles, "policies.yaml")
+	cfg, err := policyfile.LoadFS(policyFiles, "policies.yaml")
 	if err != nil {
 		return err
 	}

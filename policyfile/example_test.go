@@ -1,18 +1,18 @@
-package toolsafe_test
+package policyfile_test
 
 import (
 	"context"
 	"errors"
 	"fmt"
 
-	"github.com/toolsafe/toolsafe"
+	"github.com/toolsafe/toolsafe/policyfile"
 	"github.com/toolsafe/toolsafe/middleware"
 )
 
 // A file with mistakes gets every problem at once, each with its line,
 // column and field.
-func ExampleParseConfig() {
-	_, err := toolsafe.ParseConfig([]byte(`
+func ExampleParse() {
+	_, err := policyfile.Parse([]byte(`
 defaults:
   retries: -1
   backoff: {jitter: 1.5}
@@ -22,7 +22,7 @@ tools:
 `))
 	fmt.Println(err)
 
-	var ce *toolsafe.ConfigError
+	var ce *policyfile.Error
 	if errors.As(err, &ce) {
 		p := ce.Problems[2]
 		fmt.Printf("tool %s, field %s, line %d\n", p.Tool, p.Field, p.Line)
@@ -36,8 +36,8 @@ tools:
 }
 
 // Describe shows the layers a tool gets, outermost first.
-func ExampleConfig_Describe() {
-	cfg, err := toolsafe.ParseConfig([]byte(`
+func ExampleFile_Describe() {
+	cfg, err := policyfile.Parse([]byte(`
 defaults: {retries: 2, timeout: 10s, deadline: 30s,
            backoff: {base: 500ms, max: 30s, multiplier: 2, jitter: 0.25}}
 tools:
@@ -60,8 +60,8 @@ tools:
 
 // WrapAll wraps the agent's tools by their names; a bad argument never
 // reaches the tool.
-func ExampleConfig_WrapAll() {
-	cfg, err := toolsafe.ParseConfig([]byte(`
+func ExampleFile_WrapAll() {
+	cfg, err := policyfile.Parse([]byte(`
 tools:
   search:
     retries: 2

@@ -1,4 +1,4 @@
-package toolsafe_test
+package policyfile_test
 
 import (
 	"context"
@@ -13,14 +13,15 @@ import (
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
 	"github.com/toolsafe/toolsafe"
+	"github.com/toolsafe/toolsafe/policyfile"
 	"github.com/toolsafe/toolsafe/internal/billing"
 	"github.com/toolsafe/toolsafe/internal/flaky"
 	"github.com/toolsafe/toolsafe/middleware"
 )
 
-func mustParse(t *testing.T, yaml string) *toolsafe.Config {
+func mustParse(t *testing.T, yaml string) *policyfile.File {
 	t.Helper()
-	cfg, err := toolsafe.ParseConfig([]byte(yaml))
+	cfg, err := policyfile.Parse([]byte(yaml))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -114,9 +115,9 @@ tools:
 		return middleware.Func(name, "echoes", func(_ context.Context, in string) (string, error) { return in, nil })
 	}
 	_, err := cfg.WrapAll(echo("fetch_invoice"), echo("search"), nil, echo("search"))
-	var ce *toolsafe.ConfigError
+	var ce *policyfile.Error
 	if !errors.As(err, &ce) {
-		t.Fatalf("WrapAll error %v; want a *ConfigError", err)
+		t.Fatalf("WrapAll error %v; want a *Error", err)
 	}
 	want := []wantProblem{
 		{tool: "serch", line: 4, says: `"serch" is named in the file but was not passed to WrapAll: pass it, or remove its entry; did you mean "search"?`},
@@ -139,9 +140,9 @@ func TestWrapAllNamesAnUnknownFallbackTool(t *testing.T) {
 	search := middleware.Func("search", "searches", func(context.Context, string) (string, error) { return "", nil })
 	archive := middleware.Func("archive_search", "searches the archive", func(context.Context, string) (string, error) { return "", nil })
 	_, err := cfg.WrapAll(search, archive)
-	var p *toolsafe.Problem
+	var p *policyfile.Problem
 	found := false
-	var ce *toolsafe.ConfigError
+	var ce *policyfile.Error
 	if errors.As(err, &ce) {
 		for _, p = range ce.Problems {
 			if p.Field == "fallback.tool" {
@@ -231,7 +232,7 @@ func TestTracingFromTheFileUsesTheGlobalProvider(t *testing.T) {
 }
 
 func TestTheZeroConfigIsAnEmptyFile(t *testing.T) {
-	var cfg toolsafe.Config
+	var cfg policyfile.File
 	echo := middleware.Func("echo", "echoes", func(_ context.Context, in string) (string, error) { return in, nil })
 	wrapped, err := cfg.WrapAll(echo)
 	if err != nil {

@@ -1,4 +1,4 @@
-package toolsafe
+package policyfile
 
 import (
 	"fmt"
@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/toolsafe/toolsafe"
 	"github.com/toolsafe/toolsafe/argschema"
 	"github.com/toolsafe/toolsafe/fallback"
 	"github.com/toolsafe/toolsafe/middleware"
@@ -16,7 +17,7 @@ import (
 )
 
 // Config is the policies of a set of tools, read from one reviewed YAML file
-// (JSON is YAML too) with LoadConfig or ParseConfig: which tool gets which
+// (JSON is YAML too) with Load or Parse: which tool gets which
 // retries, timeouts, circuit breaker, bulkhead, fallback, approval and
 // argument schema. Config.WrapAll wraps the agent's tools with them.
 //
@@ -93,7 +94,7 @@ import (
 //
 // # Checks
 //
-// ParseConfig reports, all in one pass and each with its line and column:
+// Parse reports, all in one pass and each with its line and column:
 // unknown fields (with the field meant, when the typo is close), values of
 // the wrong type, negative counts and durations, a jitter or retry budget
 // outside [0, 1], a backoff max shorter than its base, an attempt timeout
@@ -112,20 +113,20 @@ import (
 // (WithFallbackOptions with fallback.WithInput), and any option for every
 // tool, such as a logger or a tracer of your own (With):
 //
-//	cfg, err := toolsafe.LoadConfig("policies.yaml")
+//	cfg, err := toolsafe.Load("policies.yaml")
 //	if err != nil {
 //		log.Fatal(err) // every problem, with its line
 //	}
 //	agentTools, err := cfg.WithApprover(grants).WrapAll(fetchInvoice, refund, search, archiveSearch)
-type Config struct {
+type File struct {
 	file     string
 	version  int
 	defaults policySpec
 	deps     map[string]*depSpec
 	depNames []string // in file order
 	tools    map[string]*toolSpec
-	names    []string // in file order
-	extra    []Option // from With, after the file's options
+	names    []string          // in file order
+	extra    []toolsafe.Option // from With, after the file's options
 	approver middleware.Approver
 	// fallbackOpts are the options of WithFallbackOptions, by tool.
 	fallbackOpts map[string][]fallback.Option
@@ -141,18 +142,18 @@ type sharedDeps struct {
 	deps map[string]*depRuntime
 }
 
-// ParseConfig reads a Config from YAML or JSON. It returns a *ConfigError
+// Parse reads a Config from YAML or JSON. It returns a *Error
 // that lists every problem, each with its line, when data is not a valid
 // policies file (see Config for the format and the checks). Empty data is a
 // valid Config with no defaults and no tools.
-func ParseConfig(data []byte) (*Config, error) {
+func Parse(data []byte) (*File, error) {
 	return parseConfig("", data)
 }
 
-// LoadConfig reads the Config in the file at path (see ParseConfig). The
-// problems of a *ConfigError name the file, as in
+// Load reads the Config in the file at path (see Parse). The
+// problems of a *Error name the file, as in
 // "policies.yaml:7:5: tools.fetch_invoice.timout: unknown field".
-func LoadConfig(path string) (*Config, error) {
+func Load(path string) (*File, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("toolsafe: %w", err)
@@ -160,16 +161,16 @@ func LoadConfig(path string) (*Config, error) {
 	return parseConfig(path, data)
 }
 
-// LoadConfigFS reads the Config in the file called name in fsys (see
-// ParseConfig), such as a policies file embedded next to the program:
+// LoadFS reads the Config in the file called name in fsys (see
+// Parse), such as a policies file embedded next to the program:
 //
 //	//go:embed policies.yaml
 //	var policyFiles embed.FS
 //
-//	cfg, err := toolsafe.LoadConfigFS(policyFiles, "policies.yaml")
+//	cfg, err := toolsafe.LoadFS(policyFiles, "policies.yaml")
 //
-// The problems of a *ConfigError name the file, as LoadConfig's do.
-func LoadConfigFS(fsys fs.FS, name string) (*Config, error) {
+// The problems of a *Error name the file, as Load's do.
+func LoadFS(fsys fs.FS, name string) (*File, error) {
 	data, err := fs.ReadFile(fsys, name)
 	if err != nil {
 		return nil, fmt.Errorf("toolsafe: %w", err)
@@ -177,7 +178,7 @@ func LoadConfigFS(fsys fs.FS, name string) (*Config, error) {
 	return parseConfig(name, data)
 }
 
-func parseConfig(file string, data []byte) (*Config, error) {
+func parseConfig(file string, data []byte) (*File, error) {
 	var ps problems
 	c := decodeConfig(data, &ps)
 	if c != nil {
@@ -193,11 +194,11 @@ func parseConfig(file string, data []byte) (*Config, error) {
 
 // Tools returns the names of the tools the file names, in the order of the
 // file.
-func (c *Config) Tools() []string { return slices.Clone(c.names) }
+func (c *File) Tools() []string { return slices.Clone(c.names) }
 
 // Dependencies returns the names of the dependencies the file declares, in
 // the order of the file.
-func (c *Config) Dependencies() []string { return slices.Clone(c.depNames) }
+func (c *File) Dependencies() []string { return slices.Clone(c.depNames) }
 
 // With returns a Config that adds opts to the options of every tool WrapAll
 // wraps, after the file's, so that they win where an option replaces
@@ -205,7 +206,7 @@ func (c *Config) Dependencies() []string { return slices.Clone(c.depNames) }
 // tracing with your own providers (WithTracing) or your own middlewares
 // (With). The Config it returns shares c's breakers, bulkheads and budgets.
 // c itself does not change.
-func (c *Config) With(opts ...Option) *Config {
+func (c *File) With(opts ...toolsafe.Option) *File {
 	d := *c
 	d.extra = append(slices.Clip(c.extra), opts...)
 	return &d
@@ -297,7 +298,7 @@ type resolved struct {
 
 // resolve returns the effective policy of the tool called name: its entry
 // over the defaults, or the defaults alone for a tool not in the file.
-func (c *Config) resolve(name string) resolved {
+func (c *File) resolve(name string) resolved {
 	t := c.tools[name]
 	if t == nil {
 		t = &toolSpec{name: name}

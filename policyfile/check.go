@@ -1,4 +1,4 @@
-package toolsafe
+package policyfile
 
 import (
 	"fmt"
@@ -9,7 +9,7 @@ import (
 
 // check adds the problems that involve more than one field: limits that
 // contradict each other, names that point nowhere, fallback cycles.
-func (c *Config) check(ps *problems) {
+func (c *File) check(ps *problems) {
 	add := func(w where, format string, args ...any) {
 		ps.add(&Problem{Path: w.path, Tool: w.tool, Dependency: w.dep, Field: w.field,
 			Line: w.at.line, Column: w.at.col, Message: fmt.Sprintf(format, args...)})
@@ -96,7 +96,7 @@ func checkLimits(add func(where, string, ...any), path, tool string, p, def *pol
 
 // checkCycles reports each fallback cycle once, at the fallback of the
 // cycle's tool that comes first in the file.
-func (c *Config) checkCycles(add func(where, string, ...any)) {
+func (c *File) checkCycles(add func(where, string, ...any)) {
 	reported := map[string]bool{}
 	for _, start := range c.names {
 		if reported[start] {

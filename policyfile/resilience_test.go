@@ -1,4 +1,4 @@
-package toolsafe_test
+package policyfile_test
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 	"github.com/tmc/langchaingo/tools"
 
 	"github.com/toolsafe/toolsafe"
+	"github.com/toolsafe/toolsafe/policyfile"
 	"github.com/toolsafe/toolsafe/fallback"
 	"github.com/toolsafe/toolsafe/internal/billing"
 	"github.com/toolsafe/toolsafe/internal/flaky"
@@ -188,7 +189,7 @@ func TestApprovalComesFromTheFileAndTheApproverFromCode(t *testing.T) {
 
 	t.Run("without an approver WrapAll names the tool, the field and the line", func(t *testing.T) {
 		_, err := cfg.WrapAll(refund)
-		var p *toolsafe.Problem
+		var p *policyfile.Problem
 		if !errors.As(err, &p) || p.Tool != "refund" || p.Field != "approval" || p.Line != 3 ||
 			!strings.Contains(p.Message, "approval every_attempt needs an approver: call WithApprover") {
 			t.Errorf("WrapAll error: %v", err)

@@ -1,4 +1,4 @@
-package toolsafe_test
+package policyfile_test
 
 import (
 	"errors"
@@ -10,7 +10,7 @@ import (
 	"testing"
 	"testing/fstest"
 
-	"github.com/toolsafe/toolsafe"
+	"github.com/toolsafe/toolsafe/policyfile"
 )
 
 // issueExample is the policies file of issue 5, as written there.
@@ -148,9 +148,9 @@ tools:
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			cfg, err := toolsafe.ParseConfig([]byte(tt.yaml))
+			cfg, err := policyfile.Parse([]byte(tt.yaml))
 			if err != nil {
-				t.Fatalf("ParseConfig: %v", err)
+				t.Fatalf("Parse: %v", err)
 			}
 			for tool, want := range tt.chains {
 				if got := cfg.Describe(tool); got != want {
@@ -347,13 +347,13 @@ func TestBadConfigsNameTheToolTheFieldAndTheLine(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			cfg, err := toolsafe.ParseConfig([]byte(tt.yaml))
+			cfg, err := policyfile.Parse([]byte(tt.yaml))
 			if err == nil {
-				t.Fatalf("ParseConfig accepted the file (%v)", cfg.Tools())
+				t.Fatalf("Parse accepted the file (%v)", cfg.Tools())
 			}
-			var ce *toolsafe.ConfigError
+			var ce *policyfile.Error
 			if !errors.As(err, &ce) {
-				t.Fatalf("the error is %T, not a *ConfigError: %v", err, err)
+				t.Fatalf("the error is %T, not a *Error: %v", err, err)
 			}
 			if len(ce.Problems) != len(tt.want) {
 				t.Errorf("%d problems; want %d:\n%v", len(ce.Problems), len(tt.want), err)
@@ -380,7 +380,7 @@ func TestBadConfigsNameTheToolTheFieldAndTheLine(t *testing.T) {
 }
 
 func TestAllProblemsAreReportedInOnePass(t *testing.T) {
-	_, err := toolsafe.ParseConfig([]byte(`
+	_, err := policyfile.Parse([]byte(`
 defaults:
   retries: -1
   timout: 3s
@@ -388,7 +388,7 @@ tools:
   a: {dependency: nowhere, backoff: {jitter: 2}}
   b: {timeout: 40s, deadline: 30s}
 `))
-	var ce *toolsafe.ConfigError
+	var ce *policyfile.Error
 	if !errors.As(err, &ce) {
 		t.Fatalf("error %v", err)
 	}
@@ -415,7 +415,7 @@ tools:
 		t.Errorf("the error begins %q", strings.SplitN(err.Error(), "\n", 2)[0])
 	}
 	// errors.As finds each problem.
-	var p *toolsafe.Problem
+	var p *policyfile.Problem
 	if !errors.As(err, &p) || p.Line != 3 {
 		t.Errorf("errors.As found %+v; want the first problem", p)
 	}
@@ -423,7 +423,7 @@ tools:
 
 func TestLoadConfig(t *testing.T) {
 	t.Run("a good YAML file", func(t *testing.T) {
-		cfg, err := toolsafe.LoadConfig(filepath.Join("testdata", "policies", "good.yaml"))
+		cfg, err := policyfile.Load(filepath.Join("testdata", "policies", "good.yaml"))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -435,7 +435,7 @@ func TestLoadConfig(t *testing.T) {
 		}
 	})
 	t.Run("a good JSON file", func(t *testing.T) {
-		cfg, err := toolsafe.LoadConfig(filepath.Join("testdata", "policies", "good.json"))
+		cfg, err := policyfile.Load(filepath.Join("testdata", "policies", "good.json"))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -445,10 +445,10 @@ func TestLoadConfig(t *testing.T) {
 	})
 	t.Run("the problems of a bad file name the file", func(t *testing.T) {
 		path := filepath.Join("testdata", "policies", "bad.yaml")
-		_, err := toolsafe.LoadConfig(path)
-		var ce *toolsafe.ConfigError
+		_, err := policyfile.Load(path)
+		var ce *policyfile.Error
 		if !errors.As(err, &ce) || ce.File != path {
-			t.Fatalf("error %v; want a *ConfigError for %s", err, path)
+			t.Fatalf("error %v; want a *Error for %s", err, path)
 		}
 		for _, want := range []string{
 			path + ":2:3: defaults.retries: retries -1 is negative",
@@ -464,16 +464,16 @@ func TestLoadConfig(t *testing.T) {
 	})
 	t.Run("an embedded file", func(t *testing.T) {
 		fsys := fstest.MapFS{"policies.yaml": {Data: []byte("tools:\n  a: {retries: 1}\n  b: {timout: 1s}\n")}}
-		_, err := toolsafe.LoadConfigFS(fsys, "policies.yaml")
+		_, err := policyfile.LoadFS(fsys, "policies.yaml")
 		if err == nil || !strings.Contains(err.Error(), `policies.yaml:3:7: tools.b.timout: unknown field "timout"`) {
 			t.Errorf("error %v; want the problem with the file's name", err)
 		}
-		if _, err := toolsafe.LoadConfigFS(fsys, "other.yaml"); !errors.Is(err, fs.ErrNotExist) {
+		if _, err := policyfile.LoadFS(fsys, "other.yaml"); !errors.Is(err, fs.ErrNotExist) {
 			t.Errorf("error %v; want one that is fs.ErrNotExist", err)
 		}
 	})
 	t.Run("a missing file", func(t *testing.T) {
-		_, err := toolsafe.LoadConfig(filepath.Join(t.TempDir(), "nope.yaml"))
+		_, err := policyfile.Load(filepath.Join(t.TempDir(), "nope.yaml"))
 		if !errors.Is(err, os.ErrNotExist) {
 			t.Errorf("error %v; want one that is os.ErrNotExist", err)
 		}
@@ -494,7 +494,7 @@ func TestAnAliasBombEndsWithAnError(t *testing.T) {
 		b.WriteString("]\n")
 	}
 	b.WriteString("tools:\n  t: {args_schema: {type: object, enum: *a11}}\n")
-	_, err := toolsafe.ParseConfig([]byte(b.String()))
+	_, err := policyfile.Parse([]byte(b.String()))
 	if err == nil || !strings.Contains(err.Error(), "follows aliases more than") {
 		t.Errorf("error %v; want the alias limit", err)
 	}
@@ -503,7 +503,7 @@ func TestAnAliasBombEndsWithAnError(t *testing.T) {
 // The policies files of the examples stay valid: a broken one would fail
 // the example only when it runs.
 func TestTheExamplesPoliciesAreValid(t *testing.T) {
-	paths, err := filepath.Glob(filepath.Join("examples", "*", "policies.yaml"))
+	paths, err := filepath.Glob(filepath.Join("..", "examples", "*", "policies.yaml"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -511,11 +511,11 @@ func TestTheExamplesPoliciesAreValid(t *testing.T) {
 		t.Fatal("no examples/*/policies.yaml")
 	}
 	for _, path := range paths {
-		if _, err := toolsafe.LoadConfig(path); err != nil {
+		if _, err := policyfile.Load(path); err != nil {
 			t.Errorf("%v", err)
 		}
 	}
-	cfg, err := toolsafe.LoadConfig(filepath.Join("examples", "billing", "policies.yaml"))
+	cfg, err := policyfile.Load(filepath.Join("..", "examples", "billing", "policies.yaml"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package toolsafe
+package policyfile
 
 import (
 	"cmp"
@@ -7,13 +7,13 @@ import (
 	"strings"
 )
 
-// ConfigError is every problem found in a policies file, or in binding it
-// to tools in Config.WrapAll: ParseConfig, LoadConfig and WrapAll check
+// Error is every problem found in a policies file, or in binding it
+// to tools in Config.WrapAll: Parse, Load and WrapAll check
 // everything before they return and list all problems at once, not just the
-// first. errors.As finds a *ConfigError in their errors, and each *Problem in
+// first. errors.As finds a *Error in their errors, and each *Problem in
 // it.
-type ConfigError struct {
-	// File is the path given to LoadConfig; "" for ParseConfig.
+type Error struct {
+	// File is the path given to Load; "" for Parse.
 	File string
 	// Problems are the problems, ordered by line, then column.
 	Problems []*Problem
@@ -70,7 +70,7 @@ func (p *Problem) Format(file string) string {
 
 // Error lists every problem, one a line, each with its file, line and
 // column where known, after a line that counts them.
-func (e *ConfigError) Error() string {
+func (e *Error) Error() string {
 	var b strings.Builder
 	where := "the toolsafe config"
 	if e.File != "" {
@@ -90,7 +90,7 @@ func (e *ConfigError) Error() string {
 }
 
 // Unwrap returns the problems, so errors.As finds each *Problem.
-func (e *ConfigError) Unwrap() []error {
+func (e *Error) Unwrap() []error {
 	errs := make([]error, len(e.Problems))
 	for i, p := range e.Problems {
 		errs[i] = p
@@ -105,7 +105,7 @@ type problems struct {
 
 func (ps *problems) add(p *Problem) { ps.list = append(ps.list, p) }
 
-// err returns a *ConfigError with the problems in file order, or nil.
+// err returns a *Error with the problems in file order, or nil.
 func (ps *problems) err(file string) error {
 	if len(ps.list) == 0 {
 		return nil
@@ -122,5 +122,5 @@ func (ps *problems) err(file string) error {
 		}
 		return cmp.Or(cmp.Compare(la, lb), cmp.Compare(a.Column, b.Column))
 	})
-	return &ConfigError{File: file, Problems: list}
+	return &Error{File: file, Problems: list}
 }

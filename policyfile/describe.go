@@ -1,4 +1,4 @@
-package toolsafe
+package policyfile
 
 import (
 	"fmt"
@@ -36,7 +36,7 @@ import (
 //   - timeout d: each attempt's limit.
 //
 // Options added with With are not described.
-func (c *Config) Describe(name string) string {
+func (c *File) Describe(name string) string {
 	r := c.resolve(name)
 	var parts []string
 	if r.tracing {
@@ -99,7 +99,7 @@ func (c *Config) Describe(name string) string {
 // then 1 probe; bulkhead: 8 attempts in flight, wait up to 1s; retry
 // budget: 20% of attempts in flight", or "" when the file declares no such
 // dependency.
-func (c *Config) DescribeDependency(name string) string {
+func (c *File) DescribeDependency(name string) string {
 	d := c.deps[name]
 	if d == nil {
 		return ""

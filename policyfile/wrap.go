@@ -1,6 +1,7 @@
-package toolsafe
+package policyfile
 
 import (
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -9,13 +10,14 @@ import (
 	"github.com/failsafe-go/failsafe-go/budget"
 	"github.com/tmc/langchaingo/tools"
 
+	"github.com/toolsafe/toolsafe"
 	"github.com/toolsafe/toolsafe/fallback"
 	"github.com/toolsafe/toolsafe/middleware"
 	"github.com/toolsafe/toolsafe/policy"
 )
 
 // WrapAll wraps each tool in ts with the policies c gives it (see Config and
-// Describe), and returns them in the order of ts, each a *Tool. A tool the
+// Describe), and returns them in the order of ts, each a *toolsafe.Tool. A tool the
 // file does not name gets the defaults. A fallback is wired to the wrapped
 // tool of that name among ts, so the alternative runs through its own
 // policies. The tools of one dependency share its circuit breaker, bulkhead
@@ -30,24 +32,22 @@ import (
 // WithFallbackOptions), WithTracing with a Hook on the global providers;
 // then the options given to With.
 //
-// It returns a *ConfigError listing every problem, and no tools, when a tool
+// It returns a *Error listing every problem, and no tools, when a tool
 // in ts is nil or two have one name, a tool named in the file is not in ts
 // (with its line), a fallback names a tool not in ts, a tool needs approval
 // but the Config has no approver, or WithFallbackOptions names a tool with
 // no fallback. Safe for concurrent use.
-func (c *Config) WrapAll(ts ...tools.Tool) ([]tools.Tool, error) {
+func (c *File) WrapAll(ts ...tools.Tool) (toolsafe.Tools, error) {
 	var ps problems
+	addListProblems(&ps, ts)
 	byName := make(map[string]tools.Tool, len(ts))
 	var passed []string
-	for i, t := range ts {
+	for _, t := range ts {
 		if t == nil {
-			ps.add(&Problem{Message: fmt.Sprintf("tool %d of the %d passed to WrapAll is nil", i+1, len(ts))})
 			continue
 		}
 		name := t.Name()
 		if _, dup := byName[name]; dup {
-			ps.add(&Problem{Path: "tools." + name, Tool: name,
-				Message: "two tools passed to WrapAll are named " + quoteShort(name) + ": the model calls tools by name, so names must be unique"})
 			continue
 		}
 		byName[name] = t
@@ -71,7 +71,7 @@ func (c *Config) WrapAll(ts ...tools.Tool) ([]tools.Tool, error) {
 		if t.approval.set && t.approval.v != approvalNone && c.approver == nil {
 			ps.add(&Problem{Path: "tools." + name + ".approval", Tool: name, Field: "approval",
 				Line: t.approval.at.line, Column: t.approval.at.col,
-				Message: fmt.Sprintf("approval %s needs an approver: call WithApprover on the Config before WrapAll, such as cfg.WithApprover(middleware.NewGrants())", t.approval.v)})
+				Message: fmt.Sprintf("approval %s needs an approver: call WithApprover on the File before WrapAll, such as file.WithApprover(middleware.NewGrants())", t.approval.v)})
 		}
 	}
 	for _, name := range sortedKeys(c.fallbackOpts) {
@@ -84,8 +84,8 @@ func (c *Config) WrapAll(ts ...tools.Tool) ([]tools.Tool, error) {
 		return nil, err
 	}
 
-	b := binder{c: c, byName: byName, wrapped: map[string]*Tool{}, busy: map[string]bool{}}
-	out := make([]tools.Tool, len(ts))
+	b := binder{c: c, byName: byName, wrapped: map[string]*toolsafe.Tool{}, busy: map[string]bool{}}
+	out := make(toolsafe.Tools, len(ts))
 	for i, t := range ts {
 		w, err := b.wrap(t.Name())
 		if err != nil {
@@ -103,18 +103,18 @@ func (c *Config) WrapAll(ts ...tools.Tool) ([]tools.Tool, error) {
 // binder wraps the tools of one WrapAll call, each once, alternatives
 // before the tools that fall back to them.
 type binder struct {
-	c       *Config
+	c       *File
 	byName  map[string]tools.Tool
-	wrapped map[string]*Tool
+	wrapped map[string]*toolsafe.Tool
 	busy    map[string]bool
 }
 
-func (b *binder) wrap(name string) (*Tool, error) {
+func (b *binder) wrap(name string) (*toolsafe.Tool, error) {
 	if w := b.wrapped[name]; w != nil {
 		return w, nil
 	}
 	if b.busy[name] {
-		return nil, fmt.Errorf("fallback cycle through %s", name) // ParseConfig rejects cycles
+		return nil, fmt.Errorf("fallback cycle through %s", name) // Parse rejects cycles
 	}
 	b.busy[name] = true
 	defer delete(b.busy, name)
@@ -122,7 +122,7 @@ func (b *binder) wrap(name string) (*Tool, error) {
 	if err != nil {
 		return nil, err
 	}
-	w, err := New(b.byName[name], opts...)
+	w, err := toolsafe.New(b.byName[name], opts...)
 	if err != nil {
 		return nil, err
 	}
@@ -132,47 +132,47 @@ func (b *binder) wrap(name string) (*Tool, error) {
 
 // options returns the options of the tool called name: the file's, then
 // those given to With.
-func (c *Config) options(b *binder, name string) ([]Option, error) {
+func (c *File) options(b *binder, name string) ([]toolsafe.Option, error) {
 	r := c.resolve(name)
-	var opts []Option
+	var opts []toolsafe.Option
 	if r.tracing {
-		opts = append(opts, WithTracing(c.shared.hook))
+		opts = append(opts, toolsafe.WithTracing(c.shared.hook))
 	}
 	if r.argsSchema != nil {
-		opts = append(opts, WithArgs(r.argsSchema))
+		opts = append(opts, toolsafe.WithArgs(r.argsSchema))
 	}
 	if r.deadline > 0 {
-		opts = append(opts, WithDeadline(r.deadline))
+		opts = append(opts, toolsafe.WithDeadline(r.deadline))
 	}
 	if r.retries > 0 {
-		opts = append(opts, WithRetry(policy.Retry{MaxRetries: r.retries, Backoff: r.backoff}))
+		opts = append(opts, toolsafe.WithRetry(policy.Retry{MaxRetries: r.retries, Backoff: r.backoff}))
 	}
 	if r.timeout > 0 {
-		opts = append(opts, WithTimeout(r.timeout))
+		opts = append(opts, toolsafe.WithTimeout(r.timeout))
 	}
 	if r.dependency != "" {
 		rt := c.dependency(r.dependency)
 		if rt.breaker != nil {
-			opts = append(opts, WithCircuitBreaker(rt.breaker))
+			opts = append(opts, toolsafe.WithCircuitBreaker(rt.breaker))
 		}
 		if rt.bulkhead != nil {
-			opts = append(opts, WithBulkhead(rt.bulkhead))
+			opts = append(opts, toolsafe.WithBulkhead(rt.bulkhead))
 		}
 		if rt.budget != nil {
-			opts = append(opts, WithRetryBudget(rt.budget))
+			opts = append(opts, toolsafe.WithRetryBudget(rt.budget))
 		}
 	}
 	switch r.sideEffects {
 	case sideEffectsIdempotent:
-		opts = append(opts, WithSideEffects(middleware.SideEffectsWithKey))
+		opts = append(opts, toolsafe.WithSideEffects(middleware.SideEffectsWithKey))
 	case sideEffectsNot:
-		opts = append(opts, WithSideEffects(middleware.SideEffectsWithoutKey))
+		opts = append(opts, toolsafe.WithSideEffects(middleware.SideEffectsWithoutKey))
 	}
 	switch r.approval {
 	case approvalPerCall:
-		opts = append(opts, WithApproval(c.approver))
+		opts = append(opts, toolsafe.WithApproval(c.approver))
 	case approvalEveryAttempt:
-		opts = append(opts, WithApproval(c.approver), WithDestructive())
+		opts = append(opts, toolsafe.WithApproval(c.approver), toolsafe.WithDestructive())
 	}
 	if r.fallback != "" {
 		alt, err := b.wrap(r.fallback)
@@ -184,7 +184,7 @@ func (c *Config) options(b *binder, name string) ([]Option, error) {
 			fopts = append(fopts, fallback.On(r.fallbackOn...))
 		}
 		fopts = append(fopts, c.fallbackOpts[name]...)
-		opts = append(opts, WithFallback(fallback.To(alt, fopts...)))
+		opts = append(opts, toolsafe.WithFallback(fallback.To(alt, fopts...)))
 	}
 	return append(opts, c.extra...), nil
 }
@@ -195,7 +195,7 @@ func (c *Config) options(b *binder, name string) ([]Option, error) {
 // reports such a tool when no approver was given; a nil a removes the
 // approver. The Config it returns shares c's breakers, bulkheads and
 // budgets; c itself does not change.
-func (c *Config) WithApprover(a middleware.Approver) *Config {
+func (c *File) WithApprover(a middleware.Approver) *File {
 	d := *c
 	d.approver = a
 	return &d
@@ -207,7 +207,7 @@ func (c *Config) WithApprover(a middleware.Approver) *Config {
 // one tool add up. WrapAll reports a tool that has no fallback in the file.
 // The Config it returns shares c's breakers, bulkheads and budgets; c itself
 // does not change.
-func (c *Config) WithFallbackOptions(tool string, opts ...fallback.Option) *Config {
+func (c *File) WithFallbackOptions(tool string, opts ...fallback.Option) *File {
 	d := *c
 	d.fallbackOpts = maps.Clone(c.fallbackOpts)
 	if d.fallbackOpts == nil {
@@ -215,6 +215,28 @@ func (c *Config) WithFallbackOptions(tool string, opts ...fallback.Option) *Conf
 	}
 	d.fallbackOpts[tool] = append(slices.Clip(c.fallbackOpts[tool]), opts...)
 	return &d
+}
+
+// addListProblems adds a problem for each nil tool in ts and each tool
+// whose name collides with an earlier one's (toolsafe.Tools.Check).
+func addListProblems(ps *problems, ts []tools.Tool) {
+	var le *toolsafe.ToolListError
+	if !errors.As(toolsafe.Tools(ts).Check(), &le) {
+		return
+	}
+	for _, i := range le.Nil {
+		ps.add(&Problem{Message: fmt.Sprintf("tool %d of the %d passed to WrapAll is nil", i+1, len(ts))})
+	}
+	for _, c := range le.Collisions {
+		if c.FirstName == c.SecondName {
+			ps.add(&Problem{Path: "tools." + c.SecondName, Tool: c.SecondName,
+				Message: "two tools passed to WrapAll are named " + quoteShort(c.SecondName) + ": the model calls tools by name, so names must be unique"})
+			continue
+		}
+		ps.add(&Problem{Path: "tools." + c.SecondName, Tool: c.SecondName,
+			Message: fmt.Sprintf("two tools passed to WrapAll are named %s and %s: langchaingo's executor looks tools up by their upper-cased name, so the later would answer the model's calls to both, whatever policies the other has; rename one",
+				quoteShort(c.FirstName), quoteShort(c.SecondName))})
+	}
 }
 
 func sortedKeys[V any](m map[string]V) []string {
@@ -231,7 +253,7 @@ type depRuntime struct {
 
 // dependency returns the shared state of the dependency called name, made
 // on first use.
-func (c *Config) dependency(name string) *depRuntime {
+func (c *File) dependency(name string) *depRuntime {
 	c.shared.mu.Lock()
 	defer c.shared.mu.Unlock()
 	if rt := c.shared.deps[name]; rt != nil {

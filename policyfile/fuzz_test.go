@@ -1,4 +1,4 @@
-package toolsafe_test
+package policyfile_test
 
 import (
 	"context"
@@ -7,28 +7,28 @@ import (
 
 	"github.com/tmc/langchaingo/tools"
 
-	"github.com/toolsafe/toolsafe"
+	"github.com/toolsafe/toolsafe/policyfile"
 	"github.com/toolsafe/toolsafe/middleware"
 )
 
-// FuzzParseConfig holds ParseConfig to its contract on any input: it never
-// panics, and returns either a Config or a *ConfigError with at least one
+// FuzzParse holds Parse to its contract on any input: it never
+// panics, and returns either a Config or a *Error with at least one
 // problem, never both and never neither. What it returns is then usable:
 // describing and wrapping do not panic either. The seed corpus is in
-// testdata/fuzz/FuzzParseConfig.
-func FuzzParseConfig(f *testing.F) {
+// testdata/fuzz/FuzzParse.
+func FuzzParse(f *testing.F) {
 	f.Add([]byte(issueExample))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		cfg, err := toolsafe.ParseConfig(data)
+		cfg, err := policyfile.Parse(data)
 		switch {
 		case cfg == nil && err == nil:
-			t.Fatal("ParseConfig returned neither a Config nor an error")
+			t.Fatal("Parse returned neither a Config nor an error")
 		case cfg != nil && err != nil:
-			t.Fatalf("ParseConfig returned both a Config and an error: %v", err)
+			t.Fatalf("Parse returned both a Config and an error: %v", err)
 		case err != nil:
-			var ce *toolsafe.ConfigError
+			var ce *policyfile.Error
 			if !errors.As(err, &ce) || len(ce.Problems) == 0 {
-				t.Fatalf("the error is not a *ConfigError with problems: %#v", err)
+				t.Fatalf("the error is not a *Error with problems: %#v", err)
 			}
 			for _, p := range ce.Problems {
 				if p.Message == "" || p.Line < 0 || p.Column < 0 {

@@ -1,4 +1,4 @@
-package toolsafe
+package policyfile
 
 import (
 	"encoding/json"
@@ -108,7 +108,7 @@ func (d *decoder) errf(w where, format string, args ...any) {
 
 // decodeConfig parses data and decodes it, adding every problem to ps. It
 // returns nil when the file could not be parsed at all.
-func decodeConfig(data []byte, ps *problems) (c *Config) {
+func decodeConfig(data []byte, ps *problems) (c *File) {
 	file, err := parseYAML(data)
 	if err != nil {
 		var ye yaml.Error
@@ -122,7 +122,7 @@ func decodeConfig(data []byte, ps *problems) (c *Config) {
 		ps.add(p)
 		return nil
 	}
-	c = &Config{deps: map[string]*depSpec{}, tools: map[string]*toolSpec{}}
+	c = &File{deps: map[string]*depSpec{}, tools: map[string]*toolSpec{}}
 	var docs []*ast.DocumentNode
 	for _, doc := range file.Docs {
 		if doc != nil && doc.Body != nil {
@@ -162,7 +162,7 @@ func (a anchorCollector) Visit(n ast.Node) ast.Visitor {
 	return a
 }
 
-func (d *decoder) top(n ast.Node, c *Config) {
+func (d *decoder) top(n ast.Node, c *File) {
 	w := where{}
 	for _, e := range d.mapping(n, w) {
 		switch e.key {
