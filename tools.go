@@ -83,6 +83,7 @@ func CheckNames(names ...string) error {
 // or once upper-cased as langchaingo's executor does (strings.ToUpper,
 // which also maps the dotless "ı" of "fetch_ınvoice" to "I").
 func NamesCollide(a, b string) bool {
+	//lint:ignore SA6005 upper-casing is the executor's rule, and it differs from EqualFold ("ı" and "i")
 	return strings.EqualFold(a, b) || strings.ToUpper(a) == strings.ToUpper(b)
 }
 

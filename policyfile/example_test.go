@@ -5,8 +5,8 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/toolsafe/toolsafe/policyfile"
 	"github.com/toolsafe/toolsafe/middleware"
+	"github.com/toolsafe/toolsafe/policyfile"
 )
 
 // A file with mistakes gets every problem at once, each with its line,

@@ -7,8 +7,8 @@ import (
 
 	"github.com/tmc/langchaingo/tools"
 
-	"github.com/toolsafe/toolsafe/policyfile"
 	"github.com/toolsafe/toolsafe/middleware"
+	"github.com/toolsafe/toolsafe/policyfile"
 )
 
 // FuzzParse holds Parse to its contract on any input: it never

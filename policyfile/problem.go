@@ -7,13 +7,13 @@ import (
 	"strings"
 )
 
-// Error is every problem found in a policies file, or in binding it
-// to tools in Config.WrapAll: Parse, Load and WrapAll check
-// everything before they return and list all problems at once, not just the
-// first. errors.As finds a *Error in their errors, and each *Problem in
-// it.
+// Error is every problem found in a policies file, or in binding it to
+// tools in File.WrapAll or File.CheckTools: they check everything before
+// they return and list all problems at once, not just the first. errors.As
+// finds an *Error in their errors, and each *Problem in it.
 type Error struct {
-	// File is the path given to Load; "" for Parse.
+	// File is the path given to Load or the name given to LoadFS; "" for
+	// Parse.
 	File string
 	// Problems are the problems, ordered by line, then column.
 	Problems []*Problem
@@ -35,7 +35,8 @@ type Problem struct {
 	// about the tool's "fallback.tool").
 	Field string
 	// Line and Column locate the problem in the file, 1-based; 0 when it
-	// has no place there (a tool passed to WrapAll twice).
+	// has no place there (a tool passed to WrapAll twice, a file larger
+	// than MaxSize).
 	Line, Column int
 	// Message says what is wrong and what to do about it.
 	Message string
@@ -105,7 +106,7 @@ type problems struct {
 
 func (ps *problems) add(p *Problem) { ps.list = append(ps.list, p) }
 
-// err returns a *Error with the problems in file order, or nil.
+// err returns an *Error with the problems in file order, or nil.
 func (ps *problems) err(file string) error {
 	if len(ps.list) == 0 {
 		return nil

@@ -13,10 +13,10 @@ import (
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
 	"github.com/toolsafe/toolsafe"
-	"github.com/toolsafe/toolsafe/policyfile"
 	"github.com/toolsafe/toolsafe/internal/billing"
 	"github.com/toolsafe/toolsafe/internal/flaky"
 	"github.com/toolsafe/toolsafe/middleware"
+	"github.com/toolsafe/toolsafe/policyfile"
 )
 
 func mustParse(t *testing.T, yaml string) *policyfile.File {

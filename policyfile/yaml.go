@@ -1,54 +1,49 @@
 package policyfile
 
 import (
-	"encoding/json"
+	"cmp"
 	"errors"
 	"fmt"
-	"math"
 	"slices"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/goccy/go-yaml"
 	"github.com/goccy/go-yaml/ast"
+	"github.com/goccy/go-yaml/lexer"
 	"github.com/goccy/go-yaml/parser"
-
-	"github.com/toolsafe/toolsafe/argschema"
-	"github.com/toolsafe/toolsafe/fallback"
-	"github.com/toolsafe/toolsafe/middleware"
 )
 
 // The decoder walks the YAML syntax tree itself, rather than unmarshalling
 // into structs, so that it can report every problem of the file in one
 // pass, each with its line and column, instead of stopping at the first.
+// This file holds what every section of the file needs: parsing, places,
+// mappings, anchors and aliases.
 
 const (
-	// maxDepth bounds the nesting of the file, aliases included, so that an
-	// alias that contains itself ends with an error.
-	maxDepth = 64
 	// maxAliasUses bounds how many times aliases are followed, so that a
 	// file cannot expand exponentially ("billion laughs").
 	maxAliasUses = 10000
+	// maxValues bounds the values the decoder visits, aliases followed, so
+	// that a few aliases of one large anchor cannot expand either.
+	maxValues = 1 << 20
 )
 
-// The fields at each level of the file.
-var (
-	topFields     = []string{"version", "defaults", "dependencies", "tools"}
-	policyFields  = []string{"retries", "timeout", "deadline", "backoff", "tracing"}
-	toolOnly      = []string{"dependency", "side_effects", "approval", "fallback", "args_schema"}
-	toolFields    = slices.Concat(policyFields, toolOnly)
-	backoffFields = []string{"base", "max", "multiplier", "jitter"}
-	depFields     = []string{"breaker", "concurrency", "max_wait", "retry_budget"}
-	breakerFields = []string{"failures", "window", "delay", "probes"}
-	fallbackKeys  = []string{"tool", "on"}
-)
+// pos is a place in the file, 1-based; the zero pos is no place.
+type pos struct{ line, col int }
 
-// fallbackKinds are the kinds a fallback may be routed on; the others never
-// are (fallback.NeverRouted).
-var fallbackKinds = []middleware.Kind{
-	middleware.KindFailed, middleware.KindTimeout, middleware.KindCircuitOpen,
-	middleware.KindToolError, middleware.KindBusy, middleware.KindBudget, middleware.KindPanic,
+// opt is a field that may be left out, with where it was set.
+type opt[T any] struct {
+	v   T
+	set bool
+	at  pos
+}
+
+func (o opt[T]) or(def opt[T]) opt[T] {
+	if o.set {
+		return o
+	}
+	return def
 }
 
 // where is the place of a value, for problems.
@@ -87,69 +82,67 @@ func (w where) child(key string, p pos) where {
 	return c
 }
 
+// index is the place of item i of the list at w.
+func (w where) index(i int, p pos) where {
+	c := w
+	c.at = p
+	c.path += fmt.Sprintf("[%d]", i)
+	c.field += fmt.Sprintf("[%d]", i)
+	return c
+}
+
+// problemAt is a problem at w.
+func problemAt(w where, format string, args ...any) *Problem {
+	return &Problem{Path: w.path, Tool: w.tool, Dependency: w.dep, Field: w.field,
+		Line: w.at.line, Column: w.at.col, Message: fmt.Sprintf(format, args...)}
+}
+
 type decoder struct {
 	ps       *problems
-	anchors  map[string][]*ast.AnchorNode
+	anchors  map[string][]*ast.AnchorNode // by name, in the order of the file
 	depth    int
+	tooDeep  bool // the depth problem was reported
 	aliasUse int
+	values   int
 }
 
 func (d *decoder) errf(w where, format string, args ...any) {
-	d.ps.add(&Problem{
-		Path:       w.path,
-		Tool:       w.tool,
-		Dependency: w.dep,
-		Field:      w.field,
-		Line:       w.at.line,
-		Column:     w.at.col,
-		Message:    fmt.Sprintf(format, args...),
-	})
+	d.ps.add(problemAt(w, format, args...))
 }
 
-// decodeConfig parses data and decodes it, adding every problem to ps. It
-// returns nil when the file could not be parsed at all.
-func decodeConfig(data []byte, ps *problems) (c *File) {
-	file, err := parseYAML(data)
+// parseYAML parses data. It returns the problem that stopped it, or the
+// syntax tree. A panic of the
+// parser on hostile input becomes a problem too: bad input gets a problem,
+// never a panic.
+func parseYAML(data []byte) (f *ast.File, p *Problem) {
+	defer func() {
+		if r := recover(); r != nil {
+			f, p = nil, &Problem{Message: fmt.Sprintf("the file is not valid YAML: the YAML parser failed on this input (%v)", r)}
+		}
+	}()
+	tokens := lexer.Tokenize(string(data))
+	f, err := parser.Parse(tokens, 0)
 	if err != nil {
-		var ye yaml.Error
 		p := &Problem{Message: "the file is not valid YAML: " + err.Error()}
+		var ye yaml.Error
 		if errors.As(err, &ye) {
 			p.Message = "the file is not valid YAML: " + ye.GetMessage()
 			if tk := ye.GetToken(); tk != nil && tk.Position != nil {
 				p.Line, p.Column = tk.Position.Line, tk.Position.Column
 			}
 		}
-		ps.add(p)
-		return nil
+		return nil, p
 	}
-	c = &File{deps: map[string]*depSpec{}, tools: map[string]*toolSpec{}}
-	var docs []*ast.DocumentNode
-	for _, doc := range file.Docs {
-		if doc != nil && doc.Body != nil {
-			docs = append(docs, doc)
-		}
-	}
-	if len(docs) == 0 {
-		return c
-	}
-	d := &decoder{ps: ps, anchors: map[string][]*ast.AnchorNode{}}
-	if len(docs) > 1 {
-		d.errf(where{at: nodePos(docs[1].Body)}, "the file holds %d YAML documents (separated by ---); put all policies in one", len(docs))
-	}
-	ast.Walk(anchorCollector(d.anchors), docs[0].Body)
-	d.top(docs[0].Body, c)
-	return c
+	return f, nil
 }
 
-// parseYAML parses data, turning a panic of the parser on hostile input into
-// an error: bad input gets an error, never a panic.
-func parseYAML(data []byte) (f *ast.File, err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			f, err = nil, fmt.Errorf("the YAML parser failed on this input (%v)", r)
-		}
-	}()
-	return parser.ParseBytes(data, 0)
+// collectAnchors records every anchor under n by name, in the order of the
+// file, so that anchorFor can find the one an alias names.
+func (d *decoder) collectAnchors(n ast.Node) {
+	ast.Walk(anchorCollector(d.anchors), n)
+	for _, list := range d.anchors {
+		slices.SortStableFunc(list, func(a, b *ast.AnchorNode) int { return cmp.Compare(offset(a), offset(b)) })
+	}
 }
 
 type anchorCollector map[string][]*ast.AnchorNode
@@ -162,286 +155,32 @@ func (a anchorCollector) Visit(n ast.Node) ast.Visitor {
 	return a
 }
 
-func (d *decoder) top(n ast.Node, c *File) {
-	w := where{}
-	for _, e := range d.mapping(n, w) {
-		switch e.key {
-		case "version":
-			v := d.count(e.val, e.w, "")
-			if v.set && v.v != 1 {
-				d.errf(e.w, "version %d is not known: this toolsafe reads version 1", v.v)
-			}
-			c.version = v.v
-		case "defaults":
-			d.defaults(e, &c.defaults)
-		case "dependencies":
-			for _, de := range d.mapping(e.val, e.w) {
-				if de.key == "" {
-					d.errf(de.w, "a dependency needs a name")
-					continue
-				}
-				dep := &depSpec{name: de.key, at: de.w.at}
-				d.dependency(de, dep)
-				c.deps[de.key] = dep
-				c.depNames = append(c.depNames, de.key)
-			}
-		case "tools":
-			for _, te := range d.mapping(e.val, e.w) {
-				if te.key == "" {
-					d.errf(te.w, "a tool needs a name: the Name() of the tools.Tool it configures")
-					continue
-				}
-				t := &toolSpec{name: te.key, at: te.w.at}
-				d.tool(te, t)
-				c.tools[te.key] = t
-				c.names = append(c.names, te.key)
-			}
-		default:
-			switch {
-			case strings.HasPrefix(e.key, "x-"):
-				// An extension field: a place for anchors, ignored.
-			case slices.Contains(toolFields, e.key):
-				d.errf(e.w, "%s is not a top-level field: put it under defaults (for every tool) or under a tool in tools", e.key)
-			case slices.Contains(depFields, e.key):
-				d.errf(e.w, "%s is not a top-level field: put it under a dependency in dependencies", e.key)
-			default:
-				d.unknown(e, topFields)
-			}
-		}
+// offset is where n starts in the file, in bytes; -1 when unknown.
+func offset(n ast.Node) int {
+	if tk := n.GetToken(); tk != nil && tk.Position != nil {
+		return tk.Position.Offset
 	}
+	return -1
 }
 
-func (d *decoder) defaults(e entry, p *policySpec) {
-	for _, f := range d.mapping(e.val, e.w) {
-		if d.policyField(f, p) {
-			continue
+// anchorFor returns the anchor an alias refers to: the last one of its name
+// defined before it.
+func (d *decoder) anchorFor(a *ast.AliasNode) *ast.AnchorNode {
+	if a.Value == nil || a.Value.GetToken() == nil || offset(a) < 0 {
+		return nil
+	}
+	list := d.anchors[a.Value.GetToken().Value]
+	// The anchors before the alias are a prefix of list.
+	i, _ := slices.BinarySearchFunc(list, offset(a), func(an *ast.AnchorNode, at int) int {
+		if offset(an) < at {
+			return -1
 		}
-		switch {
-		case slices.Contains(toolOnly, f.key):
-			d.errf(f.w, "%s is set per tool, not in defaults: move it under the tools that need it", f.key)
-		case slices.Contains(depFields, f.key):
-			d.errf(f.w, "%s belongs to a dependency: declare one under dependencies and name it in each tool's dependency field", f.key)
-		default:
-			d.unknown(f, policyFields)
-		}
+		return 1
+	})
+	if i == 0 || offset(list[i-1]) < 0 {
+		return nil
 	}
-}
-
-// policyField decodes a field shared by defaults and tools; it reports
-// whether f was one.
-func (d *decoder) policyField(f entry, p *policySpec) bool {
-	switch f.key {
-	case "retries":
-		p.retries = d.count(f.val, f.w, "use 0 for a single attempt, 3 for up to 4 attempts")
-	case "timeout":
-		p.timeout = d.duration(f.val, f.w, "use 0 for no limit per attempt")
-	case "deadline":
-		p.deadline = d.duration(f.val, f.w, "use 0 for no deadline")
-	case "tracing":
-		p.tracing = d.boolean(f.val, f.w)
-	case "backoff":
-		for _, b := range d.mapping(f.val, f.w) {
-			switch b.key {
-			case "base":
-				p.base = d.duration(b.val, b.w, "use 0 for no wait")
-			case "max":
-				p.max = d.duration(b.val, b.w, "use 0 for no cap")
-			case "multiplier":
-				p.multiplier = d.number(b.val, b.w)
-				if p.multiplier.set && p.multiplier.v < 0 {
-					d.errf(b.w, "multiplier %v is negative: use 1 for a constant wait, 2 to double it each time", p.multiplier.v)
-				}
-			case "jitter":
-				p.jitter = d.number(b.val, b.w)
-				if p.jitter.set && (p.jitter.v < 0 || p.jitter.v > 1) {
-					d.errf(b.w, "jitter %v is outside [0, 1]: it is the largest fraction added to a wait, 0.25 turns 1s into 1s..1.25s", p.jitter.v)
-				}
-			default:
-				d.unknown(b, backoffFields)
-			}
-		}
-	default:
-		return false
-	}
-	return true
-}
-
-func (d *decoder) tool(e entry, t *toolSpec) {
-	for _, f := range d.mapping(e.val, e.w) {
-		if d.policyField(f, &t.policySpec) {
-			continue
-		}
-		switch f.key {
-		case "dependency":
-			t.dependency = d.text(f.val, f.w)
-			if t.dependency.set && t.dependency.v == "" {
-				d.errf(f.w, "dependency is empty: name one of the dependencies, or leave the field out")
-			}
-		case "side_effects":
-			t.sideEffects = d.enum(f.val, f.w, sideEffectsNone, sideEffectsIdempotent, sideEffectsNot)
-		case "approval":
-			t.approval = d.enum(f.val, f.w, approvalNone, approvalPerCall, approvalEveryAttempt)
-		case "fallback":
-			d.fallback(f, t)
-		case "args_schema":
-			d.argsSchema(f, t)
-		default:
-			if slices.Contains(depFields, f.key) {
-				d.errf(f.w, "%s belongs to a dependency: declare it under dependencies, then set dependency: NAME in this tool", f.key)
-				continue
-			}
-			d.unknown(f, toolFields)
-		}
-	}
-}
-
-func (d *decoder) fallback(f entry, t *toolSpec) {
-	n := d.deref(f.val, f.w)
-	switch n.(type) {
-	case nil, *ast.NullNode:
-		return
-	case *ast.StringNode, *ast.LiteralNode:
-		t.fallback = d.text(n, f.w)
-	default:
-		for _, g := range d.mapping(n, f.w) {
-			switch g.key {
-			case "tool":
-				t.fallback = d.text(g.val, g.w)
-			case "on":
-				t.fallbackOn = d.kinds(g.val, g.w)
-			default:
-				d.unknown(g, fallbackKeys)
-			}
-		}
-		if !t.fallback.set {
-			d.errf(f.w, "fallback needs a tool: the name of the tool to call when this one fails, as in fallback: {tool: archive_search}")
-			return
-		}
-	}
-	if t.fallback.set && t.fallback.v == "" {
-		d.errf(f.w, "fallback names no tool: give the name of the tool to call when this one fails")
-		t.fallback.set = false
-	}
-}
-
-func (d *decoder) kinds(n ast.Node, w where) opt[[]middleware.Kind] {
-	n = d.deref(n, w)
-	var items []ast.Node
-	switch s := n.(type) {
-	case nil, *ast.NullNode:
-		return opt[[]middleware.Kind]{}
-	case *ast.SequenceNode:
-		items = s.Values
-	default:
-		items = []ast.Node{n}
-	}
-	o := opt[[]middleware.Kind]{set: true, at: w.at, v: []middleware.Kind{}}
-	for i, item := range items {
-		iw := w
-		iw.at = nodePos(item)
-		iw.path += fmt.Sprintf("[%d]", i)
-		iw.field += fmt.Sprintf("[%d]", i)
-		s := d.text(item, iw)
-		if !s.set {
-			continue
-		}
-		k := middleware.Kind(s.v)
-		switch {
-		case slices.Contains(fallbackKinds, k):
-			if !slices.Contains(o.v, k) {
-				o.v = append(o.v, k)
-			}
-		case fallback.NeverRouted(k):
-			d.errf(iw, "%s never falls back: a pause, a denial, a bad argument or a cancellation is not routed around; use some of %s", k, kindList(fallbackKinds))
-		default:
-			d.errf(iw, "%q is not a failure kind: use some of %s%s", s.v, kindList(fallbackKinds), suggest(s.v, kindStrings(fallbackKinds)))
-		}
-	}
-	if len(o.v) == 0 && len(items) == 0 {
-		d.errf(w, "on is empty: list the failure kinds that route to the fallback, or leave it out for tool-failed, tool-timeout, circuit-open and tool-error")
-	}
-	return o
-}
-
-func (d *decoder) argsSchema(f entry, t *toolSpec) {
-	n := d.deref(f.val, f.w)
-	switch n.(type) {
-	case nil, *ast.NullNode:
-		return
-	case *ast.MappingNode, *ast.MappingValueNode:
-	default:
-		d.errf(f.w, "args_schema must be a JSON Schema written as a mapping, such as {type: object, required: [query]}, not %s", describeNode(n))
-		return
-	}
-	before := len(d.ps.list)
-	v := d.toJSON(n, f.w)
-	if len(d.ps.list) > before {
-		return
-	}
-	data, err := json.Marshal(v)
-	if err != nil {
-		d.errf(f.w, "args_schema cannot be turned into JSON: %v", err)
-		return
-	}
-	schema, err := argschema.Compile(data)
-	if err != nil {
-		d.errf(f.w, "%s", strings.TrimPrefix(err.Error(), "argschema: "))
-		return
-	}
-	t.argsSchema = opt[*argschema.Schema]{v: schema, set: true, at: f.w.at}
-}
-
-func (d *decoder) dependency(e entry, dep *depSpec) {
-	for _, f := range d.mapping(e.val, e.w) {
-		switch f.key {
-		case "breaker":
-			n := d.deref(f.val, f.w)
-			if _, ok := n.(*ast.NullNode); ok || n == nil {
-				continue
-			}
-			dep.breaker = opt[bool]{v: true, set: true, at: f.w.at}
-			for _, b := range d.mapping(n, f.w) {
-				switch b.key {
-				case "failures":
-					dep.failures = d.count(b.val, b.w, "")
-				case "window":
-					dep.window = d.count(b.val, b.w, "use 0 for failures in a row")
-				case "delay":
-					dep.delay = d.duration(b.val, b.w, "")
-				case "probes":
-					dep.probes = d.count(b.val, b.w, "use 0 or 1 for a single probe")
-				default:
-					d.unknown(b, breakerFields)
-				}
-			}
-		case "concurrency":
-			dep.concurrency = d.count(f.val, f.w, "use 0 for no bulkhead")
-		case "max_wait":
-			dep.maxWait = d.duration(f.val, f.w, "use 0 to refuse at once when the bulkhead is full")
-		case "retry_budget":
-			dep.retryBudget = d.number(f.val, f.w)
-			if dep.retryBudget.set && (dep.retryBudget.v < 0 || dep.retryBudget.v > 1) {
-				d.errf(f.w, "retry_budget %v is outside [0, 1]: it is the largest share of in-flight attempts that may be retries, such as 0.2; 0 means no budget", dep.retryBudget.v)
-			}
-		default:
-			switch {
-			case slices.Contains(toolFields, f.key):
-				d.errf(f.w, "%s is set per tool, not per dependency: put it under the tools (or defaults)", f.key)
-			default:
-				d.unknown(f, depFields)
-			}
-		}
-	}
-}
-
-// unknown reports an unknown field, with the field meant if the name is
-// close to one.
-func (d *decoder) unknown(e entry, known []string) {
-	if s := suggest(e.key, known); s != "" {
-		d.errf(e.w, "unknown field %q%s", e.key, s)
-		return
-	}
-	d.errf(e.w, "unknown field %q: the fields here are %s", e.key, strings.Join(known, ", "))
+	return list[i-1]
 }
 
 // entry is one field of a mapping.
@@ -478,7 +217,7 @@ func (d *decoder) mapping(n ast.Node, w where) []entry {
 	var out, merged []entry
 	seen := map[string]bool{}
 	for _, mv := range values {
-		if mv == nil {
+		if mv == nil || !d.count1(w) {
 			continue
 		}
 		if _, ok := mv.Key.(*ast.MergeKeyNode); ok {
@@ -539,20 +278,46 @@ func (d *decoder) key(k ast.Node, w where) (string, bool) {
 	return "", false
 }
 
+// unknown reports an unknown field, with the field meant if the name is
+// close to one.
+func (d *decoder) unknown(e entry, known []string) {
+	if s := suggest(e.key, known); s != "" {
+		d.errf(e.w, "unknown field %q%s", e.key, s)
+		return
+	}
+	d.errf(e.w, "unknown field %q: the fields here are %s", e.key, strings.Join(known, ", "))
+}
+
+// enter goes one level deeper into the file, and reports whether that is
+// within MaxDepth; only then must leave be called. The first level past it
+// is reported at w.
 func (d *decoder) enter(w where) bool {
-	d.depth++
-	if d.depth > maxDepth {
-		d.errf(w, "the file nests deeper than %d levels here (an alias inside the anchor it names?)", maxDepth)
+	if d.depth >= MaxDepth {
+		if !d.tooDeep {
+			d.tooDeep = true
+			d.errf(w, "the file nests deeper than %d levels here (an alias inside the anchor it names?)", MaxDepth)
+		}
 		return false
 	}
+	d.depth++
 	return true
 }
 
 func (d *decoder) leave() { d.depth-- }
 
+// count1 counts one value visited, and reports whether the budget of
+// values allows it; the first value past it is reported at w.
+func (d *decoder) count1(w where) bool {
+	d.values++
+	if d.values == maxValues+1 {
+		d.errf(w, "the file expands to more than %d values through its aliases: simplify its anchors", maxValues)
+	}
+	return d.values <= maxValues
+}
+
 // deref follows anchors, aliases and tags to the node that holds the value.
 func (d *decoder) deref(n ast.Node, w where) ast.Node {
-	for range maxDepth {
+	for range MaxDepth {
 		switch x := n.(type) {
 		case *ast.AnchorNode:
 			n = x.Value
@@ -583,231 +348,6 @@ func (d *decoder) deref(n ast.Node, w where) ast.Node {
 		}
 	}
 	d.errf(w, "too many anchors, aliases or tags in a row")
-	return nil
-}
-
-// anchorFor returns the anchor an alias refers to: the last one of its name
-// defined before it.
-func (d *decoder) anchorFor(a *ast.AliasNode) *ast.AnchorNode {
-	if a.Value == nil || a.Value.GetToken() == nil || a.GetToken() == nil || a.GetToken().Position == nil {
-		return nil
-	}
-	at := a.GetToken().Position.Offset
-	var found *ast.AnchorNode
-	for _, an := range d.anchors[a.Value.GetToken().Value] {
-		if tk := an.GetToken(); tk != nil && tk.Position != nil && tk.Position.Offset < at {
-			found = an
-		}
-	}
-	return found
-}
-
-// scalar returns the scalar behind n, or nil with no problem for a null.
-func (d *decoder) scalar(n ast.Node, w where) (ast.Node, bool) {
-	n = d.deref(n, w)
-	switch n.(type) {
-	case nil, *ast.NullNode:
-		return nil, false
-	}
-	return n, true
-}
-
-// count decodes a whole number ≥ 0; hint says what to write instead of a
-// negative one.
-func (d *decoder) count(n ast.Node, w where, hint string) opt[int] {
-	n, ok := d.scalar(n, w)
-	if !ok {
-		return opt[int]{}
-	}
-	in, isInt := n.(*ast.IntegerNode)
-	if !isInt {
-		if f, ok := n.(*ast.FloatNode); ok && f.Value == math.Trunc(f.Value) && math.Abs(f.Value) < 1<<31 {
-			return d.countValue(int64(f.Value), w, hint)
-		}
-		d.errf(w, "must be a whole number, not %s", describeNode(n))
-		return opt[int]{}
-	}
-	switch v := in.Value.(type) {
-	case int64:
-		return d.countValue(v, w, hint)
-	case uint64:
-		if v < 1<<31 {
-			return d.countValue(int64(v), w, hint)
-		}
-	}
-	d.errf(w, "%s is too large", in.GetToken().Value)
-	return opt[int]{}
-}
-
-func (d *decoder) countValue(v int64, w where, hint string) opt[int] {
-	name := w.path[strings.LastIndex(w.path, ".")+1:]
-	switch {
-	case v < 0:
-		msg := fmt.Sprintf("%s %d is negative", name, v)
-		if hint != "" {
-			msg += ": " + hint
-		}
-		d.errf(w, "%s", msg)
-		return opt[int]{}
-	case v >= 1<<31:
-		d.errf(w, "%s %d is too large", name, v)
-		return opt[int]{}
-	}
-	return opt[int]{v: int(v), set: true, at: w.at}
-}
-
-// number decodes a finite number.
-func (d *decoder) number(n ast.Node, w where) opt[float64] {
-	n, ok := d.scalar(n, w)
-	if !ok {
-		return opt[float64]{}
-	}
-	switch x := n.(type) {
-	case *ast.IntegerNode:
-		switch v := x.Value.(type) {
-		case int64:
-			return opt[float64]{v: float64(v), set: true, at: w.at}
-		case uint64:
-			return opt[float64]{v: float64(v), set: true, at: w.at}
-		}
-	case *ast.FloatNode:
-		if !math.IsNaN(x.Value) && !math.IsInf(x.Value, 0) {
-			return opt[float64]{v: x.Value, set: true, at: w.at}
-		}
-	case *ast.InfinityNode, *ast.NanNode:
-		d.errf(w, "must be a finite number, not %s", describeNode(n))
-		return opt[float64]{}
-	}
-	d.errf(w, "must be a number, not %s", describeNode(n))
-	return opt[float64]{}
-}
-
-// duration decodes a Go duration string ("2s"), or a bare 0; hint says what
-// to write instead of a negative one.
-func (d *decoder) duration(n ast.Node, w where, hint string) opt[time.Duration] {
-	n, ok := d.scalar(n, w)
-	if !ok {
-		return opt[time.Duration]{}
-	}
-	name := w.path[strings.LastIndex(w.path, ".")+1:]
-	var text string
-	switch x := n.(type) {
-	case *ast.StringNode:
-		text = x.Value
-	case *ast.IntegerNode, *ast.FloatNode:
-		tv := n.GetToken().Value
-		if f, err := strconv.ParseFloat(strings.ReplaceAll(tv, "_", ""), 64); err == nil && f == 0 {
-			return opt[time.Duration]{set: true, at: w.at}
-		}
-		d.errf(w, "%s %s has no unit: write a Go duration such as %ss or %sms", name, tv, tv, tv)
-		return opt[time.Duration]{}
-	default:
-		d.errf(w, "must be a duration such as 2s or 500ms, not %s", describeNode(n))
-		return opt[time.Duration]{}
-	}
-	v, err := time.ParseDuration(strings.TrimSpace(text))
-	if err != nil {
-		d.errf(w, "%q is not a duration: write a number and a unit (ns, us, ms, s, m, h), such as 500ms, 2s or 1m30s", text)
-		return opt[time.Duration]{}
-	}
-	if v < 0 {
-		msg := fmt.Sprintf("%s %v is negative", name, v)
-		if hint != "" {
-			msg += ": " + hint
-		}
-		d.errf(w, "%s", msg)
-		return opt[time.Duration]{}
-	}
-	return opt[time.Duration]{v: v, set: true, at: w.at}
-}
-
-func (d *decoder) boolean(n ast.Node, w where) opt[bool] {
-	n, ok := d.scalar(n, w)
-	if !ok {
-		return opt[bool]{}
-	}
-	if b, ok := n.(*ast.BoolNode); ok {
-		return opt[bool]{v: b.Value, set: true, at: w.at}
-	}
-	d.errf(w, "must be true or false, not %s", describeNode(n))
-	return opt[bool]{}
-}
-
-func (d *decoder) text(n ast.Node, w where) opt[string] {
-	n, ok := d.scalar(n, w)
-	if !ok {
-		return opt[string]{}
-	}
-	switch x := n.(type) {
-	case *ast.StringNode:
-		return opt[string]{v: x.Value, set: true, at: w.at}
-	case *ast.LiteralNode:
-		if x.Value != nil {
-			return opt[string]{v: strings.TrimSpace(x.Value.Value), set: true, at: w.at}
-		}
-	}
-	d.errf(w, "must be a name, not %s", describeNode(n))
-	return opt[string]{}
-}
-
-func (d *decoder) enum(n ast.Node, w where, values ...string) opt[string] {
-	s := d.text(n, w)
-	if s.set && !slices.Contains(values, s.v) {
-		d.errf(w, "%q is not one of %s%s", s.v, strings.Join(values, ", "), suggest(s.v, values))
-		return opt[string]{}
-	}
-	return s
-}
-
-// toJSON converts n to the value encoding/json would decode from the same
-// document, reporting what JSON cannot hold.
-func (d *decoder) toJSON(n ast.Node, w where) any {
-	if !d.enter(w) {
-		return nil
-	}
-	defer d.leave()
-	n = d.deref(n, w)
-	here := w
-	here.at = nodePos(n)
-	switch x := n.(type) {
-	case nil, *ast.NullNode:
-		return nil
-	case *ast.MappingNode, *ast.MappingValueNode:
-		m := map[string]any{}
-		for _, e := range d.mapping(n, w) {
-			// Field names inside a schema are the schema's, not toolsafe's.
-			ew := w
-			ew.path += "." + e.key
-			ew.at = e.w.at
-			m[e.key] = d.toJSON(e.val, ew)
-		}
-		return m
-	case *ast.SequenceNode:
-		s := make([]any, 0, len(x.Values))
-		for i, v := range x.Values {
-			iw := w
-			iw.path += fmt.Sprintf("[%d]", i)
-			s = append(s, d.toJSON(v, iw))
-		}
-		return s
-	case *ast.StringNode:
-		return x.Value
-	case *ast.LiteralNode:
-		if x.Value != nil {
-			return x.Value.Value
-		}
-		return ""
-	case *ast.BoolNode:
-		return x.Value
-	case *ast.IntegerNode:
-		return json.Number(fmt.Sprint(x.Value))
-	case *ast.FloatNode:
-		if math.IsNaN(x.Value) || math.IsInf(x.Value, 0) {
-			break
-		}
-		return x.Value
-	}
-	d.errf(here, "JSON Schema cannot hold %s", describeNode(n))
 	return nil
 }
 
@@ -869,65 +409,3 @@ func quoteShort(s string) string {
 	}
 	return strconv.Quote(s)
 }
-
-// suggest returns `; did you mean "timeout"?` when word is a likely typo of
-// one of known, else "".
-func suggest(word string, known []string) string {
-	best, bestDist := "", math.MaxInt
-	for _, k := range known {
-		if dist := editDistance(strings.ToLower(word), k); dist <= maxTypo(k) && dist < bestDist {
-			best, bestDist = k, dist
-		}
-	}
-	if best == "" {
-		return ""
-	}
-	return fmt.Sprintf("; did you mean %q?", best)
-}
-
-func maxTypo(k string) int {
-	if len(k) <= 4 {
-		return 1
-	}
-	return 2
-}
-
-// editDistance is the Damerau–Levenshtein distance (with adjacent
-// transpositions) between a and b.
-func editDistance(a, b string) int {
-	ra, rb := []rune(a), []rune(b)
-	if len(ra) > 64 || len(rb) > 64 {
-		return 1 << 30
-	}
-	prev2 := make([]int, len(rb)+1)
-	prev := make([]int, len(rb)+1)
-	cur := make([]int, len(rb)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(ra); i++ {
-		cur[0] = i
-		for j := 1; j <= len(rb); j++ {
-			cost := 1
-			if ra[i-1] == rb[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-			if i > 1 && j > 1 && ra[i-1] == rb[j-2] && ra[i-2] == rb[j-1] {
-				cur[j] = min(cur[j], prev2[j-2]+1)
-			}
-		}
-		prev2, prev, cur = prev, cur, prev2
-	}
-	return prev[len(rb)]
-}
-
-func kindStrings(ks []middleware.Kind) []string {
-	s := make([]string, len(ks))
-	for i, k := range ks {
-		s[i] = string(k)
-	}
-	return s
-}
-
-func kindList(ks []middleware.Kind) string { return strings.Join(kindStrings(ks), ", ") }
