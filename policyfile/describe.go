@@ -72,6 +72,12 @@ func (c *File) Describe(name string) string {
 		}
 		parts = append(parts, fmt.Sprintf("retry %d (%s)", r.retries, strings.Join(notes, "; ")))
 	}
+	switch r.approval {
+	case approvalPerCall:
+		parts = append(parts, "approval per call")
+	case approvalEveryAttempt:
+		parts = append(parts, "approval every attempt")
+	}
 	if dep != nil {
 		if dep.breaker != nil {
 			parts = append(parts, "breaker "+dep.name)
@@ -83,12 +89,6 @@ func (c *File) Describe(name string) string {
 				parts = append(parts, fmt.Sprintf("bulkhead %s(%d)", dep.name, dep.concurrency.v))
 			}
 		}
-	}
-	switch r.approval {
-	case approvalPerCall:
-		parts = append(parts, "approval per call")
-	case approvalEveryAttempt:
-		parts = append(parts, "approval every attempt")
 	}
 	if r.timeout > 0 {
 		parts = append(parts, "timeout "+r.timeout.String())

@@ -38,9 +38,31 @@ func TestValidConfigsDescribeEachToolsChain(t *testing.T) {
 			yaml: issueExample,
 			chains: map[string]string{
 				"fetch_invoice":  "surface → deadline 30s → retry 3 (500ms..30s ×2 +25%; budget billing 20%) → breaker billing → bulkhead billing(8, wait 1s) → timeout 2s",
-				"refund":         "surface → deadline 30s → retry 2 (500ms..30s ×2 +25%; budget billing 20%; same idempotency key) → breaker billing → bulkhead billing(8, wait 1s) → approval every attempt → timeout 10s",
+				"refund":         "surface → deadline 30s → retry 2 (500ms..30s ×2 +25%; budget billing 20%; same idempotency key) → approval every attempt → breaker billing → bulkhead billing(8, wait 1s) → timeout 10s",
 				"search":         "surface → args schema → fallback(archive_search on tool-failed, circuit-open) → deadline 30s → retry 2 (500ms..30s ×2 +25%) → timeout 10s",
 				"archive_search": "surface → deadline 30s → retry 2 (500ms..30s ×2 +25%) → timeout 10s",
+			},
+		},
+		{
+			name: "every layer at once comes in the order the stack runs them, outermost first",
+			yaml: `
+dependencies:
+  billing: {breaker: {}, concurrency: 4, retry_budget: 0.1}
+tools:
+  refund:
+    tracing: true
+    args_schema: {type: object}
+    fallback: {tool: manual_refund, on: [circuit-open]}
+    deadline: 20s
+    retries: 2
+    backoff: {base: 100ms}
+    side_effects: idempotent
+    approval: per_call
+    dependency: billing
+    timeout: 5s
+`,
+			chains: map[string]string{
+				"refund": "trace → surface → args schema → fallback(manual_refund on circuit-open) → deadline 20s → retry 2 (100ms each; budget billing 10%; same idempotency key) → approval per call → breaker billing → bulkhead billing(4) → timeout 5s",
 			},
 		},
 		{
@@ -100,7 +122,7 @@ tools:
   lookup: {fallback: cached_lookup, tracing: false}
 `,
 			chains: map[string]string{
-				"pay":    "trace → surface → retry 1 (no wait; not after a timeout) → bulkhead payments(2) → approval per call → timeout 5s",
+				"pay":    "trace → surface → retry 1 (no wait; not after a timeout) → approval per call → bulkhead payments(2) → timeout 5s",
 				"lookup": "surface → fallback(cached_lookup)",
 			},
 		},
