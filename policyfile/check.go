@@ -1,9 +1,12 @@
 package policyfile
 
 import (
+	"errors"
+	"fmt"
 	"strings"
 	"time"
 
+	"github.com/toolsafe/toolsafe"
 	"github.com/toolsafe/toolsafe/policy"
 )
 
@@ -31,6 +34,15 @@ func (c *File) check(ps *problems) {
 		}
 	}
 	c.checkCycles(add)
+	var le *toolsafe.ToolListError
+	if errors.As(toolsafe.CheckNames(c.names...), &le) {
+		for _, n := range le.Collisions {
+			first, second := c.tools[n.FirstName], c.tools[n.SecondName]
+			ps.add(&Problem{Path: "tools." + n.SecondName, Tool: n.SecondName, Line: second.at.line, Column: second.at.col,
+				Message: fmt.Sprintf("%s and %s (line %d) name one tool for langchaingo, whose executor looks tools up by their upper-cased name: merge the two entries, or rename one",
+					quoteShort(n.SecondName), quoteShort(n.FirstName), first.at.line)})
+		}
+	}
 
 	for _, name := range c.depNames {
 		d := c.deps[name]

@@ -46,6 +46,11 @@ func (d *decoder) policyField(f entry, p *policySpec) bool {
 	switch f.key {
 	case "retries":
 		p.retries = d.count(f.val, f.w, "use 0 for a single attempt, 3 for up to 4 attempts")
+		if p.retries.set && p.retries.v > MaxRetries {
+			d.errf(f.w, "retries %d is more than %d, the most a policies file allows: each retry adds load to an upstream that is already failing; use at most %d, with a longer backoff if it needs time to recover",
+				p.retries.v, MaxRetries, MaxRetries)
+			p.retries = opt[int]{}
+		}
 	case "timeout":
 		p.timeout = d.duration(f.val, f.w, "use 0 for no limit per attempt")
 	case "deadline":

@@ -100,6 +100,11 @@ tools:
 			},
 		},
 		{
+			name:   "retries at the cap are allowed",
+			yaml:   "defaults: {retries: 10}\n",
+			chains: map[string]string{"any": "surface → retry 10 (no wait)"},
+		},
+		{
 			name: "a constant backoff, an uncapped one",
 			yaml: `
 tools:
@@ -211,6 +216,21 @@ func TestBadConfigsNameTheToolTheFieldAndTheLine(t *testing.T) {
 			name: "negative retries",
 			yaml: "tools:\n  fetch_invoice: {retries: -1}\n",
 			want: []wantProblem{{tool: "fetch_invoice", field: "retries", line: 2, says: "retries -1 is negative: use 0 for a single attempt"}},
+		},
+		{
+			name: "retries above the cap name the limit",
+			yaml: "tools:\n  fetch_invoice: {retries: 11}\n",
+			want: []wantProblem{{tool: "fetch_invoice", field: "retries", line: 2, says: "retries 11 is more than 10, the most a policies file allows"}},
+		},
+		{
+			name: "the largest count the file once took for retries is above the cap too",
+			yaml: "defaults:\n  retries: 2147483647\n",
+			want: []wantProblem{{field: "retries", line: 2, says: "retries 2147483647 is more than 10"}},
+		},
+		{
+			name: "two tools whose names differ only in case",
+			yaml: "tools:\n  Refund: {approval: per_call}\n  refund: {retries: 2}\n",
+			want: []wantProblem{{tool: "refund", line: 3, says: `"refund" and "Refund" (line 2) name one tool for langchaingo, whose executor looks tools up by their upper-cased name: merge the two entries, or rename one`}},
 		},
 		{
 			name: "jitter above 1",
