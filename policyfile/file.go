@@ -52,18 +52,27 @@ type sharedDeps struct {
 
 // Parse reads a File from YAML or JSON. It returns an *Error that lists
 // every problem, each with its line, when data is not a valid policies file
-// (see the package documentation for the format and the checks). Empty
-// data is a valid File with no defaults and no tools.
+// (see the package documentation for the format and the checks); a file
+// past one of the limits (MaxSize, MaxDepth, MaxEntries) gets that one
+// problem only, as it is refused before it is parsed. Empty data is a valid
+// File with no defaults and no tools.
 func Parse(data []byte) (*File, error) {
 	return parse("", data)
 }
 
 // Load reads the File at path (see Parse). The problems of an *Error name
 // the file, as in
-// "policies.yaml:7:5: tools.fetch_invoice.timout: unknown field". It
-// returns an error wrapping the os error when the file cannot be read.
+// "policies.yaml:7:5: tools.fetch_invoice.timout: unknown field". It reads
+// at most one byte more than MaxSize, so a larger file (or a device that
+// never ends) is refused by its size without being read whole. It returns
+// an error wrapping the os error when the file cannot be read.
 func Load(path string) (*File, error) {
-	data, err := os.ReadFile(path)
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("toolsafe: %w", err)
+	}
+	defer f.Close()
+	data, err := readFile(f)
 	if err != nil {
 		return nil, fmt.Errorf("toolsafe: %w", err)
 	}
@@ -78,9 +87,15 @@ func Load(path string) (*File, error) {
 //
 //	file, err := policyfile.LoadFS(policyFiles, "policies.yaml")
 //
-// The problems of an *Error name the file, as Load's do.
+// The problems of an *Error name the file, and the size is limited, as
+// Load's are.
 func LoadFS(fsys fs.FS, name string) (*File, error) {
-	data, err := fs.ReadFile(fsys, name)
+	f, err := fsys.Open(name)
+	if err != nil {
+		return nil, fmt.Errorf("toolsafe: %w", err)
+	}
+	defer f.Close()
+	data, err := readFile(f)
 	if err != nil {
 		return nil, fmt.Errorf("toolsafe: %w", err)
 	}

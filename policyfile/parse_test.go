@@ -384,7 +384,7 @@ func TestBadConfigsNameTheToolTheFieldAndTheLine(t *testing.T) {
 		{
 			name: "an alias inside its own anchor",
 			yaml: "tools:\n  a:\n    args_schema: &s {type: object, properties: {p: *s}}\n",
-			want: []wantProblem{{tool: "a", field: "args_schema", line: 3, says: "nests deeper than 64 levels"}},
+			want: []wantProblem{{tool: "a", field: "args_schema", line: 3, says: "nests deeper than 32 levels here (an alias inside the anchor it names?)"}},
 		},
 	}
 	for _, tt := range tests {

@@ -110,8 +110,8 @@ func (d *decoder) errf(w where, format string, args ...any) {
 	d.ps.add(problemAt(w, format, args...))
 }
 
-// parseYAML parses data. It returns the problem that stopped it, or the
-// syntax tree. A panic of the
+// parseYAML checks data against the limits of the file, then parses it. It
+// returns the problem that stopped it, or the syntax tree. A panic of the
 // parser on hostile input becomes a problem too: bad input gets a problem,
 // never a panic.
 func parseYAML(data []byte) (f *ast.File, p *Problem) {
@@ -120,7 +120,13 @@ func parseYAML(data []byte) (f *ast.File, p *Problem) {
 			f, p = nil, &Problem{Message: fmt.Sprintf("the file is not valid YAML: the YAML parser failed on this input (%v)", r)}
 		}
 	}()
+	if p := scanLimits(data); p != nil {
+		return nil, p
+	}
 	tokens := lexer.Tokenize(string(data))
+	if p := tokenLimits(tokens); p != nil {
+		return nil, p
+	}
 	f, err := parser.Parse(tokens, 0)
 	if err != nil {
 		p := &Problem{Message: "the file is not valid YAML: " + err.Error()}

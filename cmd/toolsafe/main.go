@@ -34,8 +34,8 @@ import (
 
 	"github.com/tmc/langchaingo/tools"
 
-	"github.com/toolsafe/toolsafe/policyfile"
 	"github.com/toolsafe/toolsafe/middleware"
+	"github.com/toolsafe/toolsafe/policyfile"
 )
 
 const usage = `toolsafe checks toolsafe policies files.
