@@ -93,11 +93,11 @@ func run(ctx context.Context, w io.Writer) (err error) {
 	client := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}
 	var mu sync.Mutex
 	n := 0
-	cfg, err := policyfile.LoadFS(policyFiles, "policies.yaml")
+	policies, err := policyfile.LoadFS(policyFiles, "policies.yaml")
 	if err != nil {
 		return err
 	}
-	agentTools, err := cfg.With(
+	agentTools, err := policies.With(
 		toolsafe.WithTracing(otelhook.New(otelhook.WithTracerProvider(tr.TracerProvider()))),
 		toolsafe.WithOnResult(func(_ context.Context, r middleware.Result) {
 			mu.Lock()

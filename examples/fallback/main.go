@@ -73,13 +73,13 @@ func run(ctx context.Context, w io.Writer) error {
 	// upstream counts (net/http would silently resend a reset GET).
 	client := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}
 	p := &printer{w: w}
-	cfg, err := policyfile.LoadFS(policyFiles, "policies.yaml")
+	policies, err := policyfile.LoadFS(policyFiles, "policies.yaml")
 	if err != nil {
 		return err
 	}
 	// The search takes a query, not an ID: the adapter comes from code.
-	cfg = cfg.WithFallbackOptions("lookup_ticket", fallback.WithInput(tickets.IDToQuery)).With(p.options()...)
-	wrapped, err := cfg.WrapAll(tickets.Lookup(upstream.URL(), client), tickets.Search(upstream.URL(), client),
+	policies = policies.WithFallbackOptions("lookup_ticket", fallback.WithInput(tickets.IDToQuery)).With(p.options()...)
+	wrapped, err := policies.WrapAll(tickets.Lookup(upstream.URL(), client), tickets.Search(upstream.URL(), client),
 		tickets.SearchArchive(upstream.URL(), client))
 	if err != nil {
 		return err
