@@ -25,7 +25,7 @@ func (c *File) check(ps *problems) {
 				add(w, "unknown dependency %q: declare it under dependencies", t.dependency.v)
 			} else {
 				add(w, "unknown dependency %q: declare it under dependencies, or use one of %s%s",
-					t.dependency.v, strings.Join(c.depNames, ", "), suggest(t.dependency.v, c.depNames))
+					t.dependency.v, nameList(c.depNames), ps.suggestName(t.dependency.v, c.depNames))
 			}
 		}
 		if t.fallback.set && t.fallback.v == name {

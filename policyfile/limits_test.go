@@ -251,3 +251,56 @@ func TestLoadReadsNoMoreThanMaxSize(t *testing.T) {
 		}
 	})
 }
+
+// A file of many names whose every tool names a dependency that is not
+// there gets a problem for each, in little time and memory: a problem lists
+// ten names at most, and the name meant is looked for only among a
+// thousand names at most, in the first hundred problems.
+func TestManyProblemsAboutManyNamesStaySmall(t *testing.T) {
+	const n = 20_000
+	var b strings.Builder
+	b.WriteString("dependencies: {")
+	for i := range n {
+		fmt.Fprintf(&b, "d%d: {}, ", i)
+	}
+	b.WriteString("}\ntools: {")
+	for i := range n {
+		fmt.Fprintf(&b, "t%d: {dependency: e%d}, ", i, i)
+	}
+	b.WriteString("}\n")
+	var err error
+	mem := allocated(func() { _, err = policyfile.Parse([]byte(b.String())) })
+	var pe *policyfile.Error
+	if !errors.As(err, &pe) || len(pe.Problems) != n {
+		t.Fatalf("Parse gave %d problems; want %d", len(pe.Problems), n)
+	}
+	if want := `unknown dependency "e0": declare it under dependencies, or use one of d0, d1, d2, d3, d4, d5, d6, d7, d8, d9 and 19990 more`; pe.Problems[0].Message != want {
+		t.Errorf("the first problem: %s\nwant %s", pe.Problems[0].Message, want)
+	}
+
+	// 200 tools of the file missing from the names given: the first
+	// hundred problems say which name was meant.
+	var file strings.Builder
+	file.WriteString("tools: {")
+	var given []string
+	for i := range 200 {
+		fmt.Fprintf(&file, "t%d: {}, ", i)
+		given = append(given, fmt.Sprintf("u%d", i))
+	}
+	file.WriteString("}\n")
+	f, err := policyfile.Parse([]byte(file.String()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !errors.As(f.CheckTools(given...), &pe) || len(pe.Problems) != 200 {
+		t.Fatalf("CheckTools gave %v; want 200 problems", err)
+	}
+	for i, p := range pe.Problems {
+		if got, want := strings.Contains(p.Message, "did you mean"), i < 100; got != want {
+			t.Errorf("problem %d looked for the name meant: %v; want %v: %s", i+1, got, want, p.Message)
+		}
+	}
+	if mem > 512<<20 {
+		t.Errorf("Parse allocated %d MiB; want at most 512", mem>>20)
+	}
+}

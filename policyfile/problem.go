@@ -101,7 +101,8 @@ func (e *Error) Unwrap() []error {
 
 // problems collects the problems of one pass over a file.
 type problems struct {
-	list []*Problem
+	list      []*Problem
+	suggested int // the problems that looked for a name meant (suggestName)
 }
 
 func (ps *problems) add(p *Problem) { ps.list = append(ps.list, p) }

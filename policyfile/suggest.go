@@ -4,14 +4,49 @@ import (
 	"fmt"
 	"math"
 	"strings"
+	"unicode/utf8"
 )
 
+// The names of a file (its tools, its dependencies) and of the tools passed
+// to WrapAll can number in the tens of thousands: problems name at most
+// listedNames of them, and suggest one for at most suggestedNames problems,
+// among at most suggestAmong names.
+const (
+	listedNames    = 10
+	suggestedNames = 100
+	suggestAmong   = 1000
+)
+
+// nameList writes names as "a, b, c", or "a, b, ... and 12 more" past
+// listedNames.
+func nameList(names []string) string {
+	if len(names) <= listedNames {
+		return strings.Join(names, ", ")
+	}
+	return fmt.Sprintf("%s and %d more", strings.Join(names[:listedNames], ", "), len(names)-listedNames)
+}
+
+// suggestName is suggest for a list of names, within the budget of ps.
+func (ps *problems) suggestName(word string, names []string) string {
+	if ps.suggested >= suggestedNames || len(names) > suggestAmong {
+		return ""
+	}
+	ps.suggested++
+	return suggest(word, names)
+}
+
 // suggest returns `; did you mean "timeout"?` when word is a likely typo of
-// one of known, else "".
+// one of known, else "". Words whose lengths differ by more than a typo are
+// not compared, so the time is about len(known) × len(word)².
 func suggest(word string, known []string) string {
 	best, bestDist := "", math.MaxInt
+	lower := strings.ToLower(word)
+	n := utf8.RuneCountInString(lower)
 	for _, k := range known {
-		if dist := editDistance(strings.ToLower(word), k); dist <= maxTypo(k) && dist < bestDist {
+		if d := n - utf8.RuneCountInString(k); d > maxTypo(k) || -d > maxTypo(k) {
+			continue
+		}
+		if dist := editDistance(lower, k); dist <= maxTypo(k) && dist < bestDist {
 			best, bestDist = k, dist
 		}
 	}

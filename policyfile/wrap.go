@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"strings"
 
 	"github.com/failsafe-go/failsafe-go/budget"
 	"github.com/tmc/langchaingo/tools"
@@ -125,16 +124,16 @@ func (c *File) bindProblems(ps *problems, passed []string) {
 		t := c.tools[name]
 		if !has[name] {
 			msg := fmt.Sprintf("%s is named in the file but was not passed to WrapAll: pass it, or remove its entry", quoteShort(name))
-			if s := suggest(name, passed); s != "" {
+			if s := ps.suggestName(name, passed); s != "" {
 				msg += s
 			}
 			ps.add(&Problem{Path: "tools." + name, Tool: name, Line: t.at.line, Column: t.at.col, Message: msg})
 		}
 		if t.fallback.set && t.fallback.v != "" && !has[t.fallback.v] {
 			msg := fmt.Sprintf("unknown fallback tool %s: it was not passed to WrapAll; pass it too, or name one of %s",
-				quoteShort(t.fallback.v), strings.Join(passed, ", "))
+				quoteShort(t.fallback.v), nameList(passed))
 			ps.add(&Problem{Path: "tools." + name + ".fallback.tool", Tool: name, Field: "fallback.tool",
-				Line: t.fallback.at.line, Column: t.fallback.at.col, Message: msg + suggest(t.fallback.v, passed)})
+				Line: t.fallback.at.line, Column: t.fallback.at.col, Message: msg + ps.suggestName(t.fallback.v, passed)})
 		}
 	}
 }
