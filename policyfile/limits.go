@@ -90,7 +90,7 @@ func scanLimits(data []byte) *Problem {
 	if len(data) > MaxSize {
 		return tooLarge()
 	}
-	s := byteScan{data: data}
+	var s byteScan
 	line := 0
 	for start := 0; start < len(data); {
 		end := start
@@ -107,7 +107,6 @@ func scanLimits(data []byte) *Problem {
 }
 
 type byteScan struct {
-	data   []byte
 	levels []int // the columns (0-based) of the open block levels
 	flow   int   // the open flow brackets
 
