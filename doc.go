@@ -57,14 +57,9 @@
 // # Policies from one file
 //
 // A team with many tools keeps their policies in one reviewed YAML file
-// (see Config for the format) and wraps the agent's tools by name:
-//
-//	cfg, err := toolsafe.LoadConfig("policies.yaml") // every problem, with its line
-//	agentTools, err := cfg.WithApprover(grants).WrapAll(fetchInvoice, refund, search, archiveSearch)
-//
-// The file's args_schema checks a tool's input against a JSON Schema before
-// any attempt (WithArgsSchema in code; package argschema). The toolsafe
-// command checks a file in CI and prints each tool's chain of layers:
+// and wraps the agent's tools by name with package policyfile, whose
+// WrapAll returns Tools, a tool list checked for names that collide. The
+// toolsafe command checks such a file in CI:
 //
 //	go run github.com/toolsafe/toolsafe/cmd/toolsafe@latest check policies.yaml
 //

@@ -24,7 +24,7 @@
 // checked once, when it is compiled, and never fetches anything.
 //
 // Use it through toolsafe.WithArgsSchema, the args_schema field of a
-// toolsafe.Config, or on its own as a middleware.Middleware:
+// policies file (package policyfile), or on its own as a middleware.Middleware:
 //
 //	check, err := argschema.Validate([]byte(`{"type":"object","required":["query"]}`))
 //	if err != nil { ... }

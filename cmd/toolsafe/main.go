@@ -2,26 +2,31 @@
 //
 //	toolsafe check [-tools name,...] FILE...
 //	toolsafe version
+//	toolsafe help
 //
-// check reads each file as toolsafe.LoadConfig does and, when it is valid,
-// prints each dependency and, per tool, its effective chain of layers,
-// outermost first:
+// check reads each file as policyfile.Load does ("-" reads standard
+// input) and, when it is valid, prints each dependency and, per tool, its
+// effective chain of layers, outermost first:
 //
 //	fetch_invoice: surface → deadline 30s → retry 3 (500ms..30s ×2 +25%) → breaker billing → bulkhead billing(8) → timeout 2s
 //
 // When a file is not valid it prints every problem, one a line, as
 // FILE:LINE:COLUMN: FIELD: MESSAGE. With -tools, the comma-separated names
-// of the agent's tools, it also checks what Config.WrapAll would: that every
-// tool the file names is one of them, and every fallback names one.
+// of the agent's tools, it also checks the file against them as
+// policyfile.File.CheckTools does: that every tool the file names is one of
+// them, that every fallback names one, and that no two collide. What only
+// the program knows, such as the approver of the tools that need
+// approval, is not checked. Flags may come before or after the files.
 //
 // The exit status is 0 when every file is valid, 1 when one is not, 2 when
-// the command is misused. Run it without installing:
+// the command is misused, and 3 when a file could not be checked (it could
+// not be read, or the output could not be written), whatever the other
+// files gave. Run it without installing:
 //
 //	go run github.com/toolsafe/toolsafe/cmd/toolsafe@latest check policies.yaml
 package main
 
 import (
-	"context"
 	"errors"
 	"flag"
 	"fmt"
@@ -32,65 +37,112 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/tmc/langchaingo/tools"
+	"github.com/toolsafe/toolsafe/policyfile"
+)
 
-	"github.com/toolsafe/toolsafe"
-	"github.com/toolsafe/toolsafe/middleware"
+// The exit statuses.
+const (
+	exitValid    = 0 // every file is valid
+	exitInvalid  = 1 // a file has problems
+	exitUsage    = 2 // the command was misused
+	exitCantTell = 3 // a file could not be read, or the output not written
 )
 
 const usage = `toolsafe checks toolsafe policies files.
 
 Usage:
-  toolsafe check [-tools name,...] FILE...   check files; print each tool's chain of layers
+  toolsafe check [-tools name,...] FILE...   check files ("-" for standard input);
+                                             print each tool's chain of layers
   toolsafe version                           print the version of toolsafe
   toolsafe help                              print this help
 
-Exit status: 0 when every file is valid, 1 when one is not, 2 on a usage error.
+Exit status: 0 when every file is valid, 1 when one is not, 2 on a usage
+error, 3 when a file could not be checked (it could not be read, or the
+output could not be written).
 `
 
+const checkUsage = `Usage: toolsafe check [-tools name,...] FILE...
+
+Checks each policies file ("-" reads standard input) and prints, when it is
+valid, its dependencies and each tool's chain of layers, outermost first;
+when it is not, every problem as FILE:LINE:COLUMN: FIELD: MESSAGE. Flags may
+come before or after the files.
+
+  -tools name,...   the names of the agent's tools: also check that every
+                    tool the file names is one of them, that every fallback
+                    names one, and that no two collide (the approver of the
+                    tools that need approval comes from code: not checked)
+
+Exit status: 0 when every file is valid, 1 when one is not, 2 on a usage
+error, 3 when a file could not be checked.
+`
+
+// stdinName is how problems and results name standard input.
+const stdinName = "<stdin>"
+
 func main() {
-	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 }
 
 // run runs the command with args (without the program name) and returns
 // the exit status.
-func run(args []string, stdout, stderr io.Writer) int {
+func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if len(args) == 0 {
 		fmt.Fprint(stderr, usage)
-		return 2
+		return exitUsage
 	}
+	out := &errWriter{w: stdout}
+	status := exitValid
 	switch args[0] {
 	case "check":
-		return check(args[1:], stdout, stderr)
+		status = check(args[1:], stdin, out, stderr)
 	case "version":
-		if len(args) > 1 {
+		switch {
+		case len(args) == 1:
+			fmt.Fprintln(out, "toolsafe", version(), runtime.Version())
+		case len(args) == 2 && isHelp(args[1]):
+			fmt.Fprint(out, usage)
+		default:
 			fmt.Fprintln(stderr, "toolsafe version takes no arguments")
-			return 2
+			return exitUsage
 		}
-		fmt.Fprintln(stdout, "toolsafe", version(), runtime.Version())
-		return 0
 	case "help", "-h", "-help", "--help":
-		fmt.Fprint(stdout, usage)
-		return 0
+		fmt.Fprint(out, usage)
+	default:
+		fmt.Fprintf(stderr, "toolsafe: unknown command %q\n\n%s", args[0], usage)
+		return exitUsage
 	}
-	fmt.Fprintf(stderr, "toolsafe: unknown command %q\n\n%s", args[0], usage)
-	return 2
+	if out.err != nil && status != exitUsage {
+		fmt.Fprintf(stderr, "toolsafe: writing the output: %v\n", out.err)
+		return exitCantTell
+	}
+	return status
 }
 
-func check(args []string, stdout, stderr io.Writer) int {
+func isHelp(arg string) bool {
+	return arg == "-h" || arg == "-help" || arg == "--help"
+}
+
+func check(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("toolsafe check", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	toolList := fs.String("tools", "", "comma-separated names of the agent's tools: also check the file names only these")
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, "Usage: toolsafe check [-tools name,...] FILE...")
-		fs.PrintDefaults()
+	fs.Usage = func() {} // printed below, to stdout for -h
+	toolList := fs.String("tools", "", "")
+	files, err := parseInterleaved(fs, args)
+	switch {
+	case errors.Is(err, flag.ErrHelp):
+		fmt.Fprint(stdout, checkUsage)
+		return exitValid
+	case err != nil:
+		fmt.Fprintf(stderr, "\n%s", checkUsage)
+		return exitUsage
+	case len(files) == 0:
+		fmt.Fprintf(stderr, "toolsafe check: no file to check\n\n%s", checkUsage)
+		return exitUsage
 	}
-	if err := fs.Parse(args); err != nil {
-		return 2
-	}
-	if fs.NArg() == 0 {
-		fs.Usage()
-		return 2
+	if n := countOf(files, "-"); n > 1 {
+		fmt.Fprintf(stderr, "toolsafe check: - (standard input) is given %d times; it can be read once\n", n)
+		return exitUsage
 	}
 	var names []string
 	for _, n := range strings.Split(*toolList, ",") {
@@ -98,67 +150,115 @@ func check(args []string, stdout, stderr io.Writer) int {
 			names = append(names, n)
 		}
 	}
-	status := 0
-	for i, path := range fs.Args() {
+	status := exitValid
+	for i, path := range files {
 		if i > 0 {
 			fmt.Fprintln(stdout)
 		}
-		if !checkFile(path, names, stdout, stderr) {
-			status = 1
+		switch checkFile(path, names, stdin, stdout, stderr) {
+		case exitCantTell:
+			status = exitCantTell
+		case exitInvalid:
+			if status == exitValid {
+				status = exitInvalid
+			}
 		}
 	}
 	return status
 }
 
-// checkFile checks one file and reports whether it is valid.
-func checkFile(path string, names []string, stdout, stderr io.Writer) bool {
-	cfg, err := toolsafe.LoadConfig(path)
+// parseInterleaved parses args with fs, letting flags come after the
+// files too, and returns the files. After "--" every argument is a file.
+func parseInterleaved(fs *flag.FlagSet, args []string) ([]string, error) {
+	var files []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			return nil, err
+		}
+		rest := fs.Args()
+		if used := len(args) - len(rest); used > 0 && args[used-1] == "--" {
+			return append(files, rest...), nil
+		}
+		if len(rest) == 0 {
+			return files, nil
+		}
+		files = append(files, rest[0])
+		args = rest[1:]
+	}
+}
+
+// checkFile checks one file and returns exitValid, exitInvalid or
+// exitCantTell.
+func checkFile(path string, names []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	file, err := load(path, stdin)
+	if path == "-" {
+		path = stdinName
+	}
 	if err == nil && names != nil {
-		_, err = cfg.WrapAll(stubs(names)...)
+		err = file.CheckTools(names...)
 	}
 	if err != nil {
-		var ce *toolsafe.ConfigError
-		if !errors.As(err, &ce) {
-			fmt.Fprintln(stderr, err)
-			return false
+		var pe *policyfile.Error
+		if !errors.As(err, &pe) {
+			fmt.Fprintf(stderr, "%s: could not be checked: %v\n", path, err)
+			return exitCantTell
 		}
-		for _, p := range ce.Problems {
+		for _, p := range pe.Problems {
 			fmt.Fprintln(stderr, p.Format(path))
 		}
-		fmt.Fprintf(stderr, "%s: %d problem%s\n", path, len(ce.Problems), plural(len(ce.Problems)))
-		return false
+		fmt.Fprintf(stderr, "%s: %d problem%s\n", path, len(pe.Problems), plural(len(pe.Problems)))
+		return exitInvalid
 	}
 
-	toolNames, deps := cfg.Tools(), cfg.Dependencies()
+	toolNames, deps := file.Tools(), file.Dependencies()
 	fmt.Fprintf(stdout, "%s: valid: %d tool%s, %d dependenc%s\n",
 		path, len(toolNames), plural(len(toolNames)), len(deps), map[bool]string{true: "y", false: "ies"}[len(deps) == 1])
 	if len(deps) > 0 {
 		fmt.Fprintln(stdout, "\ndependencies:")
 		for _, d := range deps {
-			fmt.Fprintf(stdout, "  %s: %s\n", d, cfg.DescribeDependency(d))
+			fmt.Fprintf(stdout, "  %s: %s\n", d, file.DescribeDependency(d))
 		}
 	}
 	fmt.Fprintln(stdout, "\ntools, outermost layer first:")
 	for _, n := range toolNames {
-		fmt.Fprintf(stdout, "  %s: %s\n", n, cfg.Describe(n))
+		fmt.Fprintf(stdout, "  %s: %s\n", n, file.Describe(n))
 	}
 	for _, n := range names {
 		if !slices.Contains(toolNames, n) {
-			fmt.Fprintf(stdout, "  %s (not in the file: the defaults): %s\n", n, cfg.Describe(n))
+			fmt.Fprintf(stdout, "  %s (not in the file: the defaults): %s\n", n, file.Describe(n))
 		}
 	}
-	fmt.Fprintf(stdout, "  any other tool (the defaults): %s\n", cfg.Describe("\x00"))
-	return true
+	fmt.Fprintf(stdout, "  any other tool (the defaults): %s\n", file.Describe("\x00"))
+	return exitValid
 }
 
-// stubs are tools with the given names, for WrapAll to check the file
-// against; they are never called.
-func stubs(names []string) []tools.Tool {
-	ts := make([]tools.Tool, len(names))
-	for i, n := range names {
-		ts[i] = middleware.Func(n, "", func(context.Context, string) (string, error) { return "", nil })
+// load reads the file at path, or standard input for "-", reading no more
+// than a byte past policyfile.MaxSize.
+func load(path string, stdin io.Reader) (*policyfile.File, error) {
+	if path != "-" {
+		return policyfile.Load(path)
 	}
-	return ts
+	data, err := io.ReadAll(io.LimitReader(stdin, policyfile.MaxSize+1))
+	if err != nil {
+		return nil, fmt.Errorf("reading standard input: %w", err)
+	}
+	return policyfile.Parse(data)
+}
+
+// errWriter remembers the first error writing to w, and writes nothing
+// after it.
+type errWriter struct {
+	w   io.Writer
+	err error
+}
+
+func (e *errWriter) Write(p []byte) (int, error) {
+	if e.err != nil {
+		return 0, e.err
+	}
+	n, err := e.w.Write(p)
+	e.err = err
+	return n, err
 }
 
 // version is the module version the binary was built from: a tag such as
@@ -181,6 +281,16 @@ func version() string {
 		}
 	}
 	return v
+}
+
+func countOf(s []string, v string) int {
+	n := 0
+	for _, x := range s {
+		if x == v {
+			n++
+		}
+	}
+	return n
 }
 
 func plural(n int) string {

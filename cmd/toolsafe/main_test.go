@@ -1,16 +1,22 @@
 package main
 
 import (
+	"errors"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"testing/iotest"
 )
 
 func TestRun(t *testing.T) {
-	good := filepath.Join("..", "..", "testdata", "policies", "good.yaml")
-	bad := filepath.Join("..", "..", "testdata", "policies", "bad.yaml")
-	issue := filepath.Join(t.TempDir(), "policies.yaml")
+	testdata := filepath.Join("..", "..", "policyfile", "testdata", "policies")
+	good := filepath.Join(testdata, "good.yaml")
+	bad := filepath.Join(testdata, "bad.yaml")
+	approval := filepath.Join("..", "..", "examples", "approval", "policies.yaml")
+	dir := t.TempDir()
+	issue := filepath.Join(dir, "policies.yaml")
 	if err := os.WriteFile(issue, []byte(`
 defaults:   {retries: 2, timeout: 10s, deadline: 30s,
              backoff: {base: 500ms, max: 30s, multiplier: 2, jitter: 0.25}}
@@ -24,19 +30,25 @@ tools:
 `), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	goodYAML, err := os.ReadFile(good)
+	if err != nil {
+		t.Fatal(err)
+	}
 	tests := []struct {
 		name     string
 		args     []string
+		stdin    io.Reader // nil: empty
+		stdout   io.Writer // nil: recorded
 		status   int
-		stdout   []string // lines or parts of lines that must be there
-		stderr   []string
+		out      []string // parts of stdout that must be there
+		errOut   []string // parts of stderr
 		noStdout bool
 	}{
 		{
 			name:   "a good file prints each tool's chain and exits 0",
 			args:   []string{"check", good},
 			status: 0,
-			stdout: []string{
+			out: []string{
 				good + ": valid: 2 tools, 0 dependencies\n",
 				"\n  fetch_invoice: surface → deadline 30s → retry 3 (500ms..30s ×2 +25%) → timeout 2s\n",
 				"\n  search: surface → args schema → deadline 30s → retry 2 (500ms..30s ×2 +25%) → timeout 10s\n",
@@ -47,7 +59,7 @@ tools:
 			name:   "the issue's file shows its dependency and its fallback",
 			args:   []string{"check", issue},
 			status: 0,
-			stdout: []string{
+			out: []string{
 				": valid: 2 tools, 1 dependency\n",
 				"\n  billing: breaker: opens after 5 failures in the last 10 attempts, stays open 30s, then 1 probe; bulkhead: 8 attempts in flight, wait up to 1s; retry budget: 20% of attempts in flight\n",
 				"\n  fetch_invoice: surface → deadline 30s → retry 3 (500ms..30s ×2 +25%; budget billing 20%) → breaker billing → bulkhead billing(8, wait 1s) → timeout 2s\n",
@@ -59,7 +71,7 @@ tools:
 			args:     []string{"check", bad},
 			status:   1,
 			noStdout: true,
-			stderr: []string{
+			errOut: []string{
 				bad + ":2:3: defaults.retries: retries -1 is negative",
 				bad + ":3:3: defaults.timeout: attempt timeout 40s is longer than the deadline 30s",
 				bad + ":5:13: defaults.backoff.jitter: jitter 1.5 is outside [0, 1]",
@@ -72,14 +84,14 @@ tools:
 			name:   "one bad file among good ones exits 1 and still checks the others",
 			args:   []string{"check", good, bad},
 			status: 1,
-			stdout: []string{good + ": valid"},
-			stderr: []string{bad + ": 5 problems"},
+			out:    []string{good + ": valid"},
+			errOut: []string{bad + ": 5 problems"},
 		},
 		{
 			name:   "-tools checks the file against the agent's tools",
 			args:   []string{"check", "-tools", "fetch_invoice,serch", good},
 			status: 1,
-			stderr: []string{
+			errOut: []string{
 				good + `:14:3: tools.search: "search" is named in the file but was not passed to WrapAll: pass it, or remove its entry; did you mean "serch"?`,
 				good + ": 1 problem\n",
 			},
@@ -88,39 +100,124 @@ tools:
 			name:   "-tools lists the agent's tools the file does not name",
 			args:   []string{"check", "-tools", "fetch_invoice,search,list_invoices", good},
 			status: 0,
-			stdout: []string{"\n  list_invoices (not in the file: the defaults): surface → deadline 30s"},
+			out:    []string{"\n  list_invoices (not in the file: the defaults): surface → deadline 30s"},
 		},
 		{
-			name:     "a missing file",
-			args:     []string{"check", filepath.Join(t.TempDir(), "nope.yaml")},
+			name:   "-tools accepts a file whose tools need an approver, which comes from code",
+			args:   []string{"check", "-tools", "refund", approval},
+			status: 0,
+			out:    []string{"\n  refund: surface → retry 2 (100ms..1s ×2 +25%; same idempotency key) → approval every attempt → timeout 2s\n"},
+		},
+		{
+			name:   "-tools refuses names that collide for langchaingo",
+			args:   []string{"check", "-tools", "refund,Refund", approval},
+			status: 1,
+			errOut: []string{`two tools passed to WrapAll are named "refund" and "Refund"`},
+		},
+		{
+			name:   "flags may come after the files",
+			args:   []string{"check", good, "-tools", "fetch_invoice,search,list_invoices"},
+			status: 0,
+			out:    []string{good + ": valid", "\n  list_invoices (not in the file: the defaults)"},
+		},
+		{
+			name:   "after -- every argument is a file",
+			args:   []string{"check", "--", "-tools"},
+			status: 3,
+			errOut: []string{"-tools: could not be checked: toolsafe: open -tools: no such file or directory"},
+		},
+		{
+			name:   "- reads standard input",
+			args:   []string{"check", "-"},
+			stdin:  strings.NewReader(string(goodYAML)),
+			status: 0,
+			out:    []string{"<stdin>: valid: 2 tools, 0 dependencies\n"},
+		},
+		{
+			name:     "the problems of standard input name it",
+			args:     []string{"check", "-"},
+			stdin:    strings.NewReader("tools:\n  a: {timout: 1s}\n"),
 			status:   1,
 			noStdout: true,
-			stderr:   []string{"nope.yaml: no such file or directory"},
+			errOut:   []string{`<stdin>:2:7: tools.a.timout: unknown field "timout"`},
 		},
 		{
-			name:   "version",
-			args:   []string{"version"},
-			status: 0,
-			stdout: []string{"toolsafe ", " go1."},
+			name:     "standard input larger than MaxSize is refused without reading it all",
+			args:     []string{"check", "-"},
+			stdin:    io.LimitReader(neverEnding{}, 1<<40),
+			status:   1,
+			noStdout: true,
+			errOut:   []string{"<stdin>: the file holds more than 1048576 bytes (1 MiB)"},
 		},
-		{name: "no command", args: nil, status: 2, stderr: []string{"Usage:"}, noStdout: true},
-		{name: "an unknown command", args: []string{"chek"}, status: 2, stderr: []string{`unknown command "chek"`}, noStdout: true},
-		{name: "check without a file", args: []string{"check"}, status: 2, stderr: []string{"Usage: toolsafe check"}, noStdout: true},
-		{name: "help", args: []string{"help"}, status: 0, stdout: []string{"toolsafe check [-tools name,...] FILE..."}},
+		{
+			name:     "a missing file could not be checked: 3",
+			args:     []string{"check", filepath.Join(dir, "nope.yaml")},
+			status:   3,
+			noStdout: true,
+			errOut:   []string{"nope.yaml: could not be checked: toolsafe: open ", "no such file or directory"},
+		},
+		{
+			name:     "a directory could not be checked: 3",
+			args:     []string{"check", dir},
+			status:   3,
+			noStdout: true,
+			errOut:   []string{dir + ": could not be checked: ", "is a directory"},
+		},
+		{
+			name:     "standard input that fails to read: 3",
+			args:     []string{"check", "-"},
+			stdin:    iotest.ErrReader(errors.New("the disk is gone")),
+			status:   3,
+			noStdout: true,
+			errOut:   []string{"<stdin>: could not be checked: reading standard input: the disk is gone"},
+		},
+		{
+			name:   "an unreadable file wins over an invalid one: 3",
+			args:   []string{"check", bad, filepath.Join(dir, "nope.yaml")},
+			status: 3,
+			errOut: []string{bad + ": 5 problems", "nope.yaml: could not be checked"},
+		},
+		{
+			name:   "output that cannot be written: 3",
+			args:   []string{"check", good},
+			stdout: failingWriter{},
+			status: 3,
+			errOut: []string{"toolsafe: writing the output: the pipe is closed"},
+		},
+		{name: "version", args: []string{"version"}, status: 0, out: []string{"toolsafe ", " go1."}},
+		{name: "version with an argument: 2", args: []string{"version", "now"}, status: 2, errOut: []string{"takes no arguments"}, noStdout: true},
+		{name: "no command: 2", args: nil, status: 2, errOut: []string{"Usage:"}, noStdout: true},
+		{name: "an unknown command: 2", args: []string{"chek"}, status: 2, errOut: []string{`unknown command "chek"`}, noStdout: true},
+		{name: "check without a file: 2", args: []string{"check"}, status: 2, errOut: []string{"no file to check", "Usage: toolsafe check"}, noStdout: true},
+		{name: "check with an unknown flag: 2", args: []string{"check", "-tool", "a", good}, status: 2, errOut: []string{"flag provided but not defined: -tool", "Usage: toolsafe check"}, noStdout: true},
+		{name: "- twice: 2", args: []string{"check", "-", "-"}, status: 2, errOut: []string{"- (standard input) is given 2 times"}, noStdout: true},
+		{name: "help", args: []string{"help"}, status: 0, out: []string{"toolsafe check [-tools name,...] FILE..."}},
+		{name: "--help", args: []string{"--help"}, status: 0, out: []string{"toolsafe check [-tools name,...] FILE...", "Exit status: 0"}},
+		{name: "-h", args: []string{"-h"}, status: 0, out: []string{"Usage:"}},
+		{name: "check --help prints the check's usage to stdout", args: []string{"check", "--help"}, status: 0, out: []string{"Usage: toolsafe check", "-tools name,..."}},
+		{name: "check -h after a file", args: []string{"check", good, "-h"}, status: 0, out: []string{"Usage: toolsafe check"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			var stdout, stderr strings.Builder
-			status := run(tt.args, &stdout, &stderr)
+			var out io.Writer = &stdout
+			if tt.stdout != nil {
+				out = tt.stdout
+			}
+			stdin := tt.stdin
+			if stdin == nil {
+				stdin = strings.NewReader("")
+			}
+			status := run(tt.args, stdin, out, &stderr)
 			if status != tt.status {
 				t.Errorf("exit status %d; want %d\nstdout:\n%s\nstderr:\n%s", status, tt.status, stdout.String(), stderr.String())
 			}
-			for _, want := range tt.stdout {
+			for _, want := range tt.out {
 				if !strings.Contains(stdout.String(), want) {
 					t.Errorf("stdout lacks %q:\n%s", want, stdout.String())
 				}
 			}
-			for _, want := range tt.stderr {
+			for _, want := range tt.errOut {
 				if !strings.Contains(stderr.String(), want) {
 					t.Errorf("stderr lacks %q:\n%s", want, stderr.String())
 				}
@@ -128,6 +225,36 @@ tools:
 			if tt.noStdout && stdout.Len() > 0 {
 				t.Errorf("stdout is not empty:\n%s", stdout.String())
 			}
+			if tt.status != 2 && strings.Contains(stderr.String(), "Usage:") {
+				t.Errorf("a status other than usage printed the usage to stderr:\n%s", stderr.String())
+			}
 		})
+	}
+}
+
+// neverEnding reads spaces forever.
+type neverEnding struct{}
+
+func (neverEnding) Read(p []byte) (int, error) {
+	for i := range p {
+		p[i] = ' '
+	}
+	return len(p), nil
+}
+
+type failingWriter struct{}
+
+func (failingWriter) Write([]byte) (int, error) { return 0, errors.New("the pipe is closed") }
+
+// The examples' policies files are valid, as CI checks them with this
+// command.
+func TestTheExamplesPoliciesFilesPass(t *testing.T) {
+	paths, err := filepath.Glob(filepath.Join("..", "..", "examples", "*", "policies.yaml"))
+	if err != nil || len(paths) == 0 {
+		t.Fatalf("no examples/*/policies.yaml (%v)", err)
+	}
+	var stdout, stderr strings.Builder
+	if status := run(append([]string{"check"}, paths...), strings.NewReader(""), &stdout, &stderr); status != 0 {
+		t.Errorf("exit status %d:\n%s", status, stderr.String())
 	}
 }

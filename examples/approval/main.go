@@ -46,6 +46,7 @@ import (
 	"github.com/toolsafe/toolsafe/internal/refunds"
 	"github.com/toolsafe/toolsafe/internal/transcript"
 	"github.com/toolsafe/toolsafe/middleware"
+	"github.com/toolsafe/toolsafe/policyfile"
 )
 
 const (
@@ -97,11 +98,11 @@ func run(ctx context.Context, w io.Writer) error {
 	client := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}
 	grants := middleware.NewGrants()
 	n := 0
-	cfg, err := toolsafe.LoadConfigFS(policyFiles, "policies.yaml")
+	policies, err := policyfile.LoadFS(policyFiles, "policies.yaml")
 	if err != nil {
 		return err
 	}
-	wrapped, err := cfg.WithApprover(grants).With(toolsafe.WithOnResult(func(_ context.Context, r middleware.Result) {
+	wrapped, err := policies.WithApprover(grants).With(toolsafe.WithOnResult(func(_ context.Context, r middleware.Result) {
 		n++
 		transcript.Print(w, n, r)
 	})).WrapAll(refunds.Tool(upstream.URL(), client, true))

@@ -33,6 +33,7 @@ import (
 	"github.com/toolsafe/toolsafe/internal/transcript"
 	"github.com/toolsafe/toolsafe/middleware"
 	"github.com/toolsafe/toolsafe/otelhook"
+	"github.com/toolsafe/toolsafe/policyfile"
 )
 
 const question = "What is the status of invoices INV-1001, 1002 and INV-2001?"
@@ -92,11 +93,11 @@ func run(ctx context.Context, w io.Writer) (err error) {
 	client := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}
 	var mu sync.Mutex
 	n := 0
-	cfg, err := toolsafe.LoadConfigFS(policyFiles, "policies.yaml")
+	policies, err := policyfile.LoadFS(policyFiles, "policies.yaml")
 	if err != nil {
 		return err
 	}
-	agentTools, err := cfg.With(
+	agentTools, err := policies.With(
 		toolsafe.WithTracing(otelhook.New(otelhook.WithTracerProvider(tr.TracerProvider()))),
 		toolsafe.WithOnResult(func(_ context.Context, r middleware.Result) {
 			mu.Lock()

@@ -35,6 +35,7 @@ import (
 	"github.com/toolsafe/toolsafe/internal/tickets"
 	"github.com/toolsafe/toolsafe/internal/transcript"
 	"github.com/toolsafe/toolsafe/middleware"
+	"github.com/toolsafe/toolsafe/policyfile"
 )
 
 const question = "What happened to my refund, reference PAY-88? And is there a fix for the VPN dropping?"
@@ -72,13 +73,13 @@ func run(ctx context.Context, w io.Writer) error {
 	// upstream counts (net/http would silently resend a reset GET).
 	client := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}
 	p := &printer{w: w}
-	cfg, err := toolsafe.LoadConfigFS(policyFiles, "policies.yaml")
+	policies, err := policyfile.LoadFS(policyFiles, "policies.yaml")
 	if err != nil {
 		return err
 	}
 	// The search takes a query, not an ID: the adapter comes from code.
-	cfg = cfg.WithFallbackOptions("lookup_ticket", fallback.WithInput(tickets.IDToQuery)).With(p.options()...)
-	wrapped, err := cfg.WrapAll(tickets.Lookup(upstream.URL(), client), tickets.Search(upstream.URL(), client),
+	policies = policies.WithFallbackOptions("lookup_ticket", fallback.WithInput(tickets.IDToQuery)).With(p.options()...)
+	wrapped, err := policies.WrapAll(tickets.Lookup(upstream.URL(), client), tickets.Search(upstream.URL(), client),
 		tickets.SearchArchive(upstream.URL(), client))
 	if err != nil {
 		return err

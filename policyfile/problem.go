@@ -1,4 +1,4 @@
-package toolsafe
+package policyfile
 
 import (
 	"cmp"
@@ -7,13 +7,13 @@ import (
 	"strings"
 )
 
-// ConfigError is every problem found in a policies file, or in binding it
-// to tools in Config.WrapAll: ParseConfig, LoadConfig and WrapAll check
-// everything before they return and list all problems at once, not just the
-// first. errors.As finds a *ConfigError in their errors, and each *Problem in
-// it.
-type ConfigError struct {
-	// File is the path given to LoadConfig; "" for ParseConfig.
+// Error is every problem found in a policies file, or in binding it to
+// tools in File.WrapAll or File.CheckTools: they check everything before
+// they return and list all problems at once, not just the first. errors.As
+// finds an *Error in their errors, and each *Problem in it.
+type Error struct {
+	// File is the path given to Load or the name given to LoadFS; "" for
+	// Parse.
 	File string
 	// Problems are the problems, ordered by line, then column.
 	Problems []*Problem
@@ -35,7 +35,8 @@ type Problem struct {
 	// about the tool's "fallback.tool").
 	Field string
 	// Line and Column locate the problem in the file, 1-based; 0 when it
-	// has no place there (a tool passed to WrapAll twice).
+	// has no place there (a tool passed to WrapAll twice, a file larger
+	// than MaxSize).
 	Line, Column int
 	// Message says what is wrong and what to do about it.
 	Message string
@@ -70,7 +71,7 @@ func (p *Problem) Format(file string) string {
 
 // Error lists every problem, one a line, each with its file, line and
 // column where known, after a line that counts them.
-func (e *ConfigError) Error() string {
+func (e *Error) Error() string {
 	var b strings.Builder
 	where := "the toolsafe config"
 	if e.File != "" {
@@ -90,7 +91,7 @@ func (e *ConfigError) Error() string {
 }
 
 // Unwrap returns the problems, so errors.As finds each *Problem.
-func (e *ConfigError) Unwrap() []error {
+func (e *Error) Unwrap() []error {
 	errs := make([]error, len(e.Problems))
 	for i, p := range e.Problems {
 		errs[i] = p
@@ -100,12 +101,13 @@ func (e *ConfigError) Unwrap() []error {
 
 // problems collects the problems of one pass over a file.
 type problems struct {
-	list []*Problem
+	list      []*Problem
+	suggested int // the problems that looked for a name meant (suggestName)
 }
 
 func (ps *problems) add(p *Problem) { ps.list = append(ps.list, p) }
 
-// err returns a *ConfigError with the problems in file order, or nil.
+// err returns an *Error with the problems in file order, or nil.
 func (ps *problems) err(file string) error {
 	if len(ps.list) == 0 {
 		return nil
@@ -122,5 +124,5 @@ func (ps *problems) err(file string) error {
 		}
 		return cmp.Or(cmp.Compare(la, lb), cmp.Compare(a.Column, b.Column))
 	})
-	return &ConfigError{File: file, Problems: list}
+	return &Error{File: file, Problems: list}
 }

@@ -1,19 +1,19 @@
-package toolsafe
+package policyfile
 
 import (
+	"errors"
 	"fmt"
-	"slices"
 	"strings"
 	"time"
+
+	"github.com/toolsafe/toolsafe"
+	"github.com/toolsafe/toolsafe/policy"
 )
 
 // check adds the problems that involve more than one field: limits that
 // contradict each other, names that point nowhere, fallback cycles.
-func (c *Config) check(ps *problems) {
-	add := func(w where, format string, args ...any) {
-		ps.add(&Problem{Path: w.path, Tool: w.tool, Dependency: w.dep, Field: w.field,
-			Line: w.at.line, Column: w.at.col, Message: fmt.Sprintf(format, args...)})
-	}
+func (c *File) check(ps *problems) {
+	add := func(w where, format string, args ...any) { ps.add(problemAt(w, format, args...)) }
 
 	checkLimits(add, "defaults", "", &c.defaults, nil)
 	for _, name := range c.names {
@@ -25,7 +25,7 @@ func (c *Config) check(ps *problems) {
 				add(w, "unknown dependency %q: declare it under dependencies", t.dependency.v)
 			} else {
 				add(w, "unknown dependency %q: declare it under dependencies, or use one of %s%s",
-					t.dependency.v, strings.Join(c.depNames, ", "), suggest(t.dependency.v, c.depNames))
+					t.dependency.v, nameList(c.depNames), ps.suggestName(t.dependency.v, c.depNames))
 			}
 		}
 		if t.fallback.set && t.fallback.v == name {
@@ -34,17 +34,25 @@ func (c *Config) check(ps *problems) {
 		}
 	}
 	c.checkCycles(add)
+	var le *toolsafe.ToolListError
+	if errors.As(toolsafe.CheckNames(c.names...), &le) {
+		for _, n := range le.Collisions {
+			first, second := c.tools[n.FirstName], c.tools[n.SecondName]
+			ps.add(&Problem{Path: "tools." + n.SecondName, Tool: n.SecondName, Line: second.at.line, Column: second.at.col,
+				Message: fmt.Sprintf("%s and %s (line %d) name one tool for langchaingo, whose executor looks tools up by their upper-cased name: merge the two entries, or rename one",
+					quoteShort(n.SecondName), quoteShort(n.FirstName), first.at.line)})
+		}
+	}
 
 	for _, name := range c.depNames {
 		d := c.deps[name]
-		path := "dependencies." + name
 		dw := func(field string, at pos) where {
-			return where{path: path + "." + field, dep: name, field: field, at: at}
+			return where{path: "dependencies." + name + "." + field, dep: name, field: field, at: at}
 		}
-		if d.window.set && d.window.v != 0 && d.window.v < breakerFailures(d) {
-			add(dw("breaker.window", d.window.at),
-				"window %d is smaller than failures %d: the breaker could never open; make the window at least %d, or 0 for failures in a row",
-				d.window.v, breakerFailures(d), breakerFailures(d))
+		if d.breaker != nil {
+			if err := d.breaker.Validate(); err != nil {
+				add(dw("breaker.window", d.windowAt), "%v", err)
+			}
 		}
 		if d.maxWait.set && d.maxWait.v > 0 && d.concurrency.v == 0 {
 			add(dw("max_wait", d.maxWait.at),
@@ -73,14 +81,12 @@ func checkLimits(add func(where, string, ...any), path, tool string, p, def *pol
 		dt, dd, db, dm = def.timeout, def.deadline, def.base, def.max
 	}
 	timeout, deadline := get(p.timeout, dt), get(p.deadline, dd)
-	if timeout.v > 0 && deadline.v > 0 && timeout.v > deadline.v && (p.timeout.set || p.deadline.set) {
+	if err := policy.ValidateTimeouts(timeout.v, deadline.v); err != nil && (p.timeout.set || p.deadline.set) {
 		field, at := "timeout", p.timeout.at
 		if !p.timeout.set {
 			field, at = "deadline", p.deadline.at
 		}
-		add(fieldWhere(path, tool, field, at),
-			"attempt timeout %v is longer than the deadline %v: the deadline would always cut the attempt short; make the timeout shorter or the deadline longer",
-			timeout.v, deadline.v)
+		add(fieldWhere(path, tool, field, at), "%v", err)
 	}
 	base, maxWait := get(p.base, db), get(p.max, dm)
 	if base.v > 0 && maxWait.v > 0 && maxWait.v < base.v && (p.base.set || p.max.set) {
@@ -95,44 +101,59 @@ func checkLimits(add func(where, string, ...any), path, tool string, p, def *pol
 }
 
 // checkCycles reports each fallback cycle once, at the fallback of the
-// cycle's tool that comes first in the file.
-func (c *Config) checkCycles(add func(where, string, ...any)) {
-	reported := map[string]bool{}
+// cycle's tool that comes first in the file, as "a → b → a". Each tool has
+// at most one fallback, so the cycles are disjoint and every tool is
+// visited once: the time is linear in the number of tools.
+func (c *File) checkCycles(add func(where, string, ...any)) {
+	order := make(map[string]int, len(c.names)) // a tool's place in the file
+	for i, n := range c.names {
+		order[n] = i
+	}
+	const (
+		unseen = iota
+		onPath // on the walk being followed
+		done
+	)
+	state := make(map[string]int, len(c.names))
 	for _, start := range c.names {
-		if reported[start] {
-			continue
-		}
-		// Follow the fallbacks from start; a revisit of start is a cycle.
-		path := []string{start}
-		for cur := start; ; {
+		var path []string
+		cur := start
+		for state[cur] == unseen {
+			state[cur] = onPath
+			path = append(path, cur)
 			t := c.tools[cur]
 			if t == nil || !t.fallback.set || t.fallback.v == cur {
-				break // self-fallbacks are reported on their own
+				break // no fallback, or one to itself (reported on its own)
 			}
-			next := t.fallback.v
-			if next == start {
-				path = append(path, start)
-				for _, n := range path {
-					reported[n] = true
+			cur = t.fallback.v
+		}
+		if state[cur] == onPath && len(path) > 0 && path[len(path)-1] != cur {
+			// cur is on this walk: the walk from cur on is a cycle.
+			i := indexOf(path, cur)
+			cycle := path[i:]
+			first := 0
+			for j, n := range cycle {
+				if order[n] < order[cycle[first]] {
+					first = j
 				}
-				st := c.tools[start]
-				add(fieldWhere("tools."+start, start, "fallback.tool", st.fallback.at),
-					"fallback cycle %s: when all of them fail, each would call the next forever; end the chain at a tool without a fallback",
-					strings.Join(path, " → "))
-				break
 			}
-			if slices.Contains(path, next) {
-				break // a cycle that does not pass through start: reported from its own tools
-			}
-			path = append(path, next)
-			cur = next
+			names := append(append(append([]string{}, cycle[first:]...), cycle[:first]...), cycle[first])
+			head := c.tools[cycle[first]]
+			add(fieldWhere("tools."+cycle[first], cycle[first], "fallback.tool", head.fallback.at),
+				"fallback cycle %s: when all of them fail, each would call the next forever; end the chain at a tool without a fallback",
+				strings.Join(names, " → "))
+		}
+		for _, n := range path {
+			state[n] = done
 		}
 	}
 }
 
-func breakerFailures(d *depSpec) int {
-	if d.failures.v == 0 {
-		return 5
+func indexOf(s []string, v string) int {
+	for i, x := range s {
+		if x == v {
+			return i
+		}
 	}
-	return d.failures.v
+	return -1
 }

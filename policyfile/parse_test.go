@@ -1,4 +1,4 @@
-package toolsafe_test
+package policyfile_test
 
 import (
 	"errors"
@@ -10,7 +10,7 @@ import (
 	"testing"
 	"testing/fstest"
 
-	"github.com/toolsafe/toolsafe"
+	"github.com/toolsafe/toolsafe/policyfile"
 )
 
 // issueExample is the policies file of issue 5, as written there.
@@ -38,9 +38,31 @@ func TestValidConfigsDescribeEachToolsChain(t *testing.T) {
 			yaml: issueExample,
 			chains: map[string]string{
 				"fetch_invoice":  "surface → deadline 30s → retry 3 (500ms..30s ×2 +25%; budget billing 20%) → breaker billing → bulkhead billing(8, wait 1s) → timeout 2s",
-				"refund":         "surface → deadline 30s → retry 2 (500ms..30s ×2 +25%; budget billing 20%; same idempotency key) → breaker billing → bulkhead billing(8, wait 1s) → approval every attempt → timeout 10s",
+				"refund":         "surface → deadline 30s → retry 2 (500ms..30s ×2 +25%; budget billing 20%; same idempotency key) → approval every attempt → breaker billing → bulkhead billing(8, wait 1s) → timeout 10s",
 				"search":         "surface → args schema → fallback(archive_search on tool-failed, circuit-open) → deadline 30s → retry 2 (500ms..30s ×2 +25%) → timeout 10s",
 				"archive_search": "surface → deadline 30s → retry 2 (500ms..30s ×2 +25%) → timeout 10s",
+			},
+		},
+		{
+			name: "every layer at once comes in the order the stack runs them, outermost first",
+			yaml: `
+dependencies:
+  billing: {breaker: {}, concurrency: 4, retry_budget: 0.1}
+tools:
+  refund:
+    tracing: true
+    args_schema: {type: object}
+    fallback: {tool: manual_refund, on: [circuit-open]}
+    deadline: 20s
+    retries: 2
+    backoff: {base: 100ms}
+    side_effects: idempotent
+    approval: per_call
+    dependency: billing
+    timeout: 5s
+`,
+			chains: map[string]string{
+				"refund": "trace → surface → args schema → fallback(manual_refund on circuit-open) → deadline 20s → retry 2 (100ms each; budget billing 10%; same idempotency key) → approval per call → breaker billing → bulkhead billing(4) → timeout 5s",
 			},
 		},
 		{
@@ -78,6 +100,11 @@ tools:
 			},
 		},
 		{
+			name:   "retries at the cap are allowed",
+			yaml:   "defaults: {retries: 10}\n",
+			chains: map[string]string{"any": "surface → retry 10 (no wait)"},
+		},
+		{
 			name: "a constant backoff, an uncapped one",
 			yaml: `
 tools:
@@ -100,7 +127,7 @@ tools:
   lookup: {fallback: cached_lookup, tracing: false}
 `,
 			chains: map[string]string{
-				"pay":    "trace → surface → retry 1 (no wait; not after a timeout) → bulkhead payments(2) → approval per call → timeout 5s",
+				"pay":    "trace → surface → retry 1 (no wait; not after a timeout) → approval per call → bulkhead payments(2) → timeout 5s",
 				"lookup": "surface → fallback(cached_lookup)",
 			},
 		},
@@ -148,9 +175,9 @@ tools:
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			cfg, err := toolsafe.ParseConfig([]byte(tt.yaml))
+			cfg, err := policyfile.Parse([]byte(tt.yaml))
 			if err != nil {
-				t.Fatalf("ParseConfig: %v", err)
+				t.Fatalf("Parse: %v", err)
 			}
 			for tool, want := range tt.chains {
 				if got := cfg.Describe(tool); got != want {
@@ -189,6 +216,21 @@ func TestBadConfigsNameTheToolTheFieldAndTheLine(t *testing.T) {
 			name: "negative retries",
 			yaml: "tools:\n  fetch_invoice: {retries: -1}\n",
 			want: []wantProblem{{tool: "fetch_invoice", field: "retries", line: 2, says: "retries -1 is negative: use 0 for a single attempt"}},
+		},
+		{
+			name: "retries above the cap name the limit",
+			yaml: "tools:\n  fetch_invoice: {retries: 11}\n",
+			want: []wantProblem{{tool: "fetch_invoice", field: "retries", line: 2, says: "retries 11 is more than 10, the most a policies file allows"}},
+		},
+		{
+			name: "the largest count the file once took for retries is above the cap too",
+			yaml: "defaults:\n  retries: 2147483647\n",
+			want: []wantProblem{{field: "retries", line: 2, says: "retries 2147483647 is more than 10"}},
+		},
+		{
+			name: "two tools whose names differ only in case",
+			yaml: "tools:\n  Refund: {approval: per_call}\n  refund: {retries: 2}\n",
+			want: []wantProblem{{tool: "refund", line: 3, says: `"refund" and "Refund" (line 2) name one tool for langchaingo, whose executor looks tools up by their upper-cased name: merge the two entries, or rename one`}},
 		},
 		{
 			name: "jitter above 1",
@@ -342,18 +384,18 @@ func TestBadConfigsNameTheToolTheFieldAndTheLine(t *testing.T) {
 		{
 			name: "an alias inside its own anchor",
 			yaml: "tools:\n  a:\n    args_schema: &s {type: object, properties: {p: *s}}\n",
-			want: []wantProblem{{tool: "a", field: "args_schema", line: 3, says: "nests deeper than 64 levels"}},
+			want: []wantProblem{{tool: "a", field: "args_schema", line: 3, says: "nests deeper than 32 levels here (an alias inside the anchor it names?)"}},
 		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			cfg, err := toolsafe.ParseConfig([]byte(tt.yaml))
+			cfg, err := policyfile.Parse([]byte(tt.yaml))
 			if err == nil {
-				t.Fatalf("ParseConfig accepted the file (%v)", cfg.Tools())
+				t.Fatalf("Parse accepted the file (%v)", cfg.Tools())
 			}
-			var ce *toolsafe.ConfigError
+			var ce *policyfile.Error
 			if !errors.As(err, &ce) {
-				t.Fatalf("the error is %T, not a *ConfigError: %v", err, err)
+				t.Fatalf("the error is %T, not a *Error: %v", err, err)
 			}
 			if len(ce.Problems) != len(tt.want) {
 				t.Errorf("%d problems; want %d:\n%v", len(ce.Problems), len(tt.want), err)
@@ -380,7 +422,7 @@ func TestBadConfigsNameTheToolTheFieldAndTheLine(t *testing.T) {
 }
 
 func TestAllProblemsAreReportedInOnePass(t *testing.T) {
-	_, err := toolsafe.ParseConfig([]byte(`
+	_, err := policyfile.Parse([]byte(`
 defaults:
   retries: -1
   timout: 3s
@@ -388,7 +430,7 @@ tools:
   a: {dependency: nowhere, backoff: {jitter: 2}}
   b: {timeout: 40s, deadline: 30s}
 `))
-	var ce *toolsafe.ConfigError
+	var ce *policyfile.Error
 	if !errors.As(err, &ce) {
 		t.Fatalf("error %v", err)
 	}
@@ -415,7 +457,7 @@ tools:
 		t.Errorf("the error begins %q", strings.SplitN(err.Error(), "\n", 2)[0])
 	}
 	// errors.As finds each problem.
-	var p *toolsafe.Problem
+	var p *policyfile.Problem
 	if !errors.As(err, &p) || p.Line != 3 {
 		t.Errorf("errors.As found %+v; want the first problem", p)
 	}
@@ -423,7 +465,7 @@ tools:
 
 func TestLoadConfig(t *testing.T) {
 	t.Run("a good YAML file", func(t *testing.T) {
-		cfg, err := toolsafe.LoadConfig(filepath.Join("testdata", "policies", "good.yaml"))
+		cfg, err := policyfile.Load(filepath.Join("testdata", "policies", "good.yaml"))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -435,7 +477,7 @@ func TestLoadConfig(t *testing.T) {
 		}
 	})
 	t.Run("a good JSON file", func(t *testing.T) {
-		cfg, err := toolsafe.LoadConfig(filepath.Join("testdata", "policies", "good.json"))
+		cfg, err := policyfile.Load(filepath.Join("testdata", "policies", "good.json"))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -445,10 +487,10 @@ func TestLoadConfig(t *testing.T) {
 	})
 	t.Run("the problems of a bad file name the file", func(t *testing.T) {
 		path := filepath.Join("testdata", "policies", "bad.yaml")
-		_, err := toolsafe.LoadConfig(path)
-		var ce *toolsafe.ConfigError
+		_, err := policyfile.Load(path)
+		var ce *policyfile.Error
 		if !errors.As(err, &ce) || ce.File != path {
-			t.Fatalf("error %v; want a *ConfigError for %s", err, path)
+			t.Fatalf("error %v; want a *Error for %s", err, path)
 		}
 		for _, want := range []string{
 			path + ":2:3: defaults.retries: retries -1 is negative",
@@ -464,16 +506,16 @@ func TestLoadConfig(t *testing.T) {
 	})
 	t.Run("an embedded file", func(t *testing.T) {
 		fsys := fstest.MapFS{"policies.yaml": {Data: []byte("tools:\n  a: {retries: 1}\n  b: {timout: 1s}\n")}}
-		_, err := toolsafe.LoadConfigFS(fsys, "policies.yaml")
+		_, err := policyfile.LoadFS(fsys, "policies.yaml")
 		if err == nil || !strings.Contains(err.Error(), `policies.yaml:3:7: tools.b.timout: unknown field "timout"`) {
 			t.Errorf("error %v; want the problem with the file's name", err)
 		}
-		if _, err := toolsafe.LoadConfigFS(fsys, "other.yaml"); !errors.Is(err, fs.ErrNotExist) {
+		if _, err := policyfile.LoadFS(fsys, "other.yaml"); !errors.Is(err, fs.ErrNotExist) {
 			t.Errorf("error %v; want one that is fs.ErrNotExist", err)
 		}
 	})
 	t.Run("a missing file", func(t *testing.T) {
-		_, err := toolsafe.LoadConfig(filepath.Join(t.TempDir(), "nope.yaml"))
+		_, err := policyfile.Load(filepath.Join(t.TempDir(), "nope.yaml"))
 		if !errors.Is(err, os.ErrNotExist) {
 			t.Errorf("error %v; want one that is os.ErrNotExist", err)
 		}
@@ -494,7 +536,7 @@ func TestAnAliasBombEndsWithAnError(t *testing.T) {
 		b.WriteString("]\n")
 	}
 	b.WriteString("tools:\n  t: {args_schema: {type: object, enum: *a11}}\n")
-	_, err := toolsafe.ParseConfig([]byte(b.String()))
+	_, err := policyfile.Parse([]byte(b.String()))
 	if err == nil || !strings.Contains(err.Error(), "follows aliases more than") {
 		t.Errorf("error %v; want the alias limit", err)
 	}
@@ -503,7 +545,7 @@ func TestAnAliasBombEndsWithAnError(t *testing.T) {
 // The policies files of the examples stay valid: a broken one would fail
 // the example only when it runs.
 func TestTheExamplesPoliciesAreValid(t *testing.T) {
-	paths, err := filepath.Glob(filepath.Join("examples", "*", "policies.yaml"))
+	paths, err := filepath.Glob(filepath.Join("..", "examples", "*", "policies.yaml"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -511,11 +553,11 @@ func TestTheExamplesPoliciesAreValid(t *testing.T) {
 		t.Fatal("no examples/*/policies.yaml")
 	}
 	for _, path := range paths {
-		if _, err := toolsafe.LoadConfig(path); err != nil {
+		if _, err := policyfile.Load(path); err != nil {
 			t.Errorf("%v", err)
 		}
 	}
-	cfg, err := toolsafe.LoadConfig(filepath.Join("examples", "billing", "policies.yaml"))
+	cfg, err := policyfile.Load(filepath.Join("..", "examples", "billing", "policies.yaml"))
 	if err != nil {
 		t.Fatal(err)
 	}

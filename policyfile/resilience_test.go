@@ -1,4 +1,4 @@
-package toolsafe_test
+package policyfile_test
 
 import (
 	"context"
@@ -13,6 +13,7 @@ import (
 	"github.com/toolsafe/toolsafe/internal/billing"
 	"github.com/toolsafe/toolsafe/internal/flaky"
 	"github.com/toolsafe/toolsafe/middleware"
+	"github.com/toolsafe/toolsafe/policyfile"
 )
 
 // run calls a tool wrapped by WrapAll and returns the structured result.
@@ -188,7 +189,7 @@ func TestApprovalComesFromTheFileAndTheApproverFromCode(t *testing.T) {
 
 	t.Run("without an approver WrapAll names the tool, the field and the line", func(t *testing.T) {
 		_, err := cfg.WrapAll(refund)
-		var p *toolsafe.Problem
+		var p *policyfile.Problem
 		if !errors.As(err, &p) || p.Tool != "refund" || p.Field != "approval" || p.Line != 3 ||
 			!strings.Contains(p.Message, "approval every_attempt needs an approver: call WithApprover") {
 			t.Errorf("WrapAll error: %v", err)

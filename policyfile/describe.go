@@ -1,20 +1,20 @@
-package toolsafe
+package policyfile
 
 import (
+	"cmp"
 	"fmt"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/toolsafe/toolsafe/policy"
 )
 
 // Describe returns the chain of layers the tool called name gets from c,
-// outermost first, in the order of DESIGN.md §2, such as
+// outermost first, as toolsafe.New orders them, such as
 //
 //	surface → args schema → fallback(archive_search) → deadline 30s →
-//	retry 3 (500ms..30s ×2 +25%) → breaker billing → bulkhead billing(8) →
-//	timeout 2s
+//	retry 3 (500ms..30s ×2 +25%) → approval every attempt →
+//	breaker billing → bulkhead billing(8) → timeout 2s
 //
 // (on one line). A tool the file does not name gets the defaults, so
 // Describe of any such name describes them. Layers that are off are left
@@ -30,13 +30,15 @@ import (
 //     waits, where jitter only lengthens a wait; then the retry budget of the
 //     dependency, "same idempotency key" (side_effects: idempotent) or "not
 //     after a timeout" (side_effects: not_idempotent);
+//   - approval per call or approval every attempt: the approval gate, asked
+//     before the breaker and the bulkhead give a permit, so that a person's
+//     slow answer holds none;
 //   - breaker dep and bulkhead dep(n) or dep(n, wait d): the dependency's
 //     circuit breaker and its limit of attempts in flight;
-//   - approval per call or approval every attempt: the approval gate;
 //   - timeout d: each attempt's limit.
 //
 // Options added with With are not described.
-func (c *Config) Describe(name string) string {
+func (c *File) Describe(name string) string {
 	r := c.resolve(name)
 	var parts []string
 	if r.tracing {
@@ -70,8 +72,14 @@ func (c *Config) Describe(name string) string {
 		}
 		parts = append(parts, fmt.Sprintf("retry %d (%s)", r.retries, strings.Join(notes, "; ")))
 	}
+	switch r.approval {
+	case approvalPerCall:
+		parts = append(parts, "approval per call")
+	case approvalEveryAttempt:
+		parts = append(parts, "approval every attempt")
+	}
 	if dep != nil {
-		if dep.breaker.set {
+		if dep.breaker != nil {
 			parts = append(parts, "breaker "+dep.name)
 		}
 		if dep.concurrency.v > 0 {
@@ -82,12 +90,6 @@ func (c *Config) Describe(name string) string {
 			}
 		}
 	}
-	switch r.approval {
-	case approvalPerCall:
-		parts = append(parts, "approval per call")
-	case approvalEveryAttempt:
-		parts = append(parts, "approval every attempt")
-	}
 	if r.timeout > 0 {
 		parts = append(parts, "timeout "+r.timeout.String())
 	}
@@ -97,22 +99,25 @@ func (c *Config) Describe(name string) string {
 // DescribeDependency returns what the dependency called name has, such as
 // "breaker: opens after 5 failures in the last 10 attempts, stays open 30s,
 // then 1 probe; bulkhead: 8 attempts in flight, wait up to 1s; retry
-// budget: 20% of attempts in flight", or "" when the file declares no such
+// budget: 20% of attempts in flight", "nothing (a name only)" for one
+// declared with no fields, or "" when the file declares no such
 // dependency.
-func (c *Config) DescribeDependency(name string) string {
+func (c *File) DescribeDependency(name string) string {
 	d := c.deps[name]
 	if d == nil {
 		return ""
 	}
 	var parts []string
-	if d.breaker.set {
-		b := breakerOf(d)
-		opens := fmt.Sprintf("%d failures in a row", b.failures)
-		if b.window > b.failures {
-			opens = fmt.Sprintf("%d failures in the last %d attempts", b.failures, b.window)
+	if b := d.breaker; b != nil {
+		// The zeros of a policy.Breaker mean the defaults.
+		failures := cmp.Or(b.FailureThreshold, policy.DefaultFailureThreshold)
+		probes := cmp.Or(b.Probes, policy.DefaultProbes)
+		opens := fmt.Sprintf("%d failures in a row", failures)
+		if b.Window > failures {
+			opens = fmt.Sprintf("%d failures in the last %d attempts", failures, b.Window)
 		}
 		parts = append(parts, fmt.Sprintf("breaker: opens after %s, stays open %v, then %d probe%s",
-			opens, b.delay, b.probes, plural(b.probes)))
+			opens, cmp.Or(b.Delay, policy.DefaultBreakerDelay), probes, plural(int(probes))))
 	}
 	if d.concurrency.v > 0 {
 		s := fmt.Sprintf("bulkhead: %d attempt%s in flight", d.concurrency.v, plural(d.concurrency.v))
@@ -130,27 +135,6 @@ func (c *Config) DescribeDependency(name string) string {
 		return "nothing (a name only)"
 	}
 	return strings.Join(parts, "; ")
-}
-
-// breakerSettings are a dependency's breaker settings with the zeros
-// replaced by what they mean.
-type breakerSettings struct {
-	failures, window, probes int
-	delay                    time.Duration
-}
-
-func breakerOf(d *depSpec) breakerSettings {
-	b := breakerSettings{failures: breakerFailures(d), window: d.window.v, probes: d.probes.v, delay: d.delay.v}
-	if b.window == 0 {
-		b.window = b.failures
-	}
-	if b.probes == 0 {
-		b.probes = 1
-	}
-	if b.delay == 0 {
-		b.delay = 30 * time.Second
-	}
-	return b
 }
 
 // describeBackoff writes a Backoff as "500ms..30s ×2 +25%": the first wait,

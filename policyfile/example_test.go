@@ -1,18 +1,18 @@
-package toolsafe_test
+package policyfile_test
 
 import (
 	"context"
 	"errors"
 	"fmt"
 
-	"github.com/toolsafe/toolsafe"
 	"github.com/toolsafe/toolsafe/middleware"
+	"github.com/toolsafe/toolsafe/policyfile"
 )
 
 // A file with mistakes gets every problem at once, each with its line,
 // column and field.
-func ExampleParseConfig() {
-	_, err := toolsafe.ParseConfig([]byte(`
+func ExampleParse() {
+	_, err := policyfile.Parse([]byte(`
 defaults:
   retries: -1
   backoff: {jitter: 1.5}
@@ -22,9 +22,9 @@ tools:
 `))
 	fmt.Println(err)
 
-	var ce *toolsafe.ConfigError
-	if errors.As(err, &ce) {
-		p := ce.Problems[2]
+	var pe *policyfile.Error
+	if errors.As(err, &pe) {
+		p := pe.Problems[2]
 		fmt.Printf("tool %s, field %s, line %d\n", p.Tool, p.Field, p.Line)
 	}
 	// Output:
@@ -36,8 +36,8 @@ tools:
 }
 
 // Describe shows the layers a tool gets, outermost first.
-func ExampleConfig_Describe() {
-	cfg, err := toolsafe.ParseConfig([]byte(`
+func ExampleFile_Describe() {
+	file, err := policyfile.Parse([]byte(`
 defaults: {retries: 2, timeout: 10s, deadline: 30s,
            backoff: {base: 500ms, max: 30s, multiplier: 2, jitter: 0.25}}
 tools:
@@ -50,7 +50,7 @@ tools:
 		return
 	}
 	for _, name := range []string{"fetch_invoice", "search", "any_other_tool"} {
-		fmt.Printf("%s: %s\n", name, cfg.Describe(name))
+		fmt.Printf("%s: %s\n", name, file.Describe(name))
 	}
 	// Output:
 	// fetch_invoice: surface → deadline 30s → retry 3 (500ms..30s ×2 +25%) → timeout 2s
@@ -60,8 +60,8 @@ tools:
 
 // WrapAll wraps the agent's tools by their names; a bad argument never
 // reaches the tool.
-func ExampleConfig_WrapAll() {
-	cfg, err := toolsafe.ParseConfig([]byte(`
+func ExampleFile_WrapAll() {
+	file, err := policyfile.Parse([]byte(`
 tools:
   search:
     retries: 2
@@ -77,7 +77,7 @@ tools:
 	search := middleware.Func("search", "Searches invoices.", func(_ context.Context, input string) (string, error) {
 		return "3 invoices match " + input, nil
 	})
-	agentTools, err := cfg.WrapAll(search)
+	agentTools, err := file.WrapAll(search)
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -89,4 +89,46 @@ tools:
 	// Output:
 	// search was not called: the input is invalid: argument "query" must be at least 1 character long. Fix the input and call it again.
 	// 3 invoices match {"query": "late"}
+}
+
+// Load reads a file; WrapAll wraps the agent's tools by name, with the
+// approver from code, and the result goes to the agent as it is.
+func ExampleLoad() {
+	file, err := policyfile.Load("testdata/policies/agent.yaml")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fetch := middleware.Func("fetch_invoice", "Fetches an invoice.", func(context.Context, string) (string, error) {
+		return "INV-1001: 120 EUR, paid", nil
+	})
+	refund := middleware.Func("refund", "Refunds an invoice.", func(context.Context, string) (string, error) {
+		return "refunded", nil
+	})
+	grants := middleware.NewGrants()
+	agentTools, err := file.WithApprover(grants).WrapAll(fetch, refund)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	for _, name := range file.Tools() {
+		fmt.Printf("%s: %s\n", name, file.Describe(name))
+	}
+	// agents.NewOneShotAgent(llm, agentTools) takes them as they are.
+	ctx := context.Background()
+	out, _ := agentTools.Lookup("fetch_invoice").Call(ctx, `{"number":"INV-1001"}`)
+	fmt.Println(out)
+
+	_, err = agentTools.Lookup("refund").Call(ctx, `{"number":"INV-1001"}`)
+	var ar *middleware.ApprovalRequired
+	fmt.Println("refund paused for approval:", errors.As(err, &ar))
+	grants.Grant("refund", `{"number":"INV-1001"}`)
+	out, _ = agentTools.Lookup("refund").Call(ctx, `{"number":"INV-1001"}`)
+	fmt.Println(out)
+	// Output:
+	// fetch_invoice: surface → retry 3 (no wait) → breaker billing → bulkhead billing(8) → timeout 2s
+	// refund: surface → approval per call → breaker billing → bulkhead billing(8) → timeout 5s
+	// INV-1001: 120 EUR, paid
+	// refund paused for approval: true
+	// refunded
 }

@@ -1,4 +1,4 @@
-package toolsafe_test
+package policyfile_test
 
 import (
 	"context"
@@ -16,11 +16,12 @@ import (
 	"github.com/toolsafe/toolsafe/internal/billing"
 	"github.com/toolsafe/toolsafe/internal/flaky"
 	"github.com/toolsafe/toolsafe/middleware"
+	"github.com/toolsafe/toolsafe/policyfile"
 )
 
-func mustParse(t *testing.T, yaml string) *toolsafe.Config {
+func mustParse(t *testing.T, yaml string) *policyfile.File {
 	t.Helper()
-	cfg, err := toolsafe.ParseConfig([]byte(yaml))
+	cfg, err := policyfile.Parse([]byte(yaml))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -114,9 +115,9 @@ tools:
 		return middleware.Func(name, "echoes", func(_ context.Context, in string) (string, error) { return in, nil })
 	}
 	_, err := cfg.WrapAll(echo("fetch_invoice"), echo("search"), nil, echo("search"))
-	var ce *toolsafe.ConfigError
+	var ce *policyfile.Error
 	if !errors.As(err, &ce) {
-		t.Fatalf("WrapAll error %v; want a *ConfigError", err)
+		t.Fatalf("WrapAll error %v; want a *Error", err)
 	}
 	want := []wantProblem{
 		{tool: "serch", line: 4, says: `"serch" is named in the file but was not passed to WrapAll: pass it, or remove its entry; did you mean "search"?`},
@@ -134,14 +135,34 @@ tools:
 	}
 }
 
+// The case of the open issue on composed guarantees: the file gates
+// Refund, and code passes an ungated refund beside it. langchaingo's
+// executor would run whichever comes last for the model's "Refund", so
+// WrapAll refuses the pair, naming both.
+func TestWrapAllRefusesAToolThatCollidesWithAGatedOne(t *testing.T) {
+	file := mustParse(t, "tools:\n  Refund: {approval: every_attempt}\n")
+	echo := func(name string) tools.Tool {
+		return middleware.Func(name, "refunds", func(context.Context, string) (string, error) { return "refunded", nil })
+	}
+	wrapped, err := file.WithApprover(middleware.NewGrants()).WrapAll(echo("Refund"), echo("refund"))
+	var pe *policyfile.Error
+	if !errors.As(err, &pe) || len(pe.Problems) != 1 || wrapped != nil {
+		t.Fatalf("WrapAll = %v, %v; want one problem and no tools", wrapped, err)
+	}
+	p := pe.Problems[0]
+	if want := `two tools passed to WrapAll are named "Refund" and "refund": langchaingo's executor looks tools up by their upper-cased name, so the later would answer the model's calls to both, whatever policies the other has; rename one`; p.Message != want || p.Tool != "refund" {
+		t.Errorf("problem %+v;\nwant the message %q about refund", p, want)
+	}
+}
+
 func TestWrapAllNamesAnUnknownFallbackTool(t *testing.T) {
 	cfg := mustParse(t, "tools:\n  search:\n    fallback: {tool: archive_serch}\n")
 	search := middleware.Func("search", "searches", func(context.Context, string) (string, error) { return "", nil })
 	archive := middleware.Func("archive_search", "searches the archive", func(context.Context, string) (string, error) { return "", nil })
 	_, err := cfg.WrapAll(search, archive)
-	var p *toolsafe.Problem
+	var p *policyfile.Problem
 	found := false
-	var ce *toolsafe.ConfigError
+	var ce *policyfile.Error
 	if errors.As(err, &ce) {
 		for _, p = range ce.Problems {
 			if p.Field == "fallback.tool" {
@@ -231,7 +252,7 @@ func TestTracingFromTheFileUsesTheGlobalProvider(t *testing.T) {
 }
 
 func TestTheZeroConfigIsAnEmptyFile(t *testing.T) {
-	var cfg toolsafe.Config
+	var cfg policyfile.File
 	echo := middleware.Func("echo", "echoes", func(_ context.Context, in string) (string, error) { return in, nil })
 	wrapped, err := cfg.WrapAll(echo)
 	if err != nil {
@@ -242,5 +263,58 @@ func TestTheZeroConfigIsAnEmptyFile(t *testing.T) {
 	}
 	if got := cfg.Describe("echo"); got != "surface" {
 		t.Errorf("Describe = %q; want surface", got)
+	}
+}
+
+func TestCheckToolsChecksTheFileAgainstNamesWithoutWrapping(t *testing.T) {
+	file := mustParse(t, `
+tools:
+  refund: {approval: every_attempt}
+  search: {fallback: archive_search}
+`)
+	tests := []struct {
+		name  string
+		tools []string
+		says  []string // every problem, in order
+	}{
+		{name: "the tools of the file and their fallbacks pass, approval or not", tools: []string{"refund", "search", "archive_search"}},
+		{
+			name:  "a name given twice, as WrapAll would refuse two tools of one name",
+			tools: []string{"refund", "search", "archive_search", "search"},
+			says:  []string{`two tools passed to WrapAll are named "search"`},
+		},
+		{
+			name:  "a tool of the file and a fallback not among the names",
+			tools: []string{"refund", "serch"},
+			says: []string{
+				`"search" is named in the file but was not passed to WrapAll: pass it, or remove its entry; did you mean "serch"?`,
+				`unknown fallback tool "archive_search": it was not passed to WrapAll`,
+			},
+		},
+		{
+			name:  "names that differ only in case",
+			tools: []string{"refund", "search", "archive_search", "Refund"},
+			says:  []string{`two tools passed to WrapAll are named "refund" and "Refund"`},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := file.CheckTools(tt.tools...)
+			if len(tt.says) == 0 {
+				if err != nil {
+					t.Fatalf("CheckTools = %v; want nil", err)
+				}
+				return
+			}
+			var pe *policyfile.Error
+			if !errors.As(err, &pe) || len(pe.Problems) != len(tt.says) {
+				t.Fatalf("CheckTools = %v; want %d problems", err, len(tt.says))
+			}
+			for i, want := range tt.says {
+				if !strings.Contains(pe.Problems[i].Message, want) {
+					t.Errorf("problem %d is %q; want …%s…", i+1, pe.Problems[i].Message, want)
+				}
+			}
+		})
 	}
 }

@@ -1,0 +1,85 @@
+package policyfile
+
+import (
+	"slices"
+	"time"
+)
+
+// The fields both defaults and a tool may set, and the defaults section.
+
+var (
+	policyFields  = []string{"retries", "timeout", "deadline", "backoff", "tracing"}
+	backoffFields = []string{"base", "max", "multiplier", "jitter"}
+)
+
+// policySpec is what both defaults and a tool may set. Each field keeps
+// whether it was set, so that a tool's own value wins over the default.
+type policySpec struct {
+	retries    opt[int]
+	timeout    opt[time.Duration]
+	deadline   opt[time.Duration]
+	base, max  opt[time.Duration]
+	multiplier opt[float64]
+	jitter     opt[float64]
+	tracing    opt[bool]
+}
+
+func (d *decoder) defaults(e entry, p *policySpec) {
+	for _, f := range d.mapping(e.val, e.w) {
+		if d.policyField(f, p) {
+			continue
+		}
+		switch {
+		case slices.Contains(toolOnly, f.key):
+			d.errf(f.w, "%s is set per tool, not in defaults: move it under the tools that need it", f.key)
+		case slices.Contains(depFields, f.key):
+			d.errf(f.w, "%s belongs to a dependency: declare one under dependencies and name it in each tool's dependency field", f.key)
+		default:
+			d.unknown(f, policyFields)
+		}
+	}
+}
+
+// policyField decodes a field shared by defaults and tools; it reports
+// whether f was one.
+func (d *decoder) policyField(f entry, p *policySpec) bool {
+	switch f.key {
+	case "retries":
+		p.retries = d.count(f.val, f.w, "use 0 for a single attempt, 3 for up to 4 attempts")
+		if p.retries.set && p.retries.v > MaxRetries {
+			d.errf(f.w, "retries %d is more than %d, the most a policies file allows: each retry adds load to an upstream that is already failing; use at most %d, with a longer backoff if it needs time to recover",
+				p.retries.v, MaxRetries, MaxRetries)
+			p.retries = opt[int]{}
+		}
+	case "timeout":
+		p.timeout = d.duration(f.val, f.w, "use 0 for no limit per attempt")
+	case "deadline":
+		p.deadline = d.duration(f.val, f.w, "use 0 for no deadline")
+	case "tracing":
+		p.tracing = d.boolean(f.val, f.w)
+	case "backoff":
+		for _, b := range d.mapping(f.val, f.w) {
+			switch b.key {
+			case "base":
+				p.base = d.duration(b.val, b.w, "use 0 for no wait")
+			case "max":
+				p.max = d.duration(b.val, b.w, "use 0 for no cap")
+			case "multiplier":
+				p.multiplier = d.number(b.val, b.w)
+				if p.multiplier.set && p.multiplier.v < 0 {
+					d.errf(b.w, "multiplier %v is negative: use 1 for a constant wait, 2 to double it each time", p.multiplier.v)
+				}
+			case "jitter":
+				p.jitter = d.number(b.val, b.w)
+				if p.jitter.set && (p.jitter.v < 0 || p.jitter.v > 1) {
+					d.errf(b.w, "jitter %v is outside [0, 1]: it is the largest fraction added to a wait, 0.25 turns 1s into 1s..1.25s", p.jitter.v)
+				}
+			default:
+				d.unknown(b, backoffFields)
+			}
+		}
+	default:
+		return false
+	}
+	return true
+}

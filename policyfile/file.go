@@ -1,0 +1,191 @@
+package policyfile
+
+import (
+	"fmt"
+	"io/fs"
+	"os"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/toolsafe/toolsafe"
+	"github.com/toolsafe/toolsafe/argschema"
+	"github.com/toolsafe/toolsafe/fallback"
+	"github.com/toolsafe/toolsafe/middleware"
+	"github.com/toolsafe/toolsafe/otelhook"
+	"github.com/toolsafe/toolsafe/policy"
+)
+
+// File is the policies of a set of tools, read from one policies file with
+// Parse, Load or LoadFS (see the package documentation for the format).
+// WrapAll wraps the agent's tools with them.
+//
+// A File never changes after it is read and is safe for concurrent use;
+// With, WithApprover and WithFallbackOptions return new Files. The zero
+// File is an empty file: no defaults, no tools. The circuit breaker,
+// bulkhead and retry budget of a dependency are made once per File (and
+// the Files derived from it), so every tool wrapped from it that names the
+// dependency shares them, whatever the number of WrapAll calls.
+type File struct {
+	file     string
+	version  int
+	defaults policySpec
+	deps     map[string]*depSpec
+	depNames []string // in file order
+	tools    map[string]*toolSpec
+	names    []string          // in file order
+	extra    []toolsafe.Option // from With, after the file's options
+	approver middleware.Approver
+	// fallbackOpts are the options of WithFallbackOptions, by tool.
+	fallbackOpts map[string][]fallback.Option
+	shared       *sharedDeps
+}
+
+// sharedDeps holds the breakers, bulkheads and budgets of the dependencies,
+// made on first use and shared by every tool wrapped from the File.
+type sharedDeps struct {
+	hook *otelhook.Hook // for tracing: true; global providers, looked up at each call
+
+	mu   sync.Mutex
+	deps map[string]*depRuntime
+}
+
+// Parse reads a File from YAML or JSON. It returns an *Error that lists
+// every problem, each with its line, when data is not a valid policies file
+// (see the package documentation for the format and the checks); a file
+// past one of the limits (MaxSize, MaxDepth, MaxEntries) gets that one
+// problem only, as it is refused before it is parsed. Empty data is a valid
+// File with no defaults and no tools.
+func Parse(data []byte) (*File, error) {
+	return parse("", data)
+}
+
+// Load reads the File at path (see Parse). The problems of an *Error name
+// the file, as in
+// "policies.yaml:7:5: tools.fetch_invoice.timout: unknown field". It reads
+// at most one byte more than MaxSize, so a larger file (or a device that
+// never ends) is refused by its size without being read whole. It returns
+// an error wrapping the os error when the file cannot be read.
+func Load(path string) (*File, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("toolsafe: %w", err)
+	}
+	defer f.Close()
+	data, err := readFile(f)
+	if err != nil {
+		return nil, fmt.Errorf("toolsafe: %w", err)
+	}
+	return parse(path, data)
+}
+
+// LoadFS reads the File called name in fsys (see Parse), such as a
+// policies file embedded next to the program:
+//
+//	//go:embed policies.yaml
+//	var policyFiles embed.FS
+//
+//	file, err := policyfile.LoadFS(policyFiles, "policies.yaml")
+//
+// The problems of an *Error name the file, and the size is limited, as
+// Load's are.
+func LoadFS(fsys fs.FS, name string) (*File, error) {
+	f, err := fsys.Open(name)
+	if err != nil {
+		return nil, fmt.Errorf("toolsafe: %w", err)
+	}
+	defer f.Close()
+	data, err := readFile(f)
+	if err != nil {
+		return nil, fmt.Errorf("toolsafe: %w", err)
+	}
+	return parse(name, data)
+}
+
+func parse(file string, data []byte) (*File, error) {
+	var ps problems
+	c := decodeFile(data, &ps)
+	if c != nil {
+		c.check(&ps)
+	}
+	if err := ps.err(file); err != nil {
+		return nil, err
+	}
+	c.file = file
+	c.shared = &sharedDeps{hook: otelhook.New()}
+	return c, nil
+}
+
+// Tools returns the names of the tools the file names, in the order of the
+// file.
+func (c *File) Tools() []string { return slices.Clone(c.names) }
+
+// Dependencies returns the names of the dependencies the file declares, in
+// the order of the file.
+func (c *File) Dependencies() []string { return slices.Clone(c.depNames) }
+
+// With returns a File that adds opts to the options of every tool WrapAll
+// wraps, after the file's, so that they win where an option replaces
+// another: for a logger (toolsafe.WithLogger), a hook on results
+// (toolsafe.WithOnResult), tracing with your own providers
+// (toolsafe.WithTracing) or your own middlewares (toolsafe.With). The File
+// it returns shares c's breakers, bulkheads and budgets. c itself does not
+// change.
+func (c *File) With(opts ...toolsafe.Option) *File {
+	d := *c
+	d.extra = append(slices.Clip(c.extra), opts...)
+	return &d
+}
+
+// resolved is the effective policy of one tool: its own fields over the
+// defaults.
+type resolved struct {
+	name        string
+	retries     int
+	timeout     time.Duration
+	deadline    time.Duration
+	backoff     policy.Backoff
+	tracing     bool
+	dependency  string
+	sideEffects string
+	approval    string
+	fallback    string
+	fallbackOn  []middleware.Kind
+	argsSchema  *argschema.Schema
+}
+
+// resolve returns the effective policy of the tool called name: its entry
+// over the defaults, or the defaults alone for a tool not in the file.
+func (c *File) resolve(name string) resolved {
+	t := c.tools[name]
+	if t == nil {
+		t = &toolSpec{name: name}
+	}
+	d := c.defaults
+	r := resolved{
+		name:     name,
+		retries:  t.retries.or(d.retries).v,
+		timeout:  t.timeout.or(d.timeout).v,
+		deadline: t.deadline.or(d.deadline).v,
+		backoff: policy.Backoff{
+			Base:       t.base.or(d.base).v,
+			Max:        t.max.or(d.max).v,
+			Multiplier: t.multiplier.or(d.multiplier).v,
+			Jitter:     t.jitter.or(d.jitter).v,
+		},
+		tracing:     t.tracing.or(d.tracing).v,
+		dependency:  t.dependency.v,
+		sideEffects: t.sideEffects.v,
+		approval:    t.approval.v,
+		fallback:    t.fallback.v,
+		fallbackOn:  t.fallbackOn.v,
+		argsSchema:  t.argsSchema.v,
+	}
+	if r.sideEffects == "" {
+		r.sideEffects = sideEffectsNone
+	}
+	if r.approval == "" {
+		r.approval = approvalNone
+	}
+	return r
+}

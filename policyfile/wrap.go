@@ -1,0 +1,319 @@
+package policyfile
+
+import (
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+
+	"github.com/failsafe-go/failsafe-go/budget"
+	"github.com/tmc/langchaingo/tools"
+
+	"github.com/toolsafe/toolsafe"
+	"github.com/toolsafe/toolsafe/fallback"
+	"github.com/toolsafe/toolsafe/middleware"
+	"github.com/toolsafe/toolsafe/policy"
+)
+
+// WrapAll wraps each tool in ts with the policies c gives it (see
+// Describe), and returns them in the order of ts, each a *toolsafe.Tool,
+// as a toolsafe.Tools to give the agent. A tool the file does not name gets
+// the defaults. A fallback is wired to the wrapped tool of that name among
+// ts, so the alternative runs through its own policies. The tools of one
+// dependency share its circuit breaker, bulkhead and retry budget, with
+// every other tool wrapped from c.
+//
+// Each tool gets, from its entry over the defaults: toolsafe.WithArgs
+// (the compiled args_schema), WithDeadline, WithRetry (with the
+// dependency's budget, WithRetryBudget), WithTimeout, WithCircuitBreaker
+// and WithBulkhead (the dependency's), WithSideEffects, WithApproval with
+// the approver of WithApprover (and WithDestructive for every_attempt),
+// WithFallback to the wrapped alternative (with its "on" kinds and the
+// options of WithFallbackOptions), WithTracing with a Hook on the global
+// providers; then the options given to With.
+//
+// It returns an *Error listing every problem, and no tools, when a tool in
+// ts is nil, two tools have names that collide (toolsafe.NamesCollide:
+// langchaingo's executor would call only one of them), a problem of
+// CheckTools (a tool named in the file is not in ts, with its line, or a
+// fallback names a tool not in ts), a tool needs approval but c has no
+// approver, or WithFallbackOptions names a tool with no fallback. Safe for
+// concurrent use.
+func (c *File) WrapAll(ts ...tools.Tool) (toolsafe.Tools, error) {
+	var ps problems
+	nils := addListProblems(&ps, ts)
+	byName := make(map[string]tools.Tool, len(ts))
+	var passed []string
+	for i, t := range ts {
+		if slices.Contains(nils, i) {
+			continue
+		}
+		if _, dup := byName[t.Name()]; !dup {
+			byName[t.Name()] = t
+			passed = append(passed, t.Name())
+		}
+	}
+	c.bindProblems(&ps, passed)
+	for _, name := range c.names {
+		t := c.tools[name]
+		if t.approval.set && t.approval.v != approvalNone && c.approver == nil {
+			ps.add(&Problem{Path: "tools." + name + ".approval", Tool: name, Field: "approval",
+				Line: t.approval.at.line, Column: t.approval.at.col,
+				Message: fmt.Sprintf("approval %s needs an approver: call WithApprover on the File before WrapAll, such as file.WithApprover(middleware.NewGrants())", t.approval.v)})
+		}
+	}
+	for _, name := range slices.Sorted(maps.Keys(c.fallbackOpts)) {
+		if t := c.tools[name]; t == nil || !t.fallback.set {
+			ps.add(&Problem{Tool: name,
+				Message: fmt.Sprintf("WithFallbackOptions names %s, but the file gives it no fallback: add one under tools.%s, or drop the options", quoteShort(name), name)})
+		}
+	}
+	if err := ps.err(c.file); err != nil {
+		return nil, err
+	}
+
+	b := binder{c: c, byName: byName, wrapped: map[string]*toolsafe.Tool{}, busy: map[string]bool{}}
+	out := make(toolsafe.Tools, len(ts))
+	for i, t := range ts {
+		w, err := b.wrap(t.Name())
+		if err != nil {
+			ps.add(&Problem{Path: "tools." + t.Name(), Tool: t.Name(), Message: err.Error()})
+			continue
+		}
+		out[i] = w
+	}
+	if err := ps.err(c.file); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// CheckTools reports the problems of binding c to an agent whose tools
+// have the given names, as WrapAll would report them, without wrapping
+// anything: names that collide (toolsafe.NamesCollide), a tool named in the
+// file that is not among names (with its line), a fallback to a tool not
+// among them. It returns an *Error, or nil. What only code settles is not
+// checked: the approver of the tools that need approval, and the tools
+// WithFallbackOptions names. This is the check of `toolsafe check -tools`.
+func (c *File) CheckTools(names ...string) error {
+	var ps problems
+	var le *toolsafe.ToolListError
+	if errors.As(toolsafe.CheckNames(names...), &le) {
+		addCollisions(&ps, le.Collisions)
+	}
+	seen := make(map[string]bool, len(names))
+	var passed []string
+	for _, n := range names {
+		if !seen[n] {
+			seen[n] = true
+			passed = append(passed, n)
+		}
+	}
+	c.bindProblems(&ps, passed)
+	return ps.err(c.file)
+}
+
+// bindProblems adds the problems of binding c to the tools called passed
+// (distinct names, in the order given).
+func (c *File) bindProblems(ps *problems, passed []string) {
+	has := make(map[string]bool, len(passed))
+	for _, n := range passed {
+		has[n] = true
+	}
+	for _, name := range c.names {
+		t := c.tools[name]
+		if !has[name] {
+			msg := fmt.Sprintf("%s is named in the file but was not passed to WrapAll: pass it, or remove its entry", quoteShort(name))
+			if s := ps.suggestName(name, passed); s != "" {
+				msg += s
+			}
+			ps.add(&Problem{Path: "tools." + name, Tool: name, Line: t.at.line, Column: t.at.col, Message: msg})
+		}
+		if t.fallback.set && t.fallback.v != "" && !has[t.fallback.v] {
+			msg := fmt.Sprintf("unknown fallback tool %s: it was not passed to WrapAll; pass it too, or name one of %s",
+				quoteShort(t.fallback.v), nameList(passed))
+			ps.add(&Problem{Path: "tools." + name + ".fallback.tool", Tool: name, Field: "fallback.tool",
+				Line: t.fallback.at.line, Column: t.fallback.at.col, Message: msg + ps.suggestName(t.fallback.v, passed)})
+		}
+	}
+}
+
+// addListProblems adds a problem for each nil tool in ts and each tool
+// whose name collides with an earlier one's (toolsafe.Tools.Check), and
+// returns the positions of the nil tools.
+func addListProblems(ps *problems, ts []tools.Tool) []int {
+	var le *toolsafe.ToolListError
+	if !errors.As(toolsafe.Tools(ts).Check(), &le) {
+		return nil
+	}
+	for _, i := range le.Nil {
+		ps.add(&Problem{Message: fmt.Sprintf("tool %d of the %d passed to WrapAll is nil", i+1, len(ts))})
+	}
+	addCollisions(ps, le.Collisions)
+	return le.Nil
+}
+
+// addCollisions adds a problem for each pair of tool names that collide.
+func addCollisions(ps *problems, cs []toolsafe.NameCollision) {
+	for _, c := range cs {
+		if c.FirstName == c.SecondName {
+			ps.add(&Problem{Path: "tools." + c.SecondName, Tool: c.SecondName,
+				Message: "two tools passed to WrapAll are named " + quoteShort(c.SecondName) + ": the model calls tools by name, so names must be unique"})
+			continue
+		}
+		ps.add(&Problem{Path: "tools." + c.SecondName, Tool: c.SecondName,
+			Message: fmt.Sprintf("two tools passed to WrapAll are named %s and %s: langchaingo's executor looks tools up by their upper-cased name, so the later would answer the model's calls to both, whatever policies the other has; rename one",
+				quoteShort(c.FirstName), quoteShort(c.SecondName))})
+	}
+}
+
+// binder wraps the tools of one WrapAll call, each once, alternatives
+// before the tools that fall back to them.
+type binder struct {
+	c       *File
+	byName  map[string]tools.Tool
+	wrapped map[string]*toolsafe.Tool
+	busy    map[string]bool
+}
+
+func (b *binder) wrap(name string) (*toolsafe.Tool, error) {
+	if w := b.wrapped[name]; w != nil {
+		return w, nil
+	}
+	if b.busy[name] {
+		return nil, fmt.Errorf("fallback cycle through %s", name) // Parse refuses cycles
+	}
+	b.busy[name] = true
+	defer delete(b.busy, name)
+	opts, err := b.c.options(b, name)
+	if err != nil {
+		return nil, err
+	}
+	w, err := toolsafe.New(b.byName[name], opts...)
+	if err != nil {
+		return nil, err
+	}
+	b.wrapped[name] = w
+	return w, nil
+}
+
+// options returns the options of the tool called name: the file's, then
+// those given to With.
+func (c *File) options(b *binder, name string) ([]toolsafe.Option, error) {
+	r := c.resolve(name)
+	var opts []toolsafe.Option
+	if r.tracing {
+		opts = append(opts, toolsafe.WithTracing(c.shared.hook))
+	}
+	if r.argsSchema != nil {
+		opts = append(opts, toolsafe.WithArgs(r.argsSchema))
+	}
+	if r.deadline > 0 {
+		opts = append(opts, toolsafe.WithDeadline(r.deadline))
+	}
+	if r.retries > 0 {
+		opts = append(opts, toolsafe.WithRetry(policy.Retry{MaxRetries: r.retries, Backoff: r.backoff}))
+	}
+	if r.timeout > 0 {
+		opts = append(opts, toolsafe.WithTimeout(r.timeout))
+	}
+	if r.dependency != "" {
+		rt := c.dependency(r.dependency)
+		if rt.breaker != nil {
+			opts = append(opts, toolsafe.WithCircuitBreaker(rt.breaker))
+		}
+		if rt.bulkhead != nil {
+			opts = append(opts, toolsafe.WithBulkhead(rt.bulkhead))
+		}
+		if rt.budget != nil {
+			opts = append(opts, toolsafe.WithRetryBudget(rt.budget))
+		}
+	}
+	switch r.sideEffects {
+	case sideEffectsIdempotent:
+		opts = append(opts, toolsafe.WithSideEffects(middleware.SideEffectsWithKey))
+	case sideEffectsNot:
+		opts = append(opts, toolsafe.WithSideEffects(middleware.SideEffectsWithoutKey))
+	}
+	switch r.approval {
+	case approvalPerCall:
+		opts = append(opts, toolsafe.WithApproval(c.approver))
+	case approvalEveryAttempt:
+		opts = append(opts, toolsafe.WithApproval(c.approver), toolsafe.WithDestructive())
+	}
+	if r.fallback != "" {
+		alt, err := b.wrap(r.fallback)
+		if err != nil {
+			return nil, fmt.Errorf("its fallback %s: %w", r.fallback, err)
+		}
+		var fopts []fallback.Option
+		if r.fallbackOn != nil {
+			fopts = append(fopts, fallback.On(r.fallbackOn...))
+		}
+		fopts = append(fopts, c.fallbackOpts[name]...)
+		opts = append(opts, toolsafe.WithFallback(fallback.To(alt, fopts...)))
+	}
+	return append(opts, c.extra...), nil
+}
+
+// WithApprover returns a File whose WrapAll gives a to the tools whose
+// approval field is per_call or every_attempt (see toolsafe.WithApproval
+// and toolsafe.WithDestructive): the approval gate asks it before they run.
+// WrapAll reports such a tool when no approver was given; a nil a removes
+// the approver. The File it returns shares c's breakers, bulkheads and
+// budgets; c itself does not change.
+func (c *File) WithApprover(a middleware.Approver) *File {
+	d := *c
+	d.approver = a
+	return &d
+}
+
+// WithFallbackOptions returns a File whose WrapAll adds opts to the
+// fallback of the tool called tool, after the file's "on", as when the
+// alternative takes other arguments (fallback.WithInput). Several calls for
+// one tool add up. WrapAll reports a tool that has no fallback in the file.
+// The File it returns shares c's breakers, bulkheads and budgets; c itself
+// does not change.
+func (c *File) WithFallbackOptions(tool string, opts ...fallback.Option) *File {
+	d := *c
+	d.fallbackOpts = maps.Clone(c.fallbackOpts)
+	if d.fallbackOpts == nil {
+		d.fallbackOpts = map[string][]fallback.Option{}
+	}
+	d.fallbackOpts[tool] = append(slices.Clip(c.fallbackOpts[tool]), opts...)
+	return &d
+}
+
+// depRuntime is the shared state of one dependency: its circuit breaker,
+// bulkhead and retry budget, each nil when the file gives it none.
+type depRuntime struct {
+	breaker  *policy.CircuitBreaker
+	bulkhead *policy.Bulkhead
+	budget   budget.Budget
+}
+
+// dependency returns the shared state of the dependency called name, made
+// on first use.
+func (c *File) dependency(name string) *depRuntime {
+	c.shared.mu.Lock()
+	defer c.shared.mu.Unlock()
+	if rt := c.shared.deps[name]; rt != nil {
+		return rt
+	}
+	d := c.deps[name]
+	rt := &depRuntime{}
+	if d.breaker != nil {
+		rt.breaker = policy.NewCircuitBreaker(name, *d.breaker)
+	}
+	if d.concurrency.v > 0 {
+		rt.bulkhead = policy.NewBulkhead(name, uint(d.concurrency.v), d.maxWait.v)
+	}
+	if d.retryBudget.v > 0 {
+		rt.budget = budget.NewBuilder().WithMaxRate(d.retryBudget.v).Build()
+	}
+	if c.shared.deps == nil {
+		c.shared.deps = map[string]*depRuntime{}
+	}
+	c.shared.deps[name] = rt
+	return rt
+}
