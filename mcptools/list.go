@@ -4,10 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/tmc/langchaingo/tools"
+
+	"github.com/toolsafe/toolsafe"
 )
 
 // List returns the tools the server of session offers, as langchaingo
@@ -28,7 +29,7 @@ func List(ctx context.Context, session *mcp.ClientSession, opts ...Option) ([]to
 	c := newConfig(opts)
 	var out []tools.Tool
 	var problems []error
-	seen := make(map[string]string)
+	var names []string
 	for def, err := range session.Tools(ctx, nil) {
 		if err != nil {
 			return nil, fmt.Errorf("mcptools: listing the server's tools: %w", err)
@@ -41,13 +42,11 @@ func List(ctx context.Context, session *mcp.ClientSession, opts ...Option) ([]to
 			problems = append(problems, err)
 			continue
 		}
-		key := strings.ToUpper(t.name)
-		if other, ok := seen[key]; ok {
-			problems = append(problems, fmt.Errorf("mcptools: tools %q and %q have names that differ only in case: langchaingo looks tools up ignoring case, so one would shadow the other; use WithRename or WithFilter", other, t.name))
-			continue
-		}
-		seen[key] = t.name
+		names = append(names, t.name)
 		out = append(out, t)
+	}
+	if err := toolsafe.CheckNames(names...); err != nil {
+		problems = append(problems, fmt.Errorf("mcptools: %w (use WithRename or WithFilter)", err))
 	}
 	if len(problems) > 0 {
 		return nil, errors.Join(problems...)

@@ -104,7 +104,7 @@ func TestList(t *testing.T) {
 		if err == nil || ts != nil {
 			t.Fatalf("tools %v, error %v", ts, err)
 		}
-		for _, want := range []string{`tools "Search" and "search" have names that differ only in case`, `tool "remote": its input schema: argschema: the schema is not a valid JSON Schema`} {
+		for _, want := range []string{`"Search" and 2 "search" have names that differ only in case`, `tool "remote": its input schema: argschema: the schema is not a valid JSON Schema`} {
 			if !strings.Contains(err.Error(), want) {
 				t.Errorf("error %q does not say %q", err, want)
 			}

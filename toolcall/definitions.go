@@ -5,11 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
 
 	"github.com/tmc/langchaingo/llms"
 	"github.com/tmc/langchaingo/tools"
 
+	"github.com/toolsafe/toolsafe"
 	"github.com/toolsafe/toolsafe/argschema"
 )
 
@@ -42,21 +42,17 @@ const MaxNameLength = 64
 // argschema.Compile) or whose root is not an object.
 func Definitions(ts ...tools.Tool) ([]llms.Tool, error) {
 	var problems []error
-	seen := make(map[string]string, len(ts))
+	if err := toolsafe.Tools(ts).Check(); err != nil {
+		problems = append(problems, err) // nil tools, names that collide
+	}
 	defs := make([]llms.Tool, 0, len(ts))
-	for i, t := range ts {
+	for _, t := range ts {
 		if isNil(t) {
-			problems = append(problems, fmt.Errorf("tool %d of %d is nil", i+1, len(ts)))
 			continue
 		}
 		name := t.Name()
 		if err := checkName(name); err != nil {
 			problems = append(problems, err)
-		}
-		if other, ok := seen[strings.ToUpper(name)]; ok {
-			problems = append(problems, fmt.Errorf("tools %q and %q have names that differ only in case: langchaingo looks tools up ignoring case, so one would shadow the other; rename one", other, name))
-		} else {
-			seen[strings.ToUpper(name)] = name
 		}
 		params, err := parameters(t)
 		if err != nil {

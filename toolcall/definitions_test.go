@@ -161,7 +161,7 @@ func TestDefinitionsRefuse(t *testing.T) {
 		{"names OpenAI refuses", []tools.Tool{plain("weather.get"), plain("has space"), plain(strings.Repeat("a", 65)), plain("")},
 			[]string{`tool "weather.get": the name has '.'`, `tool "has space": the name has ' '`, "is 65 bytes long; function names are at most 64", "a tool has an empty name"}},
 		{"names equal but for case", []tools.Tool{plain("Search"), plain("search")},
-			[]string{`tools "Search" and "search" have names that differ only in case`}},
+			[]string{`"Search" and 2 "search" have names that differ only in case`}},
 		{"a schema that is not a JSON Schema", []tools.Tool{described{name: "q", schema: `{"type":"object","properties":{"q":{"type":"strin"}}}`}},
 			[]string{`tool "q": argschema: the schema is not a valid JSON Schema`}},
 		{"a schema that is not JSON", []tools.Tool{described{name: "q", schema: `{"type":`}},

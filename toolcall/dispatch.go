@@ -154,24 +154,14 @@ type outcome struct {
 
 // index maps the upper-cased names of ts to the tools, and lists the names.
 func index(ts []tools.Tool) (map[string]tools.Tool, []string, error) {
+	if err := toolsafe.Tools(ts).Check(); err != nil {
+		return nil, nil, fmt.Errorf("toolcall: %w", err) // nil tools, names that collide
+	}
 	byName := make(map[string]tools.Tool, len(ts))
 	names := make([]string, 0, len(ts))
-	var problems []error
-	for i, t := range ts {
-		if isNil(t) {
-			problems = append(problems, fmt.Errorf("tool %d of %d is nil", i+1, len(ts)))
-			continue
-		}
-		key := strings.ToUpper(t.Name())
-		if other, ok := byName[key]; ok {
-			problems = append(problems, fmt.Errorf("tools %q and %q have names that differ only in case: a call could not tell them apart; rename one", other.Name(), t.Name()))
-			continue
-		}
-		byName[key] = t
+	for _, t := range ts {
+		byName[strings.ToUpper(t.Name())] = t
 		names = append(names, t.Name())
-	}
-	if len(problems) > 0 {
-		return nil, nil, fmt.Errorf("toolcall: %w", errors.Join(problems...))
 	}
 	return byName, names, nil
 }
