@@ -13,16 +13,16 @@ import (
 
 	"github.com/toolsafe/toolsafe"
 	"github.com/toolsafe/toolsafe/internal/billing"
-	"github.com/toolsafe/toolsafe/internal/flaky"
 	"github.com/toolsafe/toolsafe/policy"
+	"github.com/toolsafe/toolsafe/toolsafetest"
 )
 
 // A failing wrapped tool does not abort a real langchaingo run: the model
 // gets the message as its observation and the agent finishes.
 func TestExecutorSeesFailuresAsObservations(t *testing.T) {
-	srv := flaky.Start(billing.Handler())
+	srv := toolsafetest.NewUpstream(billing.Handler())
 	defer srv.Close()
-	srv.Always(billing.InvoicePath("INV-1002"), flaky.ResetConn())
+	srv.Always(billing.InvoicePath("INV-1002"), toolsafetest.Reset())
 
 	bare := billing.FetchInvoice(srv.URL(), noKeepAlive())
 	wrapped := toolsafe.Wrap(bare, toolsafe.WithRetry(policy.Retry{MaxRetries: 2, Backoff: fixed(time.Millisecond)}))

@@ -13,20 +13,20 @@ import (
 	"github.com/tmc/langchaingo/tools"
 
 	"github.com/toolsafe/toolsafe"
-	"github.com/toolsafe/toolsafe/internal/flaky"
 	"github.com/toolsafe/toolsafe/internal/refunds"
 	"github.com/toolsafe/toolsafe/middleware"
 	"github.com/toolsafe/toolsafe/policy"
+	"github.com/toolsafe/toolsafe/toolsafetest"
 )
 
 const refundInput = `{"order":"A-1001","amount_eur":25}`
 
 // refundTool is the refund tool on a real flaky upstream, with the options
 // given, and the ledger that counts the refunds applied.
-func refundTool(t *testing.T, sendKey bool, opts ...toolsafe.Option) (*toolsafe.Tool, *flaky.Server, *refunds.Ledger) {
+func refundTool(t *testing.T, sendKey bool, opts ...toolsafe.Option) (*toolsafe.Tool, *toolsafetest.Upstream, *refunds.Ledger) {
 	t.Helper()
 	ledger := refunds.NewLedger()
-	srv := flaky.Start(ledger.Handler())
+	srv := toolsafetest.NewUpstream(ledger.Handler())
 	t.Cleanup(srv.Close)
 	tool, err := toolsafe.New(refunds.Tool(srv.URL(), noKeepAlive(), sendKey), opts...)
 	if err != nil {
@@ -117,7 +117,7 @@ func TestApproval(t *testing.T) {
 			toolsafe.WithSideEffects(middleware.SideEffectsWithKey),
 			toolsafe.WithRetry(policy.Retry{MaxRetries: 2, Backoff: fixed(time.Millisecond)}))
 		// The first attempt is applied, but its answer is lost.
-		srv.Enqueue(refunds.Path, flaky.ApplyReset())
+		srv.Enqueue(refunds.Path, toolsafetest.ApplyThenReset())
 		grants.Grant("refund", refundInput)
 
 		_, err := tool.Call(context.Background(), refundInput)
@@ -148,7 +148,7 @@ func TestApproval(t *testing.T) {
 			toolsafe.WithApproval(grants),
 			toolsafe.WithSideEffects(middleware.SideEffectsWithKey),
 			toolsafe.WithRetry(policy.Retry{MaxRetries: 2, Backoff: fixed(time.Millisecond)}))
-		srv.Enqueue(refunds.Path, flaky.ResetConn(), flaky.ResetConn())
+		srv.Enqueue(refunds.Path, toolsafetest.Reset(), toolsafetest.Reset())
 		grants.Grant("refund", refundInput)
 		r := tool.Run(context.Background(), refundInput)
 		if r.Status() != "ok" || r.Attempts != 3 || ledger.Applied() != 1 {

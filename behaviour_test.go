@@ -13,15 +13,15 @@ import (
 
 	"github.com/toolsafe/toolsafe"
 	"github.com/toolsafe/toolsafe/internal/billing"
-	"github.com/toolsafe/toolsafe/internal/flaky"
 	"github.com/toolsafe/toolsafe/middleware"
 	"github.com/toolsafe/toolsafe/policy"
+	"github.com/toolsafe/toolsafe/toolsafetest"
 )
 
 // noKeepAlive is a client whose every request opens a new connection, so
 // net/http never resends a request on its own and attempts can be counted.
 func noKeepAlive() *http.Client {
-	return &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}
+	return toolsafetest.NoKeepAliveClient()
 }
 
 // fixed is a backoff with no jitter: exact waits.
@@ -29,9 +29,9 @@ func fixed(base time.Duration) policy.Backoff {
 	return policy.Backoff{Base: base, Multiplier: 2, Rand: func() float64 { return 0 }}
 }
 
-func billingTool(t *testing.T, opts ...toolsafe.Option) (*toolsafe.Tool, *flaky.Server) {
+func billingTool(t *testing.T, opts ...toolsafe.Option) (*toolsafe.Tool, *toolsafetest.Upstream) {
 	t.Helper()
-	srv := flaky.Start(billing.Handler())
+	srv := toolsafetest.NewUpstream(billing.Handler())
 	t.Cleanup(srv.Close)
 	tool, err := toolsafe.New(billing.FetchInvoice(srv.URL(), noKeepAlive()), opts...)
 	if err != nil {
@@ -58,17 +58,17 @@ func TestHTTPStatusesThroughARealUpstream(t *testing.T) {
 	const secret = "stack trace: pq: password authentication failed for user billing"
 	tests := []struct {
 		name     string
-		steps    []flaky.Step
+		steps    []toolsafetest.Step
 		kind     middleware.Kind // "" for ok
 		attempts int
 	}{
-		{"429 then 200 is ok after 2 attempts", []flaky.Step{flaky.TooMany("0")}, "", 2},
-		{"503 twice then 200 is ok after 3 attempts", []flaky.Step{flaky.Unavailable(""), flaky.Unavailable("")}, "", 3},
-		{"500, 502, 504 then 200 is ok after 4 attempts", []flaky.Step{flaky.Respond(500, secret), flaky.Respond(502, secret), flaky.Respond(504, secret)}, "", 4},
-		{"a reset then 200 is ok after 2 attempts", []flaky.Step{flaky.ResetConn()}, "", 2},
-		{"400 is a tool-error after 1 attempt", []flaky.Step{flaky.Respond(400, secret)}, middleware.KindToolError, 1},
-		{"422 is a tool-error after 1 attempt", []flaky.Step{flaky.Respond(422, secret)}, middleware.KindToolError, 1},
-		{"500 four times is tool-failed after 4 attempts", slices.Repeat([]flaky.Step{flaky.Respond(500, secret)}, 4), middleware.KindFailed, 4},
+		{"429 then 200 is ok after 2 attempts", []toolsafetest.Step{toolsafetest.TooMany("0")}, "", 2},
+		{"503 twice then 200 is ok after 3 attempts", []toolsafetest.Step{toolsafetest.Unavailable(""), toolsafetest.Unavailable("")}, "", 3},
+		{"500, 502, 504 then 200 is ok after 4 attempts", []toolsafetest.Step{toolsafetest.Respond(500, secret), toolsafetest.Respond(502, secret), toolsafetest.Respond(504, secret)}, "", 4},
+		{"a reset then 200 is ok after 2 attempts", []toolsafetest.Step{toolsafetest.Reset()}, "", 2},
+		{"400 is a tool-error after 1 attempt", []toolsafetest.Step{toolsafetest.Respond(400, secret)}, middleware.KindToolError, 1},
+		{"422 is a tool-error after 1 attempt", []toolsafetest.Step{toolsafetest.Respond(422, secret)}, middleware.KindToolError, 1},
+		{"500 four times is tool-failed after 4 attempts", slices.Repeat([]toolsafetest.Step{toolsafetest.Respond(500, secret)}, 4), middleware.KindFailed, 4},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -104,7 +104,7 @@ func TestRetryAfter(t *testing.T) {
 	t.Run("delay-seconds is waited for even when the backoff is shorter", func(t *testing.T) {
 		t.Parallel()
 		tool, srv := billingTool(t, toolsafe.WithRetry(policy.Retry{MaxRetries: 2, Backoff: fixed(10 * time.Millisecond)}))
-		srv.Enqueue(billing.InvoicePath("INV-1001"), flaky.TooMany("1"))
+		srv.Enqueue(billing.InvoicePath("INV-1001"), toolsafetest.TooMany("1"))
 		r := tool.Run(context.Background(), "INV-1001")
 		if r.Status() != "ok" || !slices.Equal(r.Delays, []time.Duration{time.Second}) {
 			t.Fatalf("status %q delays %v; want ok after a 1s wait", r.Status(), r.Delays)
@@ -114,7 +114,7 @@ func TestRetryAfter(t *testing.T) {
 		t.Parallel()
 		tool, srv := billingTool(t, toolsafe.WithRetry(policy.Retry{MaxRetries: 2, Backoff: fixed(time.Millisecond)}))
 		date := time.Now().Add(2 * time.Second).UTC().Format(http.TimeFormat)
-		srv.Enqueue(billing.InvoicePath("INV-1001"), flaky.Unavailable(date))
+		srv.Enqueue(billing.InvoicePath("INV-1001"), toolsafetest.Unavailable(date))
 		r := tool.Run(context.Background(), "INV-1001")
 		// HTTP-dates have whole seconds: the wait is between 1s and 2s.
 		if r.Status() != "ok" || len(r.Delays) != 1 || r.Delays[0] < time.Second || r.Delays[0] > 2*time.Second {
@@ -126,7 +126,7 @@ func TestRetryAfter(t *testing.T) {
 		tool, srv := billingTool(t,
 			toolsafe.WithRetry(policy.Retry{MaxRetries: 3, Backoff: fixed(time.Millisecond)}),
 			toolsafe.WithDeadline(5*time.Second))
-		srv.Enqueue(billing.InvoicePath("INV-1001"), flaky.TooMany("120"))
+		srv.Enqueue(billing.InvoicePath("INV-1001"), toolsafetest.TooMany("120"))
 		r := tool.Run(context.Background(), "INV-1001")
 		f := r.Failure
 		if f == nil || f.Kind != middleware.KindFailed || r.Attempts != 1 || len(r.Delays) != 0 {
@@ -144,7 +144,7 @@ func TestRetryAfter(t *testing.T) {
 		tool, srv := billingTool(t,
 			toolsafe.WithRetry(policy.Retry{MaxRetries: 3, Backoff: fixed(time.Hour), MaxWait: 2 * time.Hour}),
 			toolsafe.WithDeadline(5*time.Second))
-		srv.Always(billing.InvoicePath("INV-1001"), flaky.ResetConn())
+		srv.Always(billing.InvoicePath("INV-1001"), toolsafetest.Reset())
 		r := tool.Run(context.Background(), "INV-1001")
 		if r.Failure == nil || r.Failure.Kind != middleware.KindFailed || r.Attempts != 1 || len(r.Delays) != 0 || r.Failure.Retryable {
 			t.Fatalf("got %v after %d attempts, delays %v; want a final tool-failed after 1", r.Failure, r.Attempts, r.Delays)
@@ -153,7 +153,7 @@ func TestRetryAfter(t *testing.T) {
 	t.Run("MaxDuration caps the retrying like a deadline", func(t *testing.T) {
 		t.Parallel()
 		tool, srv := billingTool(t, toolsafe.WithRetry(policy.Retry{MaxRetries: 5, Backoff: fixed(time.Minute), MaxDuration: time.Second}))
-		srv.Always(billing.InvoicePath("INV-1001"), flaky.ResetConn())
+		srv.Always(billing.InvoicePath("INV-1001"), toolsafetest.Reset())
 		r := tool.Run(context.Background(), "INV-1001")
 		if r.Attempts != 1 || len(r.Delays) != 0 {
 			t.Fatalf("%d attempts, delays %v; want 1 and none", r.Attempts, r.Delays)
@@ -204,9 +204,9 @@ func TestTimeouts(t *testing.T) {
 		}
 	})
 	t.Run("a cooperative tool that gives up at its deadline is a timeout too", func(t *testing.T) {
-		srv := flaky.Start(billing.Handler())
+		srv := toolsafetest.NewUpstream(billing.Handler())
 		defer srv.Close()
-		srv.Always(billing.InvoicePath("INV-1001"), flaky.HangUp())
+		srv.Always(billing.InvoicePath("INV-1001"), toolsafetest.Hang())
 		tool := toolsafe.Wrap(billing.FetchInvoice(srv.URL(), noKeepAlive()),
 			toolsafe.WithRetry(policy.Retry{MaxRetries: 1}),
 			toolsafe.WithTimeout(30*time.Millisecond))
@@ -250,7 +250,7 @@ func TestCancellation(t *testing.T) {
 		tool, srv := billingTool(t,
 			toolsafe.WithRetry(policy.Retry{MaxRetries: 3, Backoff: fixed(time.Hour), MaxWait: 2 * time.Hour}),
 			onRetry(func(context.Context, int, time.Duration) { cancel() }))
-		srv.Always(billing.InvoicePath("INV-1001"), flaky.ResetConn())
+		srv.Always(billing.InvoicePath("INV-1001"), toolsafetest.Reset())
 		out, err := tool.Call(ctx, "INV-1001")
 		if !errors.Is(err, context.Canceled) || out != "" {
 			t.Fatalf("Call = %q, %v; want \"\", context.Canceled", out, err)
@@ -331,7 +331,7 @@ func TestARetryAfterLongerThanMaxWaitEndsTheCallNow(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			tool, srv := billingTool(t, toolsafe.WithTimeout(time.Second),
 				toolsafe.WithRetry(policy.Retry{MaxRetries: 3, Backoff: fixed(time.Millisecond), MaxWait: tt.maxWait}))
-			srv.Always(billing.InvoicePath("INV-1001"), flaky.TooMany(tt.header))
+			srv.Always(billing.InvoicePath("INV-1001"), toolsafetest.TooMany(tt.header))
 			r := tool.Run(context.Background(), "INV-1001")
 			if r.Failure == nil || r.Failure.Wait != tt.want || r.Attempts != 1 || len(r.Delays) != 0 {
 				t.Fatalf("got %+v after %d attempts, delays %v; want a stop after 1 with wait %v",

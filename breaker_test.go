@@ -16,9 +16,9 @@ import (
 
 	"github.com/toolsafe/toolsafe"
 	"github.com/toolsafe/toolsafe/internal/billing"
-	"github.com/toolsafe/toolsafe/internal/flaky"
 	"github.com/toolsafe/toolsafe/middleware"
 	"github.com/toolsafe/toolsafe/policy"
+	"github.com/toolsafe/toolsafe/toolsafetest"
 )
 
 // held is an upstream handler that tells arrived about each request and
@@ -68,7 +68,7 @@ func TestCircuitBreaker(t *testing.T) {
 		tool, srv := billingTool(t,
 			toolsafe.WithRetry(policy.Retry{MaxRetries: 5, Backoff: fixed(time.Millisecond)}),
 			toolsafe.WithCircuitBreaker(cb))
-		srv.Always(path, flaky.ResetConn())
+		srv.Always(path, toolsafetest.Reset())
 
 		r := tool.Run(context.Background(), inv)
 		if kindOf(r) != middleware.KindCircuitOpen || r.Attempts != 3 || srv.Requests(path) != 3 {
@@ -102,7 +102,7 @@ func TestCircuitBreaker(t *testing.T) {
 		t.Parallel()
 		cb := policy.NewCircuitBreaker("billing", policy.Breaker{FailureThreshold: 2, Delay: 50 * time.Millisecond, Probes: 2})
 		tool, srv := billingTool(t, toolsafe.WithCircuitBreaker(cb))
-		srv.Enqueue(path, flaky.ResetConn(), flaky.ResetConn())
+		srv.Enqueue(path, toolsafetest.Reset(), toolsafetest.Reset())
 		tool.Run(context.Background(), inv)
 		tool.Run(context.Background(), inv)
 		if !cb.IsOpen() {
@@ -133,7 +133,7 @@ func TestCircuitBreaker(t *testing.T) {
 	t.Run("half-open lets at most Probes attempts through at once", func(t *testing.T) {
 		t.Parallel()
 		h := holding(billing.Handler())
-		srv := flaky.Start(h)
+		srv := toolsafetest.NewUpstream(h)
 		t.Cleanup(srv.Close)
 		cb := policy.NewCircuitBreaker("billing", policy.Breaker{FailureThreshold: 1, Delay: time.Millisecond, Probes: 2})
 		tool := toolsafe.Wrap(billing.FetchInvoice(srv.URL(), noKeepAlive()), toolsafe.WithCircuitBreaker(cb))
@@ -170,7 +170,7 @@ func TestCircuitBreaker(t *testing.T) {
 		t.Parallel()
 		cb := policy.NewCircuitBreaker("billing", policy.Breaker{FailureThreshold: 2, Delay: time.Millisecond})
 		tool, srv := billingTool(t, toolsafe.WithCircuitBreaker(cb))
-		srv.Enqueue(path, flaky.ResetConn())
+		srv.Enqueue(path, toolsafetest.Reset())
 		tool.Run(context.Background(), inv) // 1 failure of 2
 		for range 3 {
 			// A number that does not exist: the upstream answers 404.
@@ -182,7 +182,7 @@ func TestCircuitBreaker(t *testing.T) {
 			t.Fatalf("breaker %v with %d failures, %d successes; want closed with 1 and 0: tool-errors count neither way",
 				cb.State(), m.Failures(), m.Successes())
 		}
-		srv.Enqueue(path, flaky.ResetConn())
+		srv.Enqueue(path, toolsafetest.Reset())
 		tool.Run(context.Background(), inv)
 		if !cb.IsOpen() {
 			t.Fatalf("breaker %v; want open: the tool-errors between the 2 failures must not reset the count", cb.State())
@@ -205,7 +205,7 @@ func TestCircuitBreaker(t *testing.T) {
 	t.Run("the caller's cancellation does not move it and a cancelled probe gives its permit back", func(t *testing.T) {
 		t.Parallel()
 		h := holding(billing.Handler())
-		srv := flaky.Start(h)
+		srv := toolsafetest.NewUpstream(h)
 		t.Cleanup(srv.Close)
 		cb := policy.NewCircuitBreaker("billing", policy.Breaker{FailureThreshold: 2, Delay: time.Millisecond, Probes: 1})
 		tool := toolsafe.Wrap(billing.FetchInvoice(srv.URL(), noKeepAlive()),
@@ -256,7 +256,7 @@ func TestCircuitBreaker(t *testing.T) {
 		t.Parallel()
 		cb := circuitbreaker.NewBuilder[string]().WithFailureThreshold(1).WithDelay(time.Hour).Build()
 		tool, srv := billingTool(t, toolsafe.WithCircuitBreaker(cb))
-		srv.Always(path, flaky.ResetConn())
+		srv.Always(path, toolsafetest.Reset())
 		tool.Run(context.Background(), inv)
 		r := tool.Run(context.Background(), inv)
 		if kindOf(r) != middleware.KindCircuitOpen || srv.Requests(path) != 1 {
@@ -282,7 +282,7 @@ func TestCircuitBreaker(t *testing.T) {
 		})
 		cb := policy.NewCircuitBreaker("billing", policy.Breaker{FailureThreshold: 1, Delay: time.Millisecond})
 		tool, srv := billingTool(t, toolsafe.WithCircuitBreaker(cb), observe)
-		srv.Enqueue(path, flaky.ResetConn())
+		srv.Enqueue(path, toolsafetest.Reset())
 		tool.Run(context.Background(), inv)
 		waitHalfOpen(cb)
 		tool.Run(context.Background(), inv)
@@ -296,7 +296,7 @@ func TestCircuitBreaker(t *testing.T) {
 		t.Parallel()
 		cb := policy.NewCircuitBreaker("billing", policy.Breaker{FailureThreshold: 1, Delay: time.Hour})
 		tool, srv := billingTool(t, toolsafe.WithCircuitBreaker(cb), toolsafe.WithTimeout(20*time.Millisecond))
-		srv.Enqueue(path, flaky.HangUp())
+		srv.Enqueue(path, toolsafetest.Hang())
 		if r := tool.Run(context.Background(), inv); kindOf(r) != middleware.KindTimeout {
 			t.Fatalf("got %q; want tool-timeout", kindOf(r))
 		}
@@ -334,7 +334,7 @@ func TestStorm(t *testing.T) {
 	retry := policy.Retry{MaxRetries: maxRetries, Backoff: fixed(5 * time.Millisecond)}
 
 	naive, naiveSrv := billingTool(t, toolsafe.WithRetry(retry))
-	naiveSrv.Always(path, flaky.ResetConn())
+	naiveSrv.Always(path, toolsafetest.Reset())
 	naiveKinds := storm(naive)
 	naiveRequests := naiveSrv.Requests(path)
 	t.Logf("naive retries: %d calls, %d upstream requests, %.2f per call, outcomes %v",
@@ -348,7 +348,7 @@ func TestStorm(t *testing.T) {
 		toolsafe.WithRetry(retry),
 		toolsafe.WithCircuitBreaker(cb),
 		toolsafe.WithRetryBudget(budget.NewBuilder().WithMaxRate(0.2).Build()))
-	srv.Always(path, flaky.ResetConn())
+	srv.Always(path, toolsafetest.Reset())
 	kinds := storm(guarded)
 	first := srv.Requests(path)
 	t.Logf("breaker and budget, wave 1: %d calls, %d upstream requests, %.2f per call, outcomes %v",
@@ -382,7 +382,7 @@ func TestRetryBudget(t *testing.T) {
 	const callers = 100
 	release := make(chan struct{})
 	retrying := make(chan struct{}, callers)
-	srv := flaky.Start(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	srv := toolsafetest.NewUpstream(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Header.Get(attemptHeader) == "1" {
 			http.Error(w, "struggling", http.StatusServiceUnavailable)
 			return

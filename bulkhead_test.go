@@ -10,9 +10,9 @@ import (
 
 	"github.com/toolsafe/toolsafe"
 	"github.com/toolsafe/toolsafe/internal/billing"
-	"github.com/toolsafe/toolsafe/internal/flaky"
 	"github.com/toolsafe/toolsafe/middleware"
 	"github.com/toolsafe/toolsafe/policy"
+	"github.com/toolsafe/toolsafe/toolsafetest"
 )
 
 // onAbandonedDone tells done when an abandoned attempt's tool has returned
@@ -34,7 +34,7 @@ func TestBulkhead(t *testing.T) {
 	t.Run("a full bulkhead refuses with tool-busy, not retried", func(t *testing.T) {
 		t.Parallel()
 		h := holding(billing.Handler())
-		srv := flaky.Start(h)
+		srv := toolsafetest.NewUpstream(h)
 		t.Cleanup(srv.Close)
 		bh := policy.NewBulkhead("billing", 1, 0)
 		tool := toolsafe.Wrap(billing.FetchInvoice(srv.URL(), noKeepAlive()),

@@ -17,9 +17,9 @@ import (
 
 	"github.com/toolsafe/toolsafe"
 	"github.com/toolsafe/toolsafe/internal/billing"
-	"github.com/toolsafe/toolsafe/internal/flaky"
 	"github.com/toolsafe/toolsafe/middleware"
 	"github.com/toolsafe/toolsafe/policy"
+	"github.com/toolsafe/toolsafe/toolsafetest"
 )
 
 // scriptedModel is an llms.Model that answers each GenerateContent with the
@@ -62,9 +62,9 @@ func finalAnswer(text string) *llms.ContentResponse {
 // through a real OpenAI-functions agent and executor.
 func TestCallIDsFromAnOpenAIFunctionsAgent(t *testing.T) {
 	tm := newTelemetry(t)
-	srv := flaky.Start(billing.Handler())
+	srv := toolsafetest.NewUpstream(billing.Handler())
 	t.Cleanup(srv.Close)
-	srv.Enqueue(billing.InvoicePath("INV-1002"), flaky.ResetConn())
+	srv.Enqueue(billing.InvoicePath("INV-1002"), toolsafetest.Reset())
 
 	var mu sync.Mutex
 	var results []middleware.Result

@@ -13,9 +13,9 @@ import (
 	"github.com/toolsafe/toolsafe"
 	"github.com/toolsafe/toolsafe/fallback"
 	"github.com/toolsafe/toolsafe/internal/billing"
-	"github.com/toolsafe/toolsafe/internal/flaky"
 	"github.com/toolsafe/toolsafe/middleware"
 	"github.com/toolsafe/toolsafe/policy"
+	"github.com/toolsafe/toolsafe/toolsafetest"
 )
 
 // counting is a tool that counts its calls and answers "cached: " and its
@@ -71,7 +71,7 @@ func TestFallback(t *testing.T) {
 		t.Parallel()
 		var calls atomic.Int32
 		h := holding(billing.Handler())
-		srv := flaky.Start(h)
+		srv := toolsafetest.NewUpstream(h)
 		t.Cleanup(srv.Close)
 		tool := toolsafe.Wrap(billing.FetchInvoice(srv.URL(), noKeepAlive()),
 			toolsafe.WithTimeout(time.Hour),
@@ -91,7 +91,7 @@ func TestFallback(t *testing.T) {
 		grants := middleware.NewGrants()
 		credit := toolsafe.Wrap(counting("issue_credit", &calls), toolsafe.WithApproval(grants), toolsafe.WithDestructive())
 		tool, srv := billingTool(t, toolsafe.WithFallback(fallback.To(credit)))
-		srv.Always(billing.InvoicePath("INV-1001"), flaky.ResetConn())
+		srv.Always(billing.InvoicePath("INV-1001"), toolsafetest.Reset())
 
 		_, err := tool.Call(context.Background(), "INV-1001")
 		ar := paused(t, err)
@@ -109,15 +109,15 @@ func TestFallback(t *testing.T) {
 
 	t.Run("when the alternative fails too the model sees both failures", func(t *testing.T) {
 		t.Parallel()
-		archiveSrv := flaky.Start(billing.Handler())
+		archiveSrv := toolsafetest.NewUpstream(billing.Handler())
 		t.Cleanup(archiveSrv.Close)
-		archiveSrv.Always("", flaky.Unavailable(""))
+		archiveSrv.Always("", toolsafetest.Unavailable(""))
 		archive := middleware.Func("invoice_archive", "old invoices", billing.FetchInvoice(archiveSrv.URL(), noKeepAlive()).Call)
 		tool, srv := billingTool(t,
 			toolsafe.WithRetry(policy.Retry{MaxRetries: 1, Backoff: fixed(time.Millisecond)}),
 			toolsafe.WithFallback(fallback.To(toolsafe.Wrap(archive,
 				toolsafe.WithRetry(policy.Retry{MaxRetries: 2, Backoff: fixed(time.Millisecond)})))))
-		srv.Always("", flaky.ResetConn())
+		srv.Always("", toolsafetest.Reset())
 		r := tool.Run(context.Background(), "INV-1001")
 		f := r.Failure
 		if f == nil || f.Kind != middleware.KindFailed || r.Attempts != 2 || f.FallbackFailure == nil || f.FallbackFailure.Attempts != 3 {

@@ -3,7 +3,6 @@ package toolsafe_test
 import (
 	"context"
 	"errors"
-	"net/http"
 	"slices"
 	"strings"
 	"testing"
@@ -11,20 +10,20 @@ import (
 
 	"github.com/toolsafe/toolsafe"
 	"github.com/toolsafe/toolsafe/internal/billing"
-	"github.com/toolsafe/toolsafe/internal/flaky"
 	"github.com/toolsafe/toolsafe/middleware"
 	"github.com/toolsafe/toolsafe/policy"
+	"github.com/toolsafe/toolsafe/toolsafetest"
 )
 
 // referenceTool is the fetch_invoice tool of DESIGN.md §5 on a real flaky
 // upstream: 3 retries, a 2 s attempt timeout and a backoff without jitter.
-func referenceTool(t *testing.T) (*toolsafe.Tool, *flaky.Server) {
+func referenceTool(t *testing.T) (*toolsafe.Tool, *toolsafetest.Upstream) {
 	t.Helper()
-	srv := flaky.Start(billing.Handler())
+	srv := toolsafetest.NewUpstream(billing.Handler())
 	t.Cleanup(srv.Close)
 	// No keep-alive: net/http silently resends a GET whose reused connection
 	// was reset, which would hide attempts from the count.
-	client := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}
+	client := toolsafetest.NoKeepAliveClient()
 	tool, err := toolsafe.New(billing.FetchInvoice(srv.URL(), client),
 		toolsafe.WithRetry(policy.Retry{MaxRetries: 3, Backoff: policy.Backoff{
 			Base: 500 * time.Millisecond, Max: 8 * time.Second, Multiplier: 2, Jitter: 0.25,
@@ -44,7 +43,7 @@ func TestReferenceScenario(t *testing.T) {
 		tool, srv := referenceTool(t)
 		path := billing.InvoicePath("INV-1001")
 		// A connection reset, "billing API busy" (503, transient), a reset.
-		srv.Enqueue(path, flaky.ResetConn(), flaky.Unavailable(""), flaky.ResetConn())
+		srv.Enqueue(path, toolsafetest.Reset(), toolsafetest.Unavailable(""), toolsafetest.Reset())
 
 		r := tool.Run(context.Background(), `{"number":"INV-1001"}`)
 
@@ -84,7 +83,7 @@ func TestReferenceScenario(t *testing.T) {
 	t.Run("an upstream that never recovers is tool-failed after 4 attempts", func(t *testing.T) {
 		t.Parallel()
 		tool, srv := referenceTool(t)
-		srv.Always(billing.InvoicePath("INV-1002"), flaky.ResetConn())
+		srv.Always(billing.InvoicePath("INV-1002"), toolsafetest.Reset())
 
 		r := tool.Run(context.Background(), `{"number":"INV-1002"}`)
 

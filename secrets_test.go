@@ -22,10 +22,10 @@ import (
 
 	"github.com/toolsafe/toolsafe"
 	"github.com/toolsafe/toolsafe/fallback"
-	"github.com/toolsafe/toolsafe/internal/flaky"
 	"github.com/toolsafe/toolsafe/middleware"
 	"github.com/toolsafe/toolsafe/otelhook"
 	"github.com/toolsafe/toolsafe/policy"
+	"github.com/toolsafe/toolsafe/toolsafetest"
 )
 
 // Secret-looking strings, planted in upstream error bodies, foreign error
@@ -85,7 +85,7 @@ func leaky(name string, call func(ctx context.Context) (string, error)) tools.To
 }
 
 // httpGet is a tool that reads path from srv and classifies the answer.
-func httpGet(srv *flaky.Server, path string) tools.Tool {
+func httpGet(srv *toolsafetest.Upstream, path string) tools.Tool {
 	client := noKeepAlive()
 	return leaky("read_account", func(ctx context.Context) (string, error) {
 		req, err := http.NewRequestWithContext(ctx, http.MethodGet, srv.URL()+path, nil)
@@ -119,11 +119,11 @@ func foreign() error {
 // recording of arguments and results.)
 func TestSecretsStayOut(t *testing.T) {
 	tm := newTelemetry(t)
-	srv := flaky.Start(nil)
+	srv := toolsafetest.NewUpstream(nil)
 	t.Cleanup(srv.Close)
-	srv.Always("/500", flaky.Respond(http.StatusInternalServerError, secretText))
-	srv.Always("/404", flaky.Respond(http.StatusNotFound, secretText))
-	srv.Always("/429", flaky.Step{Action: flaky.Status, Code: http.StatusTooManyRequests, RetryAfter: "3600", Body: secretText})
+	srv.Always("/500", toolsafetest.Respond(http.StatusInternalServerError, secretText))
+	srv.Always("/404", toolsafetest.Respond(http.StatusNotFound, secretText))
+	srv.Always("/429", toolsafetest.Respond(http.StatusTooManyRequests, secretText).WithRetryAfter("3600"))
 
 	traced := func(opts ...toolsafe.Option) []toolsafe.Option {
 		return append([]toolsafe.Option{toolsafe.WithTracing(tm.hook), toolsafe.WithLogger(discardLogger())}, opts...)

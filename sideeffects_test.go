@@ -7,10 +7,10 @@ import (
 	"time"
 
 	"github.com/toolsafe/toolsafe"
-	"github.com/toolsafe/toolsafe/internal/flaky"
 	"github.com/toolsafe/toolsafe/internal/refunds"
 	"github.com/toolsafe/toolsafe/middleware"
 	"github.com/toolsafe/toolsafe/policy"
+	"github.com/toolsafe/toolsafe/toolsafetest"
 )
 
 func TestSideEffects(t *testing.T) {
@@ -20,7 +20,7 @@ func TestSideEffects(t *testing.T) {
 		t.Parallel()
 		tool, srv, ledger := refundTool(t, true, retry, toolsafe.WithSideEffects(middleware.SideEffectsWithKey))
 		// Applied, then the connection is reset: the answer is lost twice.
-		srv.Enqueue(refunds.Path, flaky.ApplyReset(), flaky.ApplyReset())
+		srv.Enqueue(refunds.Path, toolsafetest.ApplyThenReset(), toolsafetest.ApplyThenReset())
 		r := tool.Run(context.Background(), refundInput)
 		if r.Status() != "ok" || r.Attempts != 3 {
 			t.Fatalf("%q after %d attempts (%s); want ok after 3", r.Status(), r.Attempts, r.Observation())
@@ -37,7 +37,7 @@ func TestSideEffects(t *testing.T) {
 		t.Parallel()
 		// The same tool, not marked: what the key and the mark prevent.
 		tool, srv, ledger := refundTool(t, false, retry)
-		srv.Enqueue(refunds.Path, flaky.ApplyReset(), flaky.ApplyReset())
+		srv.Enqueue(refunds.Path, toolsafetest.ApplyThenReset(), toolsafetest.ApplyThenReset())
 		if r := tool.Run(context.Background(), refundInput); r.Status() != "ok" || ledger.Applied() != 3 {
 			t.Fatalf("%q with %d applied; want ok with 3", r.Status(), ledger.Applied())
 		}
@@ -48,7 +48,7 @@ func TestSideEffects(t *testing.T) {
 		tool, srv, _ := refundTool(t, false, retry,
 			toolsafe.WithTimeout(50*time.Millisecond),
 			toolsafe.WithSideEffects(middleware.SideEffectsWithoutKey))
-		srv.Enqueue(refunds.Path, flaky.SlowAnswer(time.Hour))
+		srv.Enqueue(refunds.Path, toolsafetest.Slow(time.Hour))
 		r := tool.Run(context.Background(), refundInput)
 		f := r.Failure
 		if f == nil || f.Kind != middleware.KindTimeout || r.Attempts != 1 || f.Retryable || f.SideEffect != middleware.SideEffectUnknown {
@@ -67,7 +67,7 @@ func TestSideEffects(t *testing.T) {
 	t.Run("without the key a reset after the request was sent is not retried", func(t *testing.T) {
 		t.Parallel()
 		tool, srv, ledger := refundTool(t, false, retry, toolsafe.WithSideEffects(middleware.SideEffectsWithoutKey))
-		srv.Enqueue(refunds.Path, flaky.ApplyReset())
+		srv.Enqueue(refunds.Path, toolsafetest.ApplyThenReset())
 		r := tool.Run(context.Background(), refundInput)
 		if kindOf(r) != middleware.KindFailed || r.Attempts != 1 || r.Failure.SideEffect != middleware.SideEffectUnknown {
 			t.Fatalf("got %+v; want tool-failed after 1 attempt, side effect unknown", r)
@@ -80,7 +80,7 @@ func TestSideEffects(t *testing.T) {
 	t.Run("without the key an answer that proves nothing was applied is retried", func(t *testing.T) {
 		t.Parallel()
 		tool, srv, ledger := refundTool(t, false, retry, toolsafe.WithSideEffects(middleware.SideEffectsWithoutKey))
-		srv.Enqueue(refunds.Path, flaky.Unavailable(""), flaky.TooMany("0"))
+		srv.Enqueue(refunds.Path, toolsafetest.Unavailable(""), toolsafetest.TooMany("0"))
 		r := tool.Run(context.Background(), refundInput)
 		if r.Status() != "ok" || r.Attempts != 3 || ledger.Applied() != 1 {
 			t.Fatalf("%q after %d attempts, %d applied; want ok after 3, 1", r.Status(), r.Attempts, ledger.Applied())
@@ -93,7 +93,7 @@ func TestSideEffects(t *testing.T) {
 			toolsafe.WithRetry(policy.Retry{MaxRetries: 1, Backoff: fixed(time.Millisecond)}),
 			toolsafe.WithSideEffects(middleware.SideEffectsWithKey))
 		// The first attempt may have landed; the second is refused outright.
-		srv.Enqueue(refunds.Path, flaky.ApplyReset(), flaky.Unavailable(""))
+		srv.Enqueue(refunds.Path, toolsafetest.ApplyThenReset(), toolsafetest.Unavailable(""))
 		r := tool.Run(context.Background(), refundInput)
 		if kindOf(r) != middleware.KindFailed || r.Attempts != 2 || r.Failure.SideEffect != middleware.SideEffectUnknown {
 			t.Fatalf("got %+v; want tool-failed after 2, side effect unknown", r)

@@ -12,10 +12,10 @@ import (
 	"github.com/toolsafe/toolsafe"
 	"github.com/toolsafe/toolsafe/fallback"
 	"github.com/toolsafe/toolsafe/internal/billing"
-	"github.com/toolsafe/toolsafe/internal/flaky"
 	"github.com/toolsafe/toolsafe/middleware"
 	"github.com/toolsafe/toolsafe/otelhook"
 	"github.com/toolsafe/toolsafe/policy"
+	"github.com/toolsafe/toolsafe/toolsafetest"
 )
 
 // The resilience layers as the trace shows them: a breaker that opens, a
@@ -31,7 +31,7 @@ func TestTracingOfResilience(t *testing.T) {
 			toolsafe.WithRetry(policy.Retry{MaxRetries: 3, Backoff: fixed(time.Millisecond)}),
 			toolsafe.WithCircuitBreaker(cb),
 			toolsafe.WithTracing(tm.hook))
-		srv.Always(billing.InvoicePath("INV-1001"), flaky.ResetConn())
+		srv.Always(billing.InvoicePath("INV-1001"), toolsafetest.Reset())
 
 		first := tool.Run(context.Background(), invoice)
 		if first.Failure == nil || first.Failure.Kind != middleware.KindCircuitOpen || first.Attempts != 2 {
@@ -78,7 +78,7 @@ func TestTracingOfResilience(t *testing.T) {
 			toolsafe.WithRetry(policy.Retry{MaxRetries: 1, Backoff: fixed(time.Millisecond)}),
 			toolsafe.WithFallback(fallback.To(archive)),
 			toolsafe.WithTracing(tm.hook))
-		srv.Always(billing.InvoicePath("INV-1001"), flaky.ResetConn())
+		srv.Always(billing.InvoicePath("INV-1001"), toolsafetest.Reset())
 
 		r := tool.Run(context.Background(), invoice)
 		if r.Status() != "ok" || r.Fallback != "search_archive" {

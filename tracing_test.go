@@ -21,10 +21,10 @@ import (
 
 	"github.com/toolsafe/toolsafe"
 	"github.com/toolsafe/toolsafe/internal/billing"
-	"github.com/toolsafe/toolsafe/internal/flaky"
 	"github.com/toolsafe/toolsafe/middleware"
 	"github.com/toolsafe/toolsafe/otelhook"
 	"github.com/toolsafe/toolsafe/policy"
+	"github.com/toolsafe/toolsafe/toolsafetest"
 )
 
 // telemetry is an in-memory tracer and meter provider and a Hook on them.
@@ -198,7 +198,7 @@ func TestTracingOfTheReferenceScenario(t *testing.T) {
 		t.Parallel()
 		tm := newTelemetry(t)
 		tool, srv := billingTool(t, retry, toolsafe.WithTracing(tm.hook))
-		srv.Enqueue(billing.InvoicePath("INV-1001"), flaky.ResetConn(), flaky.Unavailable(""), flaky.ResetConn())
+		srv.Enqueue(billing.InvoicePath("INV-1001"), toolsafetest.Reset(), toolsafetest.Unavailable(""), toolsafetest.Reset())
 		if r := tool.Run(context.Background(), invoice); r.Status() != "ok" || r.Attempts != 4 {
 			t.Fatalf("status %q after %d attempts", r.Status(), r.Attempts)
 		}
@@ -239,7 +239,7 @@ func TestTracingOfTheReferenceScenario(t *testing.T) {
 		t.Parallel()
 		tm := newTelemetry(t)
 		tool, srv := billingTool(t, retry, toolsafe.WithTracing(tm.hook))
-		srv.Always(billing.InvoicePath("INV-1001"), flaky.ResetConn())
+		srv.Always(billing.InvoicePath("INV-1001"), toolsafetest.Reset())
 		r := tool.Run(context.Background(), invoice)
 		if r.Failure == nil || r.Failure.Kind != middleware.KindFailed {
 			t.Fatalf("got %v; want tool-failed", r.Failure)
@@ -291,7 +291,7 @@ func TestTracingOfTheReferenceScenario(t *testing.T) {
 			toolsafe.WithRetry(policy.Retry{MaxRetries: 1, Backoff: fixed(time.Millisecond)}),
 			toolsafe.WithTimeout(50*time.Millisecond),
 			toolsafe.WithTracing(tm.hook))
-		srv.Always(billing.InvoicePath("INV-1001"), flaky.HangUp())
+		srv.Always(billing.InvoicePath("INV-1001"), toolsafetest.Hang())
 		r := tool.Run(context.Background(), invoice)
 		if r.Failure == nil || r.Failure.Kind != middleware.KindTimeout || r.Attempts != 2 {
 			t.Fatalf("got %v after %d attempts; want tool-timeout after 2", r.Failure, r.Attempts)
@@ -494,9 +494,9 @@ const (
 )
 
 func TestTelemetryKeepsSecretsOut(t *testing.T) {
-	srv := flaky.Start(billing.Handler())
+	srv := toolsafetest.NewUpstream(billing.Handler())
 	t.Cleanup(srv.Close)
-	srv.Always(billing.InvoicePath("INV-1003"), flaky.Respond(500, secretErr))
+	srv.Always(billing.InvoicePath("INV-1003"), toolsafetest.Respond(500, secretErr))
 	fetch := billing.FetchInvoice(srv.URL(), noKeepAlive())
 	// leaky answers with secrets in its output and in its errors' text.
 	leaky := middleware.Func("leaky", "Answers with secrets.", func(ctx context.Context, input string) (string, error) {
@@ -609,8 +609,8 @@ func TestMetrics(t *testing.T) {
 	tool, srv := billingTool(t,
 		toolsafe.WithRetry(policy.Retry{MaxRetries: 3, Backoff: fixed(time.Millisecond)}),
 		toolsafe.WithTracing(tm.hook))
-	srv.Enqueue(billing.InvoicePath("INV-1001"), flaky.ResetConn(), flaky.ResetConn())
-	srv.Always(billing.InvoicePath("INV-1002"), flaky.ResetConn())
+	srv.Enqueue(billing.InvoicePath("INV-1001"), toolsafetest.Reset(), toolsafetest.Reset())
+	srv.Always(billing.InvoicePath("INV-1002"), toolsafetest.Reset())
 	ctx := context.Background()
 	tool.Run(ctx, "INV-1001") // ok after 3 attempts
 	tool.Run(ctx, "INV-1003") // ok after 1
