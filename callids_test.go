@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/tmc/langchaingo/agents"
-	"github.com/tmc/langchaingo/llms"
 	"github.com/tmc/langchaingo/schema"
 	"github.com/tmc/langchaingo/tools"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
@@ -21,42 +20,6 @@ import (
 	"github.com/toolsafe/toolsafe/policy"
 	"github.com/toolsafe/toolsafe/toolsafetest"
 )
-
-// scriptedModel is an llms.Model that answers each GenerateContent with the
-// next of its turns: tool calls, or a final text.
-type scriptedModel struct {
-	mu    sync.Mutex
-	turns []*llms.ContentResponse
-}
-
-func (m *scriptedModel) GenerateContent(context.Context, []llms.MessageContent, ...llms.CallOption) (*llms.ContentResponse, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if len(m.turns) == 0 {
-		return nil, fmt.Errorf("the script has no more turns")
-	}
-	r := m.turns[0]
-	m.turns = m.turns[1:]
-	return r, nil
-}
-
-func (m *scriptedModel) Call(ctx context.Context, prompt string, opts ...llms.CallOption) (string, error) {
-	return llms.GenerateFromSinglePrompt(ctx, m, prompt, opts...)
-}
-
-// toolCalls is a model turn that calls tools: id, name, arguments, ...
-func toolCalls(calls ...string) *llms.ContentResponse {
-	var tcs []llms.ToolCall
-	for i := 0; i+2 < len(calls); i += 3 {
-		tcs = append(tcs, llms.ToolCall{ID: calls[i], Type: "function",
-			FunctionCall: &llms.FunctionCall{Name: calls[i+1], Arguments: calls[i+2]}})
-	}
-	return &llms.ContentResponse{Choices: []*llms.ContentChoice{{ToolCalls: tcs}}}
-}
-
-func finalAnswer(text string) *llms.ContentResponse {
-	return &llms.ContentResponse{Choices: []*llms.ContentChoice{{Content: text}}}
-}
 
 // The model's tool-call IDs reach Result.CallID and gen_ai.tool.call.id
 // through a real OpenAI-functions agent and executor.
@@ -79,14 +42,14 @@ func TestCallIDsFromAnOpenAIFunctionsAgent(t *testing.T) {
 			mu.Unlock()
 		}))
 
-	model := &scriptedModel{turns: []*llms.ContentResponse{
+	model := toolsafetest.NewModel(
 		// Two calls in one turn, the second one retried, then a third.
-		toolCalls(
-			"call_A1", "fetch_invoice", `{"number":"INV-1001"}`,
-			"call_B2", "fetch_invoice", `{"number":"INV-1002"}`),
-		toolCalls("call_C3", "fetch_invoice", `{"number":"7"}`),
-		finalAnswer("INV-1001 is paid, INV-1002 is overdue; 7 is not an invoice number."),
-	}}
+		toolsafetest.Calls(
+			toolsafetest.ToolCall{Tool: "fetch_invoice", Arguments: `{"number":"INV-1001"}`, ID: "call_A1"},
+			toolsafetest.ToolCall{Tool: "fetch_invoice", Arguments: `{"number":"INV-1002"}`, ID: "call_B2"}),
+		toolsafetest.Calls(toolsafetest.ToolCall{Tool: "fetch_invoice", Arguments: `{"number":"7"}`, ID: "call_C3"}),
+		toolsafetest.Answer("INV-1001 is paid, INV-1002 is overdue; 7 is not an invoice number."),
+	)
 	agent := agents.NewOpenAIFunctionsAgent(model, []tools.Tool{invoice})
 	exec := agents.NewExecutor(agent, agents.WithCallbacksHandler(ids), agents.WithMaxIterations(5))
 	out, err := exec.Call(context.Background(), map[string]any{"input": "What about INV-1001, INV-1002 and 7?"})

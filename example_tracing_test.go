@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/tmc/langchaingo/agents"
-	"github.com/tmc/langchaingo/llms"
 	"github.com/tmc/langchaingo/tools"
 	"go.opentelemetry.io/otel/attribute"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
@@ -17,6 +16,7 @@ import (
 	"github.com/toolsafe/toolsafe/middleware"
 	"github.com/toolsafe/toolsafe/otelhook"
 	"github.com/toolsafe/toolsafe/policy"
+	"github.com/toolsafe/toolsafe/toolsafetest"
 )
 
 // A tool that never recovers: the call span carries the Kind and the
@@ -61,10 +61,10 @@ func ExampleCallIDs() {
 		}))
 
 	// A model that calls the tool once, then answers.
-	model := &scriptedModel{turns: []*llms.ContentResponse{
-		toolCalls("call_mszuSIzqtI65i1wAUOE8w5H4", "lookup", `{"name":"Acme"}`),
-		finalAnswer("Acme is a customer."),
-	}}
+	model := toolsafetest.NewModel(
+		toolsafetest.Calls(toolsafetest.ToolCall{Tool: "lookup", Arguments: `{"name":"Acme"}`, ID: "call_mszuSIzqtI65i1wAUOE8w5H4"}),
+		toolsafetest.Answer("Acme is a customer."),
+	)
 	agent := agents.NewOpenAIFunctionsAgent(model, []tools.Tool{lookup})
 	exec := agents.NewExecutor(agent, agents.WithCallbacksHandler(ids))
 	out, err := exec.Call(context.Background(), map[string]any{"input": "Is Acme a customer?"})
