@@ -13,6 +13,7 @@ import (
 
 	"github.com/toolsafe/toolsafe"
 	"github.com/toolsafe/toolsafe/internal/billing"
+	"github.com/toolsafe/toolsafe/internal/fixture"
 	"github.com/toolsafe/toolsafe/policy"
 	"github.com/toolsafe/toolsafe/toolsafetest"
 )
@@ -24,8 +25,8 @@ func TestExecutorSeesFailuresAsObservations(t *testing.T) {
 	defer srv.Close()
 	srv.Always(billing.InvoicePath("INV-1002"), toolsafetest.Reset())
 
-	bare := billing.FetchInvoice(srv.URL(), noKeepAlive())
-	wrapped := toolsafe.Wrap(bare, toolsafe.WithRetry(policy.Retry{MaxRetries: 2, Backoff: fixed(time.Millisecond)}))
+	bare := billing.FetchInvoice(srv.URL(), toolsafetest.NoKeepAliveClient())
+	wrapped := toolsafe.Wrap(bare, toolsafe.WithRetry(policy.Retry{MaxRetries: 2, Backoff: fixture.Backoff(time.Millisecond)}))
 
 	script := []string{
 		"Thought: I need invoice 7.\nAction: fetch_invoice\nAction Input: {\"number\":\"7\"}",

@@ -14,6 +14,9 @@ import (
 
 	"github.com/toolsafe/toolsafe"
 	"github.com/toolsafe/toolsafe/fallback"
+	"github.com/toolsafe/toolsafe/internal/fixture"
+	"github.com/toolsafe/toolsafe/internal/outcome"
+	"github.com/toolsafe/toolsafe/internal/stub"
 	"github.com/toolsafe/toolsafe/middleware"
 	"github.com/toolsafe/toolsafe/policy"
 )
@@ -38,7 +41,7 @@ func TestApproverNotBoundedByDeadline(t *testing.T) {
 	})
 	w := toolsafe.Wrap(refundCounting(&ran), toolsafe.WithApproval(prompt),
 		toolsafe.WithDeadline(100*time.Millisecond), toolsafe.WithTimeout(50*time.Millisecond))
-	r := runWithin(t, 10*time.Second, w, context.Background(), "A-1")
+	r := outcome.Within(t, 10*time.Second, w, context.Background(), "A-1")
 	close(release)
 	<-decided
 	if f := r.Failure; f == nil || f.Kind != middleware.KindTimeout || f.Timeout != 100*time.Millisecond || f.Attempts != 0 ||
@@ -115,8 +118,8 @@ func TestApprovalTimeoutMessage(t *testing.T) {
 		t.Parallel()
 		var ran, altCalls atomic.Int32
 		w := toolsafe.Wrap(refundCounting(&ran), toolsafe.WithApproval(waits), toolsafe.WithDeadline(50*time.Millisecond),
-			toolsafe.WithFallback(fallback.To(toolsafe.Wrap(counting("issue_credit", &altCalls)))))
-		r := runWithin(t, 10*time.Second, w, context.Background(), "A-1")
+			toolsafe.WithFallback(fallback.To(toolsafe.Wrap(stub.Counting("issue_credit", &altCalls)))))
+		r := outcome.Within(t, 10*time.Second, w, context.Background(), "A-1")
 		f := r.Failure
 		if f == nil || f.Kind != middleware.KindTimeout || f.WaitingFor != middleware.WaitingForApproval || f.Attempts != 0 ||
 			f.SideEffect != middleware.SideEffectNone || f.Retryable || f.Timeout != 50*time.Millisecond {
@@ -146,8 +149,8 @@ func TestApprovalTimeoutMessage(t *testing.T) {
 		})
 		w := toolsafe.Wrap(tool, toolsafe.WithApproval(first), toolsafe.WithDestructive(), toolsafe.WithDeadline(100*time.Millisecond),
 			toolsafe.WithSideEffects(middleware.SideEffectsWithKey), // so the failed attempt is retried
-			toolsafe.WithRetry(policy.Retry{MaxRetries: 2, Backoff: fixed(time.Millisecond)}))
-		r := runWithin(t, 10*time.Second, w, context.Background(), "A-1")
+			toolsafe.WithRetry(policy.Retry{MaxRetries: 2, Backoff: fixture.Backoff(time.Millisecond)}))
+		r := outcome.Within(t, 10*time.Second, w, context.Background(), "A-1")
 		if ran.Load() != 1 || r.Failure == nil || r.Failure.Attempts != 1 {
 			t.Fatalf("got %+v after %d runs; want 1 attempt, then a wait for the second's approval", r, ran.Load())
 		}

@@ -13,51 +13,28 @@ import (
 	"github.com/tmc/langchaingo/tools"
 
 	"github.com/toolsafe/toolsafe"
+	"github.com/toolsafe/toolsafe/internal/fixture"
+	"github.com/toolsafe/toolsafe/internal/outcome"
 	"github.com/toolsafe/toolsafe/internal/refunds"
 	"github.com/toolsafe/toolsafe/middleware"
 	"github.com/toolsafe/toolsafe/policy"
 	"github.com/toolsafe/toolsafe/toolsafetest"
 )
 
-const refundInput = `{"order":"A-1001","amount_eur":25}`
-
-// refundTool is the refund tool on a real flaky upstream, with the options
-// given, and the ledger that counts the refunds applied.
-func refundTool(t *testing.T, sendKey bool, opts ...toolsafe.Option) (*toolsafe.Tool, *toolsafetest.Upstream, *refunds.Ledger) {
-	t.Helper()
-	ledger := refunds.NewLedger()
-	srv := toolsafetest.NewUpstream(ledger.Handler())
-	t.Cleanup(srv.Close)
-	tool, err := toolsafe.New(refunds.Tool(srv.URL(), noKeepAlive(), sendKey), opts...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return tool, srv, ledger
-}
-
-func paused(t *testing.T, err error) *middleware.ApprovalRequired {
-	t.Helper()
-	var ar *middleware.ApprovalRequired
-	if !errors.As(err, &ar) {
-		t.Fatalf("err = %v; want *middleware.ApprovalRequired", err)
-	}
-	return ar
-}
-
 func TestApproval(t *testing.T) {
 	t.Run("without a grant the call pauses and nothing reaches the upstream", func(t *testing.T) {
 		t.Parallel()
 		grants := middleware.NewGrants()
-		tool, srv, _ := refundTool(t, true, toolsafe.WithApproval(grants))
-		out, err := tool.Call(context.Background(), refundInput)
-		ar := paused(t, err)
-		if out != "" || ar.Tool != "refund" || ar.Input != refundInput || ar.Attempt != 1 || ar.CallID == "" {
+		tool, srv, _ := fixture.Refunds(t, true, toolsafe.WithApproval(grants))
+		out, err := tool.Call(context.Background(), fixture.RefundInput)
+		ar := outcome.Paused(t, err)
+		if out != "" || ar.Tool != "refund" || ar.Input != fixture.RefundInput || ar.Attempt != 1 || ar.CallID == "" {
 			t.Errorf("Call = %q, %+v", out, ar)
 		}
-		if r := tool.Run(context.Background(), refundInput); r.Status() != "paused" || r.Attempts != 0 || r.Observation() != "" {
+		if r := tool.Run(context.Background(), fixture.RefundInput); r.Status() != "paused" || r.Attempts != 0 || r.Observation() != "" {
 			t.Errorf("Run: status %q after %d attempts, observation %q; want paused after 0 and none", r.Status(), r.Attempts, r.Observation())
 		}
-		if p := grants.Pending(); len(p) != 1 || p[0].Tool != "refund" || p[0].Input != refundInput {
+		if p := grants.Pending(); len(p) != 1 || p[0].Tool != "refund" || p[0].Input != fixture.RefundInput {
 			t.Errorf("pending %+v; want the refund, once", p)
 		}
 		if srv.Requests("") != 0 {
@@ -68,8 +45,8 @@ func TestApproval(t *testing.T) {
 	t.Run("a grant is used once and only for its exact input", func(t *testing.T) {
 		t.Parallel()
 		grants := middleware.NewGrants()
-		tool, _, ledger := refundTool(t, true, toolsafe.WithApproval(grants))
-		grants.Grant("refund", refundInput)
+		tool, _, ledger := fixture.Refunds(t, true, toolsafe.WithApproval(grants))
+		grants.Grant("refund", fixture.RefundInput)
 		if len(grants.Pending()) != 0 {
 			t.Fatalf("pending %v before any call", grants.Pending())
 		}
@@ -77,10 +54,10 @@ func TestApproval(t *testing.T) {
 		if _, err := tool.Call(context.Background(), other); err == nil {
 			t.Fatal("a grant for 25 EUR approved a refund of 2500 EUR")
 		}
-		if r := tool.Run(context.Background(), refundInput); r.Status() != "ok" {
+		if r := tool.Run(context.Background(), fixture.RefundInput); r.Status() != "ok" {
 			t.Fatalf("the granted call: %q (%s)", r.Status(), r.Observation())
 		}
-		if _, err := tool.Call(context.Background(), refundInput); err == nil {
+		if _, err := tool.Call(context.Background(), fixture.RefundInput); err == nil {
 			t.Fatal("the grant was used twice")
 		}
 		if ledger.Applied() != 1 {
@@ -91,13 +68,13 @@ func TestApproval(t *testing.T) {
 	t.Run("a denial reaches the model as approval-denied", func(t *testing.T) {
 		t.Parallel()
 		grants := middleware.NewGrants()
-		tool, srv, _ := refundTool(t, true, toolsafe.WithApproval(grants))
-		grants.Deny("refund", refundInput)
-		r := tool.Run(context.Background(), refundInput)
-		if kindOf(r) != middleware.KindApprovalDenied || r.Status() != "error" {
-			t.Fatalf("got %q, status %q; want approval-denied, error", kindOf(r), r.Status())
+		tool, srv, _ := fixture.Refunds(t, true, toolsafe.WithApproval(grants))
+		grants.Deny("refund", fixture.RefundInput)
+		r := tool.Run(context.Background(), fixture.RefundInput)
+		if outcome.Kind(r) != middleware.KindApprovalDenied || r.Status() != "error" {
+			t.Fatalf("got %q, status %q; want approval-denied, error", outcome.Kind(r), r.Status())
 		}
-		out, err := tool.Call(context.Background(), refundInput)
+		out, err := tool.Call(context.Background(), fixture.RefundInput)
 		if _, ok := errors.AsType[*middleware.ApprovalRequired](err); !ok {
 			t.Errorf("the denial was used twice: %q, %v", out, err)
 		}
@@ -112,16 +89,16 @@ func TestApproval(t *testing.T) {
 	t.Run("no approval is reused: two attempts of a destructive call need two grants", func(t *testing.T) {
 		t.Parallel()
 		grants := middleware.NewGrants()
-		tool, srv, ledger := refundTool(t, true,
+		tool, srv, ledger := fixture.Refunds(t, true,
 			toolsafe.WithApproval(grants), toolsafe.WithDestructive(),
 			toolsafe.WithSideEffects(middleware.SideEffectsWithKey),
-			toolsafe.WithRetry(policy.Retry{MaxRetries: 2, Backoff: fixed(time.Millisecond)}))
+			toolsafe.WithRetry(policy.Retry{MaxRetries: 2, Backoff: fixture.Backoff(time.Millisecond)}))
 		// The first attempt is applied, but its answer is lost.
 		srv.Enqueue(refunds.Path, toolsafetest.ApplyThenReset())
-		grants.Grant("refund", refundInput)
+		grants.Grant("refund", fixture.RefundInput)
 
-		_, err := tool.Call(context.Background(), refundInput)
-		ar := paused(t, err)
+		_, err := tool.Call(context.Background(), fixture.RefundInput)
+		ar := outcome.Paused(t, err)
 		if ar.Attempt != 2 || !strings.Contains(ar.Reason, "attempt 2") || !strings.Contains(ar.Reason, "may have been applied") {
 			t.Errorf("pause %+v; want attempt 2, saying the first may have been applied", ar)
 		}
@@ -131,8 +108,8 @@ func TestApproval(t *testing.T) {
 
 		// Granted again and resumed: the same call goes on with the same key,
 		// and the upstream applies nothing twice.
-		grants.Grant("refund", refundInput)
-		r := tool.Run(middleware.Resume(context.Background(), ar), refundInput)
+		grants.Grant("refund", fixture.RefundInput)
+		r := tool.Run(middleware.Resume(context.Background(), ar), fixture.RefundInput)
 		if r.Status() != "ok" || r.CallID != ar.CallID {
 			t.Fatalf("resumed: %q, call %s; want ok, call %s (%s)", r.Status(), r.CallID, ar.CallID, r.Observation())
 		}
@@ -144,13 +121,13 @@ func TestApproval(t *testing.T) {
 	t.Run("one grant covers the retries of a call that is not destructive", func(t *testing.T) {
 		t.Parallel()
 		grants := middleware.NewGrants()
-		tool, srv, ledger := refundTool(t, true,
+		tool, srv, ledger := fixture.Refunds(t, true,
 			toolsafe.WithApproval(grants),
 			toolsafe.WithSideEffects(middleware.SideEffectsWithKey),
-			toolsafe.WithRetry(policy.Retry{MaxRetries: 2, Backoff: fixed(time.Millisecond)}))
+			toolsafe.WithRetry(policy.Retry{MaxRetries: 2, Backoff: fixture.Backoff(time.Millisecond)}))
 		srv.Enqueue(refunds.Path, toolsafetest.Reset(), toolsafetest.Reset())
-		grants.Grant("refund", refundInput)
-		r := tool.Run(context.Background(), refundInput)
+		grants.Grant("refund", fixture.RefundInput)
+		r := tool.Run(context.Background(), fixture.RefundInput)
 		if r.Status() != "ok" || r.Attempts != 3 || ledger.Applied() != 1 {
 			t.Fatalf("%q after %d attempts, %d applied; want ok after 3, 1", r.Status(), r.Attempts, ledger.Applied())
 		}
@@ -160,11 +137,11 @@ func TestApproval(t *testing.T) {
 		t.Parallel()
 		grants := middleware.NewGrants()
 		cb := policy.NewCircuitBreaker("refunds", policy.Breaker{FailureThreshold: 1, Delay: time.Millisecond})
-		tool, _, _ := refundTool(t, true, toolsafe.WithApproval(grants), toolsafe.WithCircuitBreaker(cb))
+		tool, _, _ := fixture.Refunds(t, true, toolsafe.WithApproval(grants), toolsafe.WithCircuitBreaker(cb))
 		cb.Open()
-		waitHalfOpen(cb)
+		fixture.HalfOpen(cb)
 		for range 3 {
-			if _, err := tool.Call(context.Background(), refundInput); err == nil {
+			if _, err := tool.Call(context.Background(), fixture.RefundInput); err == nil {
 				t.Fatal("no pause")
 			}
 		}
@@ -172,8 +149,8 @@ func TestApproval(t *testing.T) {
 		if cb.IsClosed() || cb.Metrics().Executions() != 0 {
 			t.Fatalf("breaker %v with %d executions; want still not closed, with 0", cb.State(), cb.Metrics().Executions())
 		}
-		grants.Grant("refund", refundInput)
-		if r := tool.Run(context.Background(), refundInput); r.Status() != "ok" || !cb.IsClosed() {
+		grants.Grant("refund", fixture.RefundInput)
+		if r := tool.Run(context.Background(), fixture.RefundInput); r.Status() != "ok" || !cb.IsClosed() {
 			t.Fatalf("%q, breaker %v; want ok and closed", r.Status(), cb.State())
 		}
 	})
@@ -183,9 +160,9 @@ func TestApproval(t *testing.T) {
 		broken := middleware.ApproverFunc(func(context.Context, middleware.CallInfo) (middleware.Decision, error) {
 			return middleware.Approved, errors.New("approval service unreachable")
 		})
-		tool, srv, _ := refundTool(t, true, toolsafe.WithApproval(broken))
-		_, err := tool.Call(context.Background(), refundInput)
-		if ar := paused(t, err); ar.Err == nil || srv.Requests("") != 0 {
+		tool, srv, _ := fixture.Refunds(t, true, toolsafe.WithApproval(broken))
+		_, err := tool.Call(context.Background(), fixture.RefundInput)
+		if ar := outcome.Paused(t, err); ar.Err == nil || srv.Requests("") != 0 {
 			t.Errorf("pause %+v, %d requests; want the approver's error kept and nothing sent", ar, srv.Requests(""))
 		}
 	})
@@ -207,11 +184,11 @@ func TestApproval(t *testing.T) {
 // finds it in the executor's error.
 func TestApprovalPausesAnAgentRun(t *testing.T) {
 	grants := middleware.NewGrants()
-	refund, _, ledger := refundTool(t, true, toolsafe.WithApproval(grants), toolsafe.WithDestructive())
+	refund, _, ledger := fixture.Refunds(t, true, toolsafe.WithApproval(grants), toolsafe.WithDestructive())
 	var ran atomic.Int32
 	script := []string{
-		"Thought: I must refund order A-1001.\nAction: refund\nAction Input: " + refundInput,
-		"Thought: I must refund order A-1001.\nAction: refund\nAction Input: " + refundInput,
+		"Thought: I must refund order A-1001.\nAction: refund\nAction Input: " + fixture.RefundInput,
+		"Thought: I must refund order A-1001.\nAction: refund\nAction Input: " + fixture.RefundInput,
 		"Thought: The refund is applied.\nFinal Answer: Order A-1001 was refunded 25 EUR.",
 	}
 	llm := fake.NewFakeLLM(script)
@@ -222,7 +199,7 @@ func TestApprovalPausesAnAgentRun(t *testing.T) {
 	}
 
 	_, err := run(context.Background())
-	ar := paused(t, err)
+	ar := outcome.Paused(t, err)
 	if ledger.Applied() != 0 || len(grants.Pending()) != 1 {
 		t.Fatalf("%d applied, pending %v; want 0 and the refund", ledger.Applied(), grants.Pending())
 	}

@@ -13,32 +13,12 @@ import (
 
 	"github.com/toolsafe/toolsafe"
 	"github.com/toolsafe/toolsafe/internal/billing"
+	"github.com/toolsafe/toolsafe/internal/fixture"
+	"github.com/toolsafe/toolsafe/internal/stub"
 	"github.com/toolsafe/toolsafe/middleware"
 	"github.com/toolsafe/toolsafe/policy"
 	"github.com/toolsafe/toolsafe/toolsafetest"
 )
-
-// noKeepAlive is a client whose every request opens a new connection, so
-// net/http never resends a request on its own and attempts can be counted.
-func noKeepAlive() *http.Client {
-	return toolsafetest.NoKeepAliveClient()
-}
-
-// fixed is a backoff with no jitter: exact waits.
-func fixed(base time.Duration) policy.Backoff {
-	return policy.Backoff{Base: base, Multiplier: 2, Rand: func() float64 { return 0 }}
-}
-
-func billingTool(t *testing.T, opts ...toolsafe.Option) (*toolsafe.Tool, *toolsafetest.Upstream) {
-	t.Helper()
-	srv := toolsafetest.NewUpstream(billing.Handler())
-	t.Cleanup(srv.Close)
-	tool, err := toolsafe.New(billing.FetchInvoice(srv.URL(), noKeepAlive()), opts...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return tool, srv
-}
 
 // onRetry adds an observer to every call of the tool.
 func onRetry(f func(ctx context.Context, attempt int, delay time.Duration)) toolsafe.Option {
@@ -73,7 +53,7 @@ func TestHTTPStatusesThroughARealUpstream(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			tool, srv := billingTool(t, toolsafe.WithRetry(policy.Retry{MaxRetries: 3, Backoff: fixed(time.Millisecond)}))
+			tool, srv := fixture.Billing(t, toolsafe.WithRetry(policy.Retry{MaxRetries: 3, Backoff: fixture.Backoff(time.Millisecond)}))
 			srv.Enqueue(billing.InvoicePath("INV-1003"), tt.steps...)
 			r := tool.Run(context.Background(), "INV-1003")
 			var kind middleware.Kind
@@ -89,7 +69,7 @@ func TestHTTPStatusesThroughARealUpstream(t *testing.T) {
 		})
 	}
 	t.Run("404 is the tool's own tool-error", func(t *testing.T) {
-		tool, _ := billingTool(t, toolsafe.WithRetry(policy.Retry{MaxRetries: 3}))
+		tool, _ := fixture.Billing(t, toolsafe.WithRetry(policy.Retry{MaxRetries: 3}))
 		r := tool.Run(context.Background(), `{"number":"INV-9999"}`)
 		if r.Failure == nil || r.Failure.Kind != middleware.KindToolError || r.Attempts != 1 {
 			t.Fatalf("got %v after %d attempts; want tool-error after 1", r.Failure, r.Attempts)
@@ -103,7 +83,7 @@ func TestHTTPStatusesThroughARealUpstream(t *testing.T) {
 func TestRetryAfter(t *testing.T) {
 	t.Run("delay-seconds is waited for even when the backoff is shorter", func(t *testing.T) {
 		t.Parallel()
-		tool, srv := billingTool(t, toolsafe.WithRetry(policy.Retry{MaxRetries: 2, Backoff: fixed(10 * time.Millisecond)}))
+		tool, srv := fixture.Billing(t, toolsafe.WithRetry(policy.Retry{MaxRetries: 2, Backoff: fixture.Backoff(10 * time.Millisecond)}))
 		srv.Enqueue(billing.InvoicePath("INV-1001"), toolsafetest.TooMany("1"))
 		r := tool.Run(context.Background(), "INV-1001")
 		if r.Status() != "ok" || !slices.Equal(r.Delays, []time.Duration{time.Second}) {
@@ -112,7 +92,7 @@ func TestRetryAfter(t *testing.T) {
 	})
 	t.Run("an HTTP-date is waited for", func(t *testing.T) {
 		t.Parallel()
-		tool, srv := billingTool(t, toolsafe.WithRetry(policy.Retry{MaxRetries: 2, Backoff: fixed(time.Millisecond)}))
+		tool, srv := fixture.Billing(t, toolsafe.WithRetry(policy.Retry{MaxRetries: 2, Backoff: fixture.Backoff(time.Millisecond)}))
 		date := time.Now().Add(2 * time.Second).UTC().Format(http.TimeFormat)
 		srv.Enqueue(billing.InvoicePath("INV-1001"), toolsafetest.Unavailable(date))
 		r := tool.Run(context.Background(), "INV-1001")
@@ -123,8 +103,8 @@ func TestRetryAfter(t *testing.T) {
 	})
 	t.Run("a wait longer than the deadline ends the call now and says how long", func(t *testing.T) {
 		t.Parallel()
-		tool, srv := billingTool(t,
-			toolsafe.WithRetry(policy.Retry{MaxRetries: 3, Backoff: fixed(time.Millisecond)}),
+		tool, srv := fixture.Billing(t,
+			toolsafe.WithRetry(policy.Retry{MaxRetries: 3, Backoff: fixture.Backoff(time.Millisecond)}),
 			toolsafe.WithDeadline(5*time.Second))
 		srv.Enqueue(billing.InvoicePath("INV-1001"), toolsafetest.TooMany("120"))
 		r := tool.Run(context.Background(), "INV-1001")
@@ -141,8 +121,8 @@ func TestRetryAfter(t *testing.T) {
 	})
 	t.Run("a backoff that would end after the deadline is not scheduled", func(t *testing.T) {
 		t.Parallel()
-		tool, srv := billingTool(t,
-			toolsafe.WithRetry(policy.Retry{MaxRetries: 3, Backoff: fixed(time.Hour), MaxWait: 2 * time.Hour}),
+		tool, srv := fixture.Billing(t,
+			toolsafe.WithRetry(policy.Retry{MaxRetries: 3, Backoff: fixture.Backoff(time.Hour), MaxWait: 2 * time.Hour}),
 			toolsafe.WithDeadline(5*time.Second))
 		srv.Always(billing.InvoicePath("INV-1001"), toolsafetest.Reset())
 		r := tool.Run(context.Background(), "INV-1001")
@@ -152,7 +132,7 @@ func TestRetryAfter(t *testing.T) {
 	})
 	t.Run("MaxDuration caps the retrying like a deadline", func(t *testing.T) {
 		t.Parallel()
-		tool, srv := billingTool(t, toolsafe.WithRetry(policy.Retry{MaxRetries: 5, Backoff: fixed(time.Minute), MaxDuration: time.Second}))
+		tool, srv := fixture.Billing(t, toolsafe.WithRetry(policy.Retry{MaxRetries: 5, Backoff: fixture.Backoff(time.Minute), MaxDuration: time.Second}))
 		srv.Always(billing.InvoicePath("INV-1001"), toolsafetest.Reset())
 		r := tool.Run(context.Background(), "INV-1001")
 		if r.Attempts != 1 || len(r.Delays) != 0 {
@@ -161,24 +141,12 @@ func TestRetryAfter(t *testing.T) {
 	})
 }
 
-// stuck is a tool that ignores its context and blocks until release is
-// closed.
-func stuck(release <-chan struct{}, calls chan<- struct{}) tools.Tool {
-	return middleware.Func("stuck", "never answers", func(context.Context, string) (string, error) {
-		if calls != nil {
-			calls <- struct{}{}
-		}
-		<-release
-		return "late", nil
-	})
-}
-
 func TestTimeouts(t *testing.T) {
 	t.Run("a tool that ignores its context times out on every attempt", func(t *testing.T) {
 		release := make(chan struct{})
 		defer close(release) // goleak in TestMain proves the abandoned attempts end
-		tool := toolsafe.Wrap(stuck(release, nil),
-			toolsafe.WithRetry(policy.Retry{MaxRetries: 2, Backoff: fixed(time.Millisecond)}),
+		tool := toolsafe.Wrap(stub.Stuck(release, nil),
+			toolsafe.WithRetry(policy.Retry{MaxRetries: 2, Backoff: fixture.Backoff(time.Millisecond)}),
 			toolsafe.WithTimeout(20*time.Millisecond))
 		r := tool.Run(context.Background(), "x")
 		f := r.Failure
@@ -195,7 +163,7 @@ func TestTimeouts(t *testing.T) {
 	t.Run("the deadline holds a tool that ignores its context and has no attempt timeout", func(t *testing.T) {
 		release := make(chan struct{})
 		defer close(release)
-		tool := toolsafe.Wrap(stuck(release, nil),
+		tool := toolsafe.Wrap(stub.Stuck(release, nil),
 			toolsafe.WithRetry(policy.Retry{MaxRetries: 2}),
 			toolsafe.WithDeadline(30*time.Millisecond))
 		r := tool.Run(context.Background(), "x")
@@ -207,7 +175,7 @@ func TestTimeouts(t *testing.T) {
 		srv := toolsafetest.NewUpstream(billing.Handler())
 		defer srv.Close()
 		srv.Always(billing.InvoicePath("INV-1001"), toolsafetest.Hang())
-		tool := toolsafe.Wrap(billing.FetchInvoice(srv.URL(), noKeepAlive()),
+		tool := toolsafe.Wrap(billing.FetchInvoice(srv.URL(), toolsafetest.NoKeepAliveClient()),
 			toolsafe.WithRetry(policy.Retry{MaxRetries: 1}),
 			toolsafe.WithTimeout(30*time.Millisecond))
 		r := tool.Run(context.Background(), "INV-1001")
@@ -247,8 +215,8 @@ func TestCancellation(t *testing.T) {
 		ctx, cancel := context.WithCancel(context.Background())
 		defer cancel()
 		// The wait is an hour: only the cancellation can end it.
-		tool, srv := billingTool(t,
-			toolsafe.WithRetry(policy.Retry{MaxRetries: 3, Backoff: fixed(time.Hour), MaxWait: 2 * time.Hour}),
+		tool, srv := fixture.Billing(t,
+			toolsafe.WithRetry(policy.Retry{MaxRetries: 3, Backoff: fixture.Backoff(time.Hour), MaxWait: 2 * time.Hour}),
 			onRetry(func(context.Context, int, time.Duration) { cancel() }))
 		srv.Always(billing.InvoicePath("INV-1001"), toolsafetest.Reset())
 		out, err := tool.Call(ctx, "INV-1001")
@@ -265,7 +233,7 @@ func TestCancellation(t *testing.T) {
 		calls := make(chan struct{})
 		ctx, cancel := context.WithCancel(context.Background())
 		go func() { <-calls; cancel() }()
-		r := toolsafe.Wrap(stuck(release, calls), toolsafe.WithRetry(policy.Retry{MaxRetries: 3})).Run(ctx, "x")
+		r := toolsafe.Wrap(stub.Stuck(release, calls), toolsafe.WithRetry(policy.Retry{MaxRetries: 3})).Run(ctx, "x")
 		if r.Failure == nil || r.Failure.Kind != middleware.KindCanceled || r.Status() != "error" || r.Observation() != "" {
 			t.Fatalf("got %+v; want canceled with no observation", r)
 		}
@@ -278,7 +246,7 @@ func TestCancellation(t *testing.T) {
 		defer close(release)
 		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
 		defer cancel()
-		_, err := toolsafe.Wrap(stuck(release, nil), toolsafe.WithDeadline(time.Hour)).Call(ctx, "x")
+		_, err := toolsafe.Wrap(stub.Stuck(release, nil), toolsafe.WithDeadline(time.Hour)).Call(ctx, "x")
 		if !errors.Is(err, context.DeadlineExceeded) {
 			t.Fatalf("err = %v; want context.DeadlineExceeded", err)
 		}
@@ -329,8 +297,8 @@ func TestARetryAfterLongerThanMaxWaitEndsTheCallNow(t *testing.T) {
 		{"ten seconds, with a max wait of five", 5 * time.Second, "10", 10 * time.Second},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			tool, srv := billingTool(t, toolsafe.WithTimeout(time.Second),
-				toolsafe.WithRetry(policy.Retry{MaxRetries: 3, Backoff: fixed(time.Millisecond), MaxWait: tt.maxWait}))
+			tool, srv := fixture.Billing(t, toolsafe.WithTimeout(time.Second),
+				toolsafe.WithRetry(policy.Retry{MaxRetries: 3, Backoff: fixture.Backoff(time.Millisecond), MaxWait: tt.maxWait}))
 			srv.Always(billing.InvoicePath("INV-1001"), toolsafetest.TooMany(tt.header))
 			r := tool.Run(context.Background(), "INV-1001")
 			if r.Failure == nil || r.Failure.Wait != tt.want || r.Attempts != 1 || len(r.Delays) != 0 {

@@ -16,6 +16,8 @@ import (
 
 	"github.com/toolsafe/toolsafe"
 	"github.com/toolsafe/toolsafe/internal/billing"
+	"github.com/toolsafe/toolsafe/internal/fixture"
+	"github.com/toolsafe/toolsafe/internal/telemetry"
 	"github.com/toolsafe/toolsafe/middleware"
 	"github.com/toolsafe/toolsafe/policy"
 	"github.com/toolsafe/toolsafe/toolsafetest"
@@ -24,7 +26,7 @@ import (
 // The model's tool-call IDs reach Result.CallID and gen_ai.tool.call.id
 // through a real OpenAI-functions agent and executor.
 func TestCallIDsFromAnOpenAIFunctionsAgent(t *testing.T) {
-	tm := newTelemetry(t)
+	tm := telemetry.New(t)
 	srv := toolsafetest.NewUpstream(billing.Handler())
 	t.Cleanup(srv.Close)
 	srv.Enqueue(billing.InvoicePath("INV-1002"), toolsafetest.Reset())
@@ -32,10 +34,10 @@ func TestCallIDsFromAnOpenAIFunctionsAgent(t *testing.T) {
 	var mu sync.Mutex
 	var results []middleware.Result
 	ids := toolsafe.NewCallIDs()
-	invoice := toolsafe.Wrap(billing.FetchInvoice(srv.URL(), noKeepAlive()),
-		toolsafe.WithRetry(policy.Retry{MaxRetries: 2, Backoff: fixed(time.Millisecond)}),
+	invoice := toolsafe.Wrap(billing.FetchInvoice(srv.URL(), toolsafetest.NoKeepAliveClient()),
+		toolsafe.WithRetry(policy.Retry{MaxRetries: 2, Backoff: fixture.Backoff(time.Millisecond)}),
 		toolsafe.WithCallIDs(ids),
-		toolsafe.WithTracing(tm.hook),
+		toolsafe.WithTracing(tm.Hook),
 		toolsafe.WithOnResult(func(_ context.Context, r middleware.Result) {
 			mu.Lock()
 			results = append(results, r)
@@ -72,13 +74,13 @@ func TestCallIDsFromAnOpenAIFunctionsAgent(t *testing.T) {
 	}
 
 	var spanIDs []string
-	ended := tm.spans.Ended()
+	ended := tm.Spans.Ended()
 	slices.SortFunc(ended, func(a, b sdktrace.ReadOnlySpan) int { return a.StartTime().Compare(b.StartTime()) })
 	for _, s := range ended {
 		if !strings.HasPrefix(s.Name(), "execute_tool ") {
 			continue
 		}
-		v, _ := attrOf(s.Attributes(), keyCallID)
+		v, _ := telemetry.Attr(s.Attributes(), keyCallID)
 		spanIDs = append(spanIDs, v.AsString())
 	}
 	if want := []string{"call_A1", "call_B2", "call_C3"}; !slices.Equal(spanIDs, want) {

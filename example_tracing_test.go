@@ -13,6 +13,7 @@ import (
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
 	"github.com/toolsafe/toolsafe"
+	"github.com/toolsafe/toolsafe/internal/telemetry"
 	"github.com/toolsafe/toolsafe/middleware"
 	"github.com/toolsafe/toolsafe/otelhook"
 	"github.com/toolsafe/toolsafe/policy"
@@ -79,7 +80,7 @@ func ExampleCallIDs() {
 func show(s sdktrace.ReadOnlySpan, keys ...attribute.Key) []string {
 	var out []string
 	for _, k := range keys {
-		if v, ok := attrOf(s.Attributes(), k); ok {
+		if v, ok := telemetry.Attr(s.Attributes(), k); ok {
 			out = append(out, string(k)+"="+v.Emit())
 		}
 	}

@@ -3,62 +3,22 @@ package toolsafe_test
 import (
 	"context"
 	"errors"
-	"log/slog"
-	"net"
 	"slices"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 
-	"github.com/tmc/langchaingo/tools"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
 	"github.com/toolsafe/toolsafe"
 	"github.com/toolsafe/toolsafe/fallback"
+	"github.com/toolsafe/toolsafe/internal/fixture"
+	"github.com/toolsafe/toolsafe/internal/outcome"
+	"github.com/toolsafe/toolsafe/internal/stub"
 	"github.com/toolsafe/toolsafe/middleware"
 	"github.com/toolsafe/toolsafe/otelhook"
 )
-
-// quiet is a logger for tests whose failures log on purpose.
-var quiet = slog.New(slog.DiscardHandler)
-
-// runWithin runs w with input on ctx and returns its Result, failing the test
-// at once if it has not returned after d: a generous bound, for calls that
-// used to hang.
-func runWithin(t *testing.T, d time.Duration, w *toolsafe.Tool, ctx context.Context, input string) middleware.Result {
-	t.Helper()
-	done := make(chan middleware.Result, 1)
-	go func() { done <- w.Run(ctx, input) }()
-	select {
-	case r := <-done:
-		return r
-	case <-time.After(d):
-		t.Fatalf("%s did not return within %v", w.Name(), d)
-	}
-	panic("unreachable")
-}
-
-// refusing is a tool whose every call fails with a refused connection,
-// counted in calls.
-func refusing(name string, calls *atomic.Int32) tools.Tool {
-	return middleware.Func(name, "always down", func(context.Context, string) (string, error) {
-		calls.Add(1)
-		return "", &net.OpError{Op: "dial", Net: "tcp", Err: syscall.ECONNREFUSED}
-	})
-}
-
-// ignoring is a plain tool that ignores its context: it answers only once
-// release is closed (by the test's cleanup), so only toolsafe can bound it.
-func ignoring(t *testing.T, name string) tools.Tool {
-	release := make(chan struct{})
-	t.Cleanup(func() { close(release) })
-	return middleware.Func(name, "ignores its context", func(context.Context, string) (string, error) {
-		<-release
-		return "late", nil
-	})
-}
 
 // A plain alternative runs like an attempt of the primary: bounded by the
 // primary's attempt timeout, else by its deadline, else by the caller's
@@ -67,10 +27,10 @@ func TestDeadlineCoversPlainFallback(t *testing.T) {
 	t.Run("the primary's attempt timeout bounds it", func(t *testing.T) {
 		t.Parallel()
 		var calls atomic.Int32
-		w := toolsafe.Wrap(refusing("fetch_invoice", &calls),
+		w := toolsafe.Wrap(stub.Refusing("fetch_invoice", &calls),
 			toolsafe.WithDeadline(time.Second), toolsafe.WithTimeout(50*time.Millisecond),
-			toolsafe.WithFallback(fallback.To(ignoring(t, "invoice_cache"))))
-		r := runWithin(t, 10*time.Second, w, context.Background(), "INV-1")
+			toolsafe.WithFallback(fallback.To(stub.Ignoring(t, "invoice_cache"))))
+		r := outcome.Within(t, 10*time.Second, w, context.Background(), "INV-1")
 		if r.Fallback != "invoice_cache" || r.Failure == nil || r.Failure.Kind != middleware.KindFailed {
 			t.Fatalf("got %+v; want fetch_invoice's tool-failed after routing to invoice_cache", r)
 		}
@@ -88,9 +48,9 @@ func TestDeadlineCoversPlainFallback(t *testing.T) {
 	t.Run("without an attempt timeout, the primary's deadline bounds it", func(t *testing.T) {
 		t.Parallel()
 		var calls atomic.Int32
-		w := toolsafe.Wrap(refusing("fetch_invoice", &calls), toolsafe.WithDeadline(80*time.Millisecond),
-			toolsafe.WithFallback(fallback.To(ignoring(t, "invoice_cache"))))
-		r := runWithin(t, 10*time.Second, w, context.Background(), "INV-1")
+		w := toolsafe.Wrap(stub.Refusing("fetch_invoice", &calls), toolsafe.WithDeadline(80*time.Millisecond),
+			toolsafe.WithFallback(fallback.To(stub.Ignoring(t, "invoice_cache"))))
+		r := outcome.Within(t, 10*time.Second, w, context.Background(), "INV-1")
 		ff := r.Failure.FallbackFailure
 		if ff == nil || ff.Kind != middleware.KindTimeout || ff.Timeout != 80*time.Millisecond || ff.Retryable {
 			t.Fatalf("fallback failure %+v; want invoice_cache's tool-timeout at its 80ms deadline, not retryable", ff)
@@ -105,7 +65,7 @@ func TestDeadlineCoversPlainFallback(t *testing.T) {
 	t.Run("with neither, the caller's context bounds it", func(t *testing.T) {
 		t.Parallel()
 		var calls atomic.Int32
-		w := toolsafe.Wrap(refusing("fetch_invoice", &calls), toolsafe.WithFallback(fallback.To(ignoring(t, "invoice_cache"))))
+		w := toolsafe.Wrap(stub.Refusing("fetch_invoice", &calls), toolsafe.WithFallback(fallback.To(stub.Ignoring(t, "invoice_cache"))))
 		ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
 		defer cancel()
 		done := make(chan error, 1)
@@ -123,9 +83,9 @@ func TestDeadlineCoversPlainFallback(t *testing.T) {
 	t.Run("a *toolsafe.Tool alternative keeps its own limits", func(t *testing.T) {
 		t.Parallel()
 		var calls atomic.Int32
-		alt := toolsafe.Wrap(ignoring(t, "invoice_cache"), toolsafe.WithTimeout(30*time.Millisecond))
-		w := toolsafe.Wrap(refusing("fetch_invoice", &calls), toolsafe.WithTimeout(time.Second), toolsafe.WithFallback(fallback.To(alt)))
-		r := runWithin(t, 10*time.Second, w, context.Background(), "INV-1")
+		alt := toolsafe.Wrap(stub.Ignoring(t, "invoice_cache"), toolsafe.WithTimeout(30*time.Millisecond))
+		w := toolsafe.Wrap(stub.Refusing("fetch_invoice", &calls), toolsafe.WithTimeout(time.Second), toolsafe.WithFallback(fallback.To(alt)))
+		r := outcome.Within(t, 10*time.Second, w, context.Background(), "INV-1")
 		if ff := r.Failure.FallbackFailure; ff == nil || ff.Kind != middleware.KindTimeout || ff.Timeout != 30*time.Millisecond {
 			t.Fatalf("fallback failure %+v; want invoice_cache's own 30ms tool-timeout", ff)
 		}
@@ -138,7 +98,7 @@ func TestDeadlineCoversPlainFallback(t *testing.T) {
 		t.Cleanup(func() { _ = tp.Shutdown(context.Background()) })
 		var calls atomic.Int32
 		alt := middleware.Func("invoice_cache", "", func(context.Context, string) (string, error) { return "cached", nil })
-		w := toolsafe.Wrap(refusing("fetch_invoice", &calls), toolsafe.WithTimeout(time.Second),
+		w := toolsafe.Wrap(stub.Refusing("fetch_invoice", &calls), toolsafe.WithTimeout(time.Second),
 			toolsafe.WithFallback(fallback.To(alt)), toolsafe.WithTracing(otelhook.New(otelhook.WithTracerProvider(tp))))
 		if r := w.Run(context.Background(), "INV-1"); r.Status() != "ok" || r.Output != "cached" || r.Fallback != "invoice_cache" {
 			t.Fatalf("got %+v; want ok from invoice_cache", r)
@@ -159,8 +119,8 @@ func TestDeadlineCoversPlainFallback(t *testing.T) {
 func TestPlainFallbackPanicIsRecovered(t *testing.T) {
 	var calls atomic.Int32
 	alt := middleware.Func("invoice_cache", "buggy", func(context.Context, string) (string, error) { panic("bug") })
-	w := toolsafe.Wrap(refusing("fetch_invoice", &calls), toolsafe.WithFallback(fallback.To(alt)), toolsafe.WithLogger(quiet))
-	r := runWithin(t, 10*time.Second, w, context.Background(), "INV-1")
+	w := toolsafe.Wrap(stub.Refusing("fetch_invoice", &calls), toolsafe.WithFallback(fallback.To(alt)), toolsafe.WithLogger(fixture.Quiet()))
+	r := outcome.Within(t, 10*time.Second, w, context.Background(), "INV-1")
 	if ff := r.Failure.FallbackFailure; ff == nil || ff.Kind != middleware.KindPanic || ff.Tool != "invoice_cache" {
 		t.Fatalf("fallback failure %+v; want invoice_cache's tool-panic", ff)
 	}
@@ -183,12 +143,12 @@ func TestFallbackCycleInCode(t *testing.T) {
 			proxyCalls.Add(1)
 			return lookup.Call(ctx, in)
 		})
-		search := toolsafe.Wrap(refusing("search", &searchCalls), toolsafe.WithDeadline(time.Second),
-			toolsafe.WithFallback(fallback.To(toLookup)), toolsafe.WithLogger(quiet))
-		lookup = toolsafe.Wrap(refusing("lookup", &lookupCalls), toolsafe.WithDeadline(time.Second),
-			toolsafe.WithFallback(fallback.To(search)), toolsafe.WithLogger(quiet))
+		search := toolsafe.Wrap(stub.Refusing("search", &searchCalls), toolsafe.WithDeadline(time.Second),
+			toolsafe.WithFallback(fallback.To(toLookup)), toolsafe.WithLogger(fixture.Quiet()))
+		lookup = toolsafe.Wrap(stub.Refusing("lookup", &lookupCalls), toolsafe.WithDeadline(time.Second),
+			toolsafe.WithFallback(fallback.To(search)), toolsafe.WithLogger(fixture.Quiet()))
 
-		r := runWithin(t, 10*time.Second, lookup, context.Background(), "T-7")
+		r := outcome.Within(t, 10*time.Second, lookup, context.Background(), "T-7")
 		if lookupCalls.Load() != 1 || searchCalls.Load() != 1 || proxyCalls.Load() != 0 {
 			t.Fatalf("lookup called %d times, search %d, the proxy of lookup %d; want 1, 1, 0",
 				lookupCalls.Load(), searchCalls.Load(), proxyCalls.Load())
@@ -212,10 +172,10 @@ func TestFallbackCycleInCode(t *testing.T) {
 			proxyCalls.Add(1)
 			return lookup.Call(ctx, in)
 		})
-		search := toolsafe.Wrap(refusing("search", &searchCalls), toolsafe.WithFallback(fallback.To(proxy)), toolsafe.WithLogger(quiet))
-		lookup = toolsafe.Wrap(refusing("lookup", &lookupCalls), toolsafe.WithFallback(fallback.To(search)), toolsafe.WithLogger(quiet))
+		search := toolsafe.Wrap(stub.Refusing("search", &searchCalls), toolsafe.WithFallback(fallback.To(proxy)), toolsafe.WithLogger(fixture.Quiet()))
+		lookup = toolsafe.Wrap(stub.Refusing("lookup", &lookupCalls), toolsafe.WithFallback(fallback.To(search)), toolsafe.WithLogger(fixture.Quiet()))
 
-		r := runWithin(t, 10*time.Second, lookup, context.Background(), "T-7")
+		r := outcome.Within(t, 10*time.Second, lookup, context.Background(), "T-7")
 		if lookupCalls.Load() != 2 || searchCalls.Load() != 1 || proxyCalls.Load() != 1 {
 			t.Fatalf("lookup called %d times, search %d, the proxy %d; want 2, 1, 1",
 				lookupCalls.Load(), searchCalls.Load(), proxyCalls.Load())
@@ -232,8 +192,8 @@ func TestFallbackCycleInCode(t *testing.T) {
 	t.Run("a fallback to a tool of the same name is not taken", func(t *testing.T) {
 		t.Parallel()
 		var lookupCalls, altCalls atomic.Int32
-		w := toolsafe.Wrap(refusing("lookup", &lookupCalls), toolsafe.WithFallback(fallback.To(refusing("lookup", &altCalls))),
-			toolsafe.WithLogger(quiet))
+		w := toolsafe.Wrap(stub.Refusing("lookup", &lookupCalls), toolsafe.WithFallback(fallback.To(stub.Refusing("lookup", &altCalls))),
+			toolsafe.WithLogger(fixture.Quiet()))
 		r := w.Run(context.Background(), "T-7")
 		if lookupCalls.Load() != 1 || altCalls.Load() != 0 || r.Fallback != "" || r.Failure == nil || r.Failure.FallbackSkipped != "lookup" {
 			t.Fatalf("got %+v, lookup called %d times, its namesake %d; want lookup's failure, the namesake not called",
