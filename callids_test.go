@@ -12,6 +12,7 @@ import (
 	"github.com/tmc/langchaingo/agents"
 	"github.com/tmc/langchaingo/schema"
 	"github.com/tmc/langchaingo/tools"
+	"go.opentelemetry.io/otel/attribute"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 
 	"github.com/toolsafe/toolsafe"
@@ -80,7 +81,7 @@ func TestCallIDsFromAnOpenAIFunctionsAgent(t *testing.T) {
 		if !strings.HasPrefix(s.Name(), "execute_tool ") {
 			continue
 		}
-		v, _ := telemetry.Attr(s.Attributes(), keyCallID)
+		v, _ := telemetry.Attr(s.Attributes(), attribute.Key("gen_ai.tool.call.id"))
 		spanIDs = append(spanIDs, v.AsString())
 	}
 	if want := []string{"call_A1", "call_B2", "call_C3"}; !slices.Equal(spanIDs, want) {

@@ -1,6 +1,7 @@
 package middleware_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"log/slog"
@@ -11,7 +12,15 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tmc/langchaingo/tools"
+
+	"github.com/toolsafe/toolsafe"
+	"github.com/toolsafe/toolsafe/fallback"
+	"github.com/toolsafe/toolsafe/internal/fixture"
+	"github.com/toolsafe/toolsafe/internal/outcome"
+	"github.com/toolsafe/toolsafe/internal/stub"
 	"github.com/toolsafe/toolsafe/middleware"
+	"github.com/toolsafe/toolsafe/policy"
 )
 
 // The gate returns when its context ends even if the approver ignores it,
@@ -122,5 +131,165 @@ func lastWaiting(ctx context.Context) func() middleware.WaitingFor {
 		mu.Lock()
 		defer mu.Unlock()
 		return last
+	}
+}
+
+// refundCounting is a refund tool that counts the times it ran.
+func refundCounting(ran *atomic.Int32) tools.Tool {
+	return middleware.Func("refund", "Refunds an order.", func(_ context.Context, in string) (string, error) {
+		ran.Add(1)
+		return "refunded " + in, nil
+	})
+}
+
+// An approver that ignores its context (a synchronous prompt to a person)
+// cannot hold the call past its deadline, and its late answer is dropped.
+func TestApproverNotBoundedByDeadline(t *testing.T) {
+	var ran atomic.Int32
+	release, decided := make(chan struct{}), make(chan struct{})
+	prompt := middleware.ApproverFunc(func(context.Context, middleware.CallInfo) (middleware.Decision, error) {
+		defer close(decided)
+		<-release
+		return middleware.Approved, nil // too late
+	})
+	w := toolsafe.Wrap(refundCounting(&ran), toolsafe.WithApproval(prompt),
+		toolsafe.WithDeadline(100*time.Millisecond), toolsafe.WithTimeout(50*time.Millisecond))
+	r := outcome.Within(t, 10*time.Second, w, context.Background(), "A-1")
+	close(release)
+	<-decided
+	if f := r.Failure; f == nil || f.Kind != middleware.KindTimeout || f.Timeout != 100*time.Millisecond || f.Attempts != 0 ||
+		f.SideEffect != middleware.SideEffectNone || f.Retryable {
+		t.Fatalf("got %+v; want a tool-timeout at the 100ms deadline, no attempt, no side effect", r)
+	}
+	if ran.Load() != 0 {
+		t.Errorf("the tool ran %d times; want 0: the approval came after the call ended", ran.Load())
+	}
+}
+
+// A panicking approver fails closed: the call pauses with the approver's
+// failure as ApprovalRequired.Err, the tool never runs, the panic and its
+// type and stack are logged at ERROR (its value may hold a secret: only at
+// DEBUG).
+func TestApproverPanicFailsClosed(t *testing.T) {
+	for name, ctx := range map[string]context.Context{
+		"without a deadline": context.Background(),
+		"with a deadline":    nil,
+	} {
+		t.Run(name, func(t *testing.T) {
+			var ran atomic.Int32
+			var logs bytes.Buffer
+			opts := []toolsafe.Option{
+				toolsafe.WithApproval(middleware.ApproverFunc(func(context.Context, middleware.CallInfo) (middleware.Decision, error) {
+					panic("approver bug")
+				})),
+				toolsafe.WithLogger(slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))),
+			}
+			if ctx == nil {
+				ctx = context.Background()
+				opts = append(opts, toolsafe.WithDeadline(time.Minute))
+			}
+			w := toolsafe.Wrap(refundCounting(&ran), opts...)
+			_, err := w.Call(ctx, "A-1")
+			var ar *middleware.ApprovalRequired
+			if !errors.As(err, &ar) || ar.Tool != "refund" || ar.Input != "A-1" || ar.Err == nil ||
+				ar.Err.Error() != "the approver panicked: approver bug" || ar.Reason != "the approver could not decide" {
+				t.Fatalf("Call returned %v (%+v); want a pause whose Err is the approver's panic", err, ar)
+			}
+			if ran.Load() != 0 {
+				t.Errorf("the tool ran %d times; want 0", ran.Load())
+			}
+			var errorLine, debugLine string
+			for _, l := range strings.Split(logs.String(), "\n") {
+				switch {
+				case strings.Contains(l, "level=ERROR"):
+					errorLine = l
+				case strings.Contains(l, "level=DEBUG") && strings.Contains(l, "panicked"):
+					debugLine = l
+				}
+			}
+			if !strings.Contains(errorLine, `msg="toolsafe: approver panicked"`) || !strings.Contains(errorLine, "panic_type=string") ||
+				!strings.Contains(errorLine, "runtime/debug.Stack") || strings.Contains(errorLine, "approver bug") {
+				t.Errorf("ERROR line %q; want the panic's type and stack, not its value", errorLine)
+			}
+			if !strings.Contains(debugLine, `panic="approver bug"`) {
+				t.Errorf("DEBUG line %q; want the panic's value", debugLine)
+			}
+		})
+	}
+}
+
+// When the deadline passes while the gate waits for the approver, the model
+// is told the tool was not called because approval had not come, not that it
+// did not answer; and the call does not fall back around the approval.
+func TestApprovalTimeoutMessage(t *testing.T) {
+	waits := middleware.ApproverFunc(func(ctx context.Context, _ middleware.CallInfo) (middleware.Decision, error) {
+		<-ctx.Done()
+		return middleware.Pending, ctx.Err()
+	})
+
+	t.Run("before the first attempt", func(t *testing.T) {
+		t.Parallel()
+		var ran, altCalls atomic.Int32
+		w := toolsafe.Wrap(refundCounting(&ran), toolsafe.WithApproval(waits), toolsafe.WithDeadline(50*time.Millisecond),
+			toolsafe.WithFallback(fallback.To(toolsafe.Wrap(stub.Counting("issue_credit", &altCalls)))))
+		r := outcome.Within(t, 10*time.Second, w, context.Background(), "A-1")
+		f := r.Failure
+		if f == nil || f.Kind != middleware.KindTimeout || f.WaitingFor != middleware.WaitingForApproval || f.Attempts != 0 ||
+			f.SideEffect != middleware.SideEffectNone || f.Retryable || f.Timeout != 50*time.Millisecond {
+			t.Fatalf("got %+v; want a tool-timeout still waiting for approval, no attempt, no side effect", r)
+		}
+		if ran.Load() != 0 || altCalls.Load() != 0 || r.Fallback != "" {
+			t.Errorf("the tool ran %d times, its fallback %d (%q); want neither", ran.Load(), altCalls.Load(), r.Fallback)
+		}
+		want := "refund was not called: its time (50ms) ran out while it was still waiting for approval. Tell the user it needs their approval; call refund again once they have given it."
+		if got := r.Observation(); got != want {
+			t.Errorf("observation\n got %q\nwant %q", got, want)
+		}
+	})
+
+	t.Run("before a retry of a destructive tool", func(t *testing.T) {
+		t.Parallel()
+		var ran atomic.Int32
+		tool := middleware.Func("refund", "", func(context.Context, string) (string, error) {
+			ran.Add(1)
+			return "", middleware.Transient(errors.New("busy"))
+		})
+		first := middleware.ApproverFunc(func(ctx context.Context, c middleware.CallInfo) (middleware.Decision, error) {
+			if c.Attempt == 1 {
+				return middleware.Approved, nil
+			}
+			return waits(ctx, c)
+		})
+		w := toolsafe.Wrap(tool, toolsafe.WithApproval(first), toolsafe.WithDestructive(), toolsafe.WithDeadline(100*time.Millisecond),
+			toolsafe.WithSideEffects(middleware.SideEffectsWithKey), // so the failed attempt is retried
+			toolsafe.WithRetry(policy.Retry{MaxRetries: 2, Backoff: fixture.Backoff(time.Millisecond)}))
+		r := outcome.Within(t, 10*time.Second, w, context.Background(), "A-1")
+		if ran.Load() != 1 || r.Failure == nil || r.Failure.Attempts != 1 {
+			t.Fatalf("got %+v after %d runs; want 1 attempt, then a wait for the second's approval", r, ran.Load())
+		}
+		want := "refund failed after 1 attempt and was not tried again: its time (100ms) ran out while it was still waiting for approval. The action may have been applied; check before calling again. Tell the user it needs their approval; call refund again once they have given it."
+		if got := r.Observation(); got != want {
+			t.Errorf("observation\n got %q\nwant %q", got, want)
+		}
+	})
+}
+
+// A gated call whose context has already ended asks no approver and uses up
+// no grant.
+func TestCancelledCallUsesNoGrant(t *testing.T) {
+	var ran atomic.Int32
+	g := middleware.NewGrants()
+	g.Grant("refund", "A-1")
+	w := toolsafe.Wrap(refundCounting(&ran), toolsafe.WithApproval(g))
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := w.Call(ctx, "A-1"); !errors.Is(err, context.Canceled) {
+		t.Fatalf("cancelled Call returned %v; want context.Canceled", err)
+	}
+	if p := g.Pending(); len(p) != 0 {
+		t.Errorf("pending %+v; want none: the cancelled call asked nobody", p)
+	}
+	if out, err := w.Call(context.Background(), "A-1"); out != "refunded A-1" || err != nil || ran.Load() != 1 {
+		t.Errorf("Call = %q, %v after %d runs; want the grant still there: refunded A-1, once", out, err, ran.Load())
 	}
 }

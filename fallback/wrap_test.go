@@ -1,4 +1,4 @@
-package toolsafe_test
+package fallback_test
 
 import (
 	"context"
@@ -19,6 +19,8 @@ import (
 	"github.com/toolsafe/toolsafe/toolsafetest"
 )
 
+// The fallback layer as toolsafe.Wrap places it: outside the retry and the
+// breaker, inside the call's surface, with *toolsafe.Tool alternatives.
 func TestFallback(t *testing.T) {
 	t.Run("a tool-error routes to the alternative with adapted input", func(t *testing.T) {
 		t.Parallel()

@@ -1,4 +1,4 @@
-package toolsafe_test
+package otelhook_test
 
 import (
 	"context"
