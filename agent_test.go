@@ -29,9 +29,9 @@ func TestExecutorSeesFailuresAsObservations(t *testing.T) {
 	wrapped := toolsafe.Wrap(bare, toolsafe.WithRetry(policy.Retry{MaxRetries: 2, Backoff: fixture.Backoff(time.Millisecond)}))
 
 	script := []string{
-		"Thought: I need invoice 7.\nAction: fetch_invoice\nAction Input: {\"number\":\"7\"}",
-		"Thought: Numbers look like INV-1001; the user meant INV-1002.\nAction: fetch_invoice\nAction Input: {\"number\":\"INV-1002\"}",
-		"Thought: The billing service is unavailable and retrying is pointless.\nFinal Answer: I could not read invoice INV-1002: the billing service is unavailable.",
+		toolsafetest.MRKLAction("I need invoice 7.", "fetch_invoice", `{"number":"7"}`),
+		toolsafetest.MRKLAction("Numbers look like INV-1001; the user meant INV-1002.", "fetch_invoice", `{"number":"INV-1002"}`),
+		toolsafetest.MRKLAnswer("The billing service is unavailable and retrying is pointless.", "I could not read invoice INV-1002: the billing service is unavailable."),
 	}
 	run := func(tool tools.Tool) (map[string]any, error) {
 		agent := agents.NewOneShotAgent(fake.NewFakeLLM(script), []tools.Tool{tool})
