@@ -13,6 +13,8 @@ import (
 	"github.com/toolsafe/toolsafe/policy"
 )
 
+// New names every invalid option, and a Tool that Wrap made from invalid
+// options answers every call with the configuration error (tool.go).
 func TestInvalidOptions(t *testing.T) {
 	echo := middleware.Func("echo", "echoes", func(_ context.Context, in string) (string, error) { return in, nil })
 	_, err := toolsafe.New(echo,
@@ -44,6 +46,9 @@ func TestInvalidOptions(t *testing.T) {
 	}
 }
 
+// Call's contract: the caller's own cancellation comes back as its error.
+// Cancellation inside the retry's wait and inside an attempt is tested in
+// packages policy and middleware.
 func TestCancellation(t *testing.T) {
 	t.Run("a caller's deadline is returned as its error, not as a failure for the model", func(t *testing.T) {
 		release := make(chan struct{})
