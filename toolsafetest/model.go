@@ -56,9 +56,11 @@ func Answer(text string) Turn { return Turn{Text: text} }
 // with the observations of earlier tool calls, and the tools it offered.
 type Request struct {
 	// Messages are the messages of the request, in order: the system
-	// prompt, the user's input, then for each earlier turn the model's
-	// tool calls (an AI message of llms.ToolCall parts) and the tools'
-	// answers (tool messages of llms.ToolCallResponse parts).
+	// prompt, the user's input, then for each earlier tool call an AI
+	// message with the call (an llms.ToolCall whose arguments are the
+	// tool's input, unwrapped) and a tool message with its answer (an
+	// llms.ToolCallResponse). langchaingo v0.1.14 sends each call of a turn
+	// in an AI message of its own.
 	Messages []llms.MessageContent
 	// Functions are the tools the agent offered (llms.WithFunctions): for
 	// the OpenAI-functions agent, every tool with the one string parameter
@@ -78,7 +80,7 @@ type Request struct {
 // for the input {"number":"INV-1001"}, and so does Model: a test writes each
 // ToolCall's Arguments as the tool is to receive them, and the Model wraps
 // them. (In later requests the agent echoes the calls back with the
-// unwrapped input as their arguments.)
+// unwrapped input as their arguments; see Request.)
 //
 // A Model records every request (Requests), so a test can check what the
 // agent told the model, such as the observations it saw (Observations).
