@@ -2,6 +2,7 @@ package toolsafe_test
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -12,18 +13,68 @@ import (
 	"github.com/tmc/langchaingo/tools"
 
 	"github.com/toolsafe/toolsafe"
+	"github.com/toolsafe/toolsafe/fallback"
 	"github.com/toolsafe/toolsafe/internal/fixture"
 	"github.com/toolsafe/toolsafe/internal/outcome"
 	"github.com/toolsafe/toolsafe/internal/refunds"
+	"github.com/toolsafe/toolsafe/internal/stub"
 	"github.com/toolsafe/toolsafe/middleware"
 	"github.com/toolsafe/toolsafe/policy"
 	"github.com/toolsafe/toolsafe/toolsafetest"
 )
 
-// The gate inside the composed stack: asked before the breaker, and
-// required by New for a destructive tool. (The gate's own behaviour is tested
-// in package middleware.)
+// The gate inside the composed stack: inside the retry (a grant per attempt
+// of a destructive call, one grant for every attempt of another), asked
+// before the breaker, and required by New for a destructive tool. (What the
+// gate does alone is tested in package middleware.)
 func TestApproval(t *testing.T) {
+	t.Run("no approval is reused: two attempts of a destructive call need two grants", func(t *testing.T) {
+		t.Parallel()
+		grants := middleware.NewGrants()
+		tool, srv, ledger := fixture.Refunds(t, true,
+			toolsafe.WithApproval(grants), toolsafe.WithDestructive(),
+			toolsafe.WithSideEffects(middleware.SideEffectsWithKey),
+			toolsafe.WithRetry(policy.Retry{MaxRetries: 2, Backoff: fixture.Backoff(time.Millisecond)}))
+		// The first attempt is applied, but its answer is lost.
+		srv.Enqueue(refunds.Path, toolsafetest.ApplyThenReset())
+		grants.Grant("refund", fixture.RefundInput)
+
+		_, err := tool.Call(context.Background(), fixture.RefundInput)
+		ar := outcome.Paused(t, err)
+		if ar.Attempt != 2 || !strings.Contains(ar.Reason, "attempt 2") || !strings.Contains(ar.Reason, "may have been applied") {
+			t.Errorf("pause %+v; want attempt 2, saying the first may have been applied", ar)
+		}
+		if srv.Requests("") != 1 || ledger.Applied() != 1 {
+			t.Fatalf("%d requests, %d applied; want 1 and 1: the retry waits for its own grant", srv.Requests(""), ledger.Applied())
+		}
+
+		// Granted again and resumed: the same call goes on with the same key,
+		// and the upstream applies nothing twice.
+		grants.Grant("refund", fixture.RefundInput)
+		r := tool.Run(middleware.Resume(context.Background(), ar), fixture.RefundInput)
+		if r.Status() != "ok" || r.CallID != ar.CallID {
+			t.Fatalf("resumed: %q, call %s; want ok, call %s (%s)", r.Status(), r.CallID, ar.CallID, r.Observation())
+		}
+		if srv.Requests("") != 2 || ledger.Applied() != 1 {
+			t.Errorf("%d requests, %d applied; want 2 and 1", srv.Requests(""), ledger.Applied())
+		}
+	})
+
+	t.Run("one grant covers the retries of a call that is not destructive", func(t *testing.T) {
+		t.Parallel()
+		grants := middleware.NewGrants()
+		tool, srv, ledger := fixture.Refunds(t, true,
+			toolsafe.WithApproval(grants),
+			toolsafe.WithSideEffects(middleware.SideEffectsWithKey),
+			toolsafe.WithRetry(policy.Retry{MaxRetries: 2, Backoff: fixture.Backoff(time.Millisecond)}))
+		srv.Enqueue(refunds.Path, toolsafetest.Reset(), toolsafetest.Reset())
+		grants.Grant("refund", fixture.RefundInput)
+		r := tool.Run(context.Background(), fixture.RefundInput)
+		if r.Status() != "ok" || r.Attempts != 3 || ledger.Applied() != 1 {
+			t.Fatalf("%q after %d attempts, %d applied; want ok after 3, 1", r.Status(), r.Attempts, ledger.Applied())
+		}
+	})
+
 	t.Run("a pause moves no circuit breaker and takes no probe for good", func(t *testing.T) {
 		t.Parallel()
 		grants := middleware.NewGrants()
@@ -91,4 +142,60 @@ func TestApprovalPausesAnAgentRun(t *testing.T) {
 	if got, _ := out["output"].(string); !strings.Contains(got, "refunded") || ledger.Applied() != 1 {
 		t.Errorf("output %q, %d applied; want the refund, applied once", got, ledger.Applied())
 	}
+}
+
+// When the deadline passes while the gate waits for the approver, the model
+// is told the tool was not called because approval had not come, not that it
+// did not answer; and the call does not fall back around the approval.
+func TestApprovalTimeoutMessage(t *testing.T) {
+	waits := middleware.ApproverFunc(func(ctx context.Context, _ middleware.CallInfo) (middleware.Decision, error) {
+		<-ctx.Done()
+		return middleware.Pending, ctx.Err()
+	})
+
+	t.Run("before the first attempt", func(t *testing.T) {
+		t.Parallel()
+		var ran, altCalls atomic.Int32
+		w := toolsafe.Wrap(stub.Refund(&ran), toolsafe.WithApproval(waits), toolsafe.WithDeadline(50*time.Millisecond),
+			toolsafe.WithFallback(fallback.To(toolsafe.Wrap(stub.Counting("issue_credit", &altCalls)))))
+		r := outcome.Within(t, 10*time.Second, w, context.Background(), "A-1")
+		f := r.Failure
+		if f == nil || f.Kind != middleware.KindTimeout || f.WaitingFor != middleware.WaitingForApproval || f.Attempts != 0 ||
+			f.SideEffect != middleware.SideEffectNone || f.Retryable || f.Timeout != 50*time.Millisecond {
+			t.Fatalf("got %+v; want a tool-timeout still waiting for approval, no attempt, no side effect", r)
+		}
+		if ran.Load() != 0 || altCalls.Load() != 0 || r.Fallback != "" {
+			t.Errorf("the tool ran %d times, its fallback %d (%q); want neither", ran.Load(), altCalls.Load(), r.Fallback)
+		}
+		want := "refund was not called: its time (50ms) ran out while it was still waiting for approval. Tell the user it needs their approval; call refund again once they have given it."
+		if got := r.Observation(); got != want {
+			t.Errorf("observation\n got %q\nwant %q", got, want)
+		}
+	})
+
+	t.Run("before a retry of a destructive tool", func(t *testing.T) {
+		t.Parallel()
+		var ran atomic.Int32
+		tool := middleware.Func("refund", "", func(context.Context, string) (string, error) {
+			ran.Add(1)
+			return "", middleware.Transient(errors.New("busy"))
+		})
+		first := middleware.ApproverFunc(func(ctx context.Context, c middleware.CallInfo) (middleware.Decision, error) {
+			if c.Attempt == 1 {
+				return middleware.Approved, nil
+			}
+			return waits(ctx, c)
+		})
+		w := toolsafe.Wrap(tool, toolsafe.WithApproval(first), toolsafe.WithDestructive(), toolsafe.WithDeadline(100*time.Millisecond),
+			toolsafe.WithSideEffects(middleware.SideEffectsWithKey), // so the failed attempt is retried
+			toolsafe.WithRetry(policy.Retry{MaxRetries: 2, Backoff: fixture.Backoff(time.Millisecond)}))
+		r := outcome.Within(t, 10*time.Second, w, context.Background(), "A-1")
+		if ran.Load() != 1 || r.Failure == nil || r.Failure.Attempts != 1 {
+			t.Fatalf("got %+v after %d runs; want 1 attempt, then a wait for the second's approval", r, ran.Load())
+		}
+		want := "refund failed after 1 attempt and was not tried again: its time (100ms) ran out while it was still waiting for approval. The action may have been applied; check before calling again. Tell the user it needs their approval; call refund again once they have given it."
+		if got := r.Observation(); got != want {
+			t.Errorf("observation\n got %q\nwant %q", got, want)
+		}
+	})
 }

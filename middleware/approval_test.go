@@ -4,18 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/toolsafe/toolsafe"
 	"github.com/toolsafe/toolsafe/internal/fixture"
 	"github.com/toolsafe/toolsafe/internal/outcome"
-	"github.com/toolsafe/toolsafe/internal/refunds"
 	"github.com/toolsafe/toolsafe/middleware"
-	"github.com/toolsafe/toolsafe/policy"
-	"github.com/toolsafe/toolsafe/toolsafetest"
 )
 
 func TestGate(t *testing.T) {
@@ -150,8 +145,9 @@ func ExampleGrants() {
 	// true
 }
 
-// The gate through toolsafe.Wrap, in front of the refund tool on a real
-// upstream that counts what it applied.
+// The gate alone through toolsafe.Wrap, in front of the refund tool on a
+// real upstream that counts what it applied. (The gate with the retry, the
+// breaker or a fallback is tested at the root.)
 func TestApproval(t *testing.T) {
 	t.Run("without a grant the call pauses and nothing reaches the upstream", func(t *testing.T) {
 		t.Parallel()
@@ -214,53 +210,6 @@ func TestApproval(t *testing.T) {
 		}
 		if srv.Requests("") != 0 {
 			t.Errorf("a denied refund reached the upstream")
-		}
-	})
-
-	t.Run("no approval is reused: two attempts of a destructive call need two grants", func(t *testing.T) {
-		t.Parallel()
-		grants := middleware.NewGrants()
-		tool, srv, ledger := fixture.Refunds(t, true,
-			toolsafe.WithApproval(grants), toolsafe.WithDestructive(),
-			toolsafe.WithSideEffects(middleware.SideEffectsWithKey),
-			toolsafe.WithRetry(policy.Retry{MaxRetries: 2, Backoff: fixture.Backoff(time.Millisecond)}))
-		// The first attempt is applied, but its answer is lost.
-		srv.Enqueue(refunds.Path, toolsafetest.ApplyThenReset())
-		grants.Grant("refund", fixture.RefundInput)
-
-		_, err := tool.Call(context.Background(), fixture.RefundInput)
-		ar := outcome.Paused(t, err)
-		if ar.Attempt != 2 || !strings.Contains(ar.Reason, "attempt 2") || !strings.Contains(ar.Reason, "may have been applied") {
-			t.Errorf("pause %+v; want attempt 2, saying the first may have been applied", ar)
-		}
-		if srv.Requests("") != 1 || ledger.Applied() != 1 {
-			t.Fatalf("%d requests, %d applied; want 1 and 1: the retry waits for its own grant", srv.Requests(""), ledger.Applied())
-		}
-
-		// Granted again and resumed: the same call goes on with the same key,
-		// and the upstream applies nothing twice.
-		grants.Grant("refund", fixture.RefundInput)
-		r := tool.Run(middleware.Resume(context.Background(), ar), fixture.RefundInput)
-		if r.Status() != "ok" || r.CallID != ar.CallID {
-			t.Fatalf("resumed: %q, call %s; want ok, call %s (%s)", r.Status(), r.CallID, ar.CallID, r.Observation())
-		}
-		if srv.Requests("") != 2 || ledger.Applied() != 1 {
-			t.Errorf("%d requests, %d applied; want 2 and 1", srv.Requests(""), ledger.Applied())
-		}
-	})
-
-	t.Run("one grant covers the retries of a call that is not destructive", func(t *testing.T) {
-		t.Parallel()
-		grants := middleware.NewGrants()
-		tool, srv, ledger := fixture.Refunds(t, true,
-			toolsafe.WithApproval(grants),
-			toolsafe.WithSideEffects(middleware.SideEffectsWithKey),
-			toolsafe.WithRetry(policy.Retry{MaxRetries: 2, Backoff: fixture.Backoff(time.Millisecond)}))
-		srv.Enqueue(refunds.Path, toolsafetest.Reset(), toolsafetest.Reset())
-		grants.Grant("refund", fixture.RefundInput)
-		r := tool.Run(context.Background(), fixture.RefundInput)
-		if r.Status() != "ok" || r.Attempts != 3 || ledger.Applied() != 1 {
-			t.Fatalf("%q after %d attempts, %d applied; want ok after 3, 1", r.Status(), r.Attempts, ledger.Applied())
 		}
 	})
 

@@ -12,15 +12,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tmc/langchaingo/tools"
-
 	"github.com/toolsafe/toolsafe"
-	"github.com/toolsafe/toolsafe/fallback"
-	"github.com/toolsafe/toolsafe/internal/fixture"
 	"github.com/toolsafe/toolsafe/internal/outcome"
 	"github.com/toolsafe/toolsafe/internal/stub"
 	"github.com/toolsafe/toolsafe/middleware"
-	"github.com/toolsafe/toolsafe/policy"
 )
 
 // The gate returns when its context ends even if the approver ignores it,
@@ -134,14 +129,6 @@ func lastWaiting(ctx context.Context) func() middleware.WaitingFor {
 	}
 }
 
-// refundCounting is a refund tool that counts the times it ran.
-func refundCounting(ran *atomic.Int32) tools.Tool {
-	return middleware.Func("refund", "Refunds an order.", func(_ context.Context, in string) (string, error) {
-		ran.Add(1)
-		return "refunded " + in, nil
-	})
-}
-
 // An approver that ignores its context (a synchronous prompt to a person)
 // cannot hold the call past its deadline, and its late answer is dropped.
 func TestApproverNotBoundedByDeadline(t *testing.T) {
@@ -152,7 +139,7 @@ func TestApproverNotBoundedByDeadline(t *testing.T) {
 		<-release
 		return middleware.Approved, nil // too late
 	})
-	w := toolsafe.Wrap(refundCounting(&ran), toolsafe.WithApproval(prompt),
+	w := toolsafe.Wrap(stub.Refund(&ran), toolsafe.WithApproval(prompt),
 		toolsafe.WithDeadline(100*time.Millisecond), toolsafe.WithTimeout(50*time.Millisecond))
 	r := outcome.Within(t, 10*time.Second, w, context.Background(), "A-1")
 	close(release)
@@ -188,7 +175,7 @@ func TestApproverPanicFailsClosed(t *testing.T) {
 				ctx = context.Background()
 				opts = append(opts, toolsafe.WithDeadline(time.Minute))
 			}
-			w := toolsafe.Wrap(refundCounting(&ran), opts...)
+			w := toolsafe.Wrap(stub.Refund(&ran), opts...)
 			_, err := w.Call(ctx, "A-1")
 			var ar *middleware.ApprovalRequired
 			if !errors.As(err, &ar) || ar.Tool != "refund" || ar.Input != "A-1" || ar.Err == nil ||
@@ -218,69 +205,13 @@ func TestApproverPanicFailsClosed(t *testing.T) {
 	}
 }
 
-// When the deadline passes while the gate waits for the approver, the model
-// is told the tool was not called because approval had not come, not that it
-// did not answer; and the call does not fall back around the approval.
-func TestApprovalTimeoutMessage(t *testing.T) {
-	waits := middleware.ApproverFunc(func(ctx context.Context, _ middleware.CallInfo) (middleware.Decision, error) {
-		<-ctx.Done()
-		return middleware.Pending, ctx.Err()
-	})
-
-	t.Run("before the first attempt", func(t *testing.T) {
-		t.Parallel()
-		var ran, altCalls atomic.Int32
-		w := toolsafe.Wrap(refundCounting(&ran), toolsafe.WithApproval(waits), toolsafe.WithDeadline(50*time.Millisecond),
-			toolsafe.WithFallback(fallback.To(toolsafe.Wrap(stub.Counting("issue_credit", &altCalls)))))
-		r := outcome.Within(t, 10*time.Second, w, context.Background(), "A-1")
-		f := r.Failure
-		if f == nil || f.Kind != middleware.KindTimeout || f.WaitingFor != middleware.WaitingForApproval || f.Attempts != 0 ||
-			f.SideEffect != middleware.SideEffectNone || f.Retryable || f.Timeout != 50*time.Millisecond {
-			t.Fatalf("got %+v; want a tool-timeout still waiting for approval, no attempt, no side effect", r)
-		}
-		if ran.Load() != 0 || altCalls.Load() != 0 || r.Fallback != "" {
-			t.Errorf("the tool ran %d times, its fallback %d (%q); want neither", ran.Load(), altCalls.Load(), r.Fallback)
-		}
-		want := "refund was not called: its time (50ms) ran out while it was still waiting for approval. Tell the user it needs their approval; call refund again once they have given it."
-		if got := r.Observation(); got != want {
-			t.Errorf("observation\n got %q\nwant %q", got, want)
-		}
-	})
-
-	t.Run("before a retry of a destructive tool", func(t *testing.T) {
-		t.Parallel()
-		var ran atomic.Int32
-		tool := middleware.Func("refund", "", func(context.Context, string) (string, error) {
-			ran.Add(1)
-			return "", middleware.Transient(errors.New("busy"))
-		})
-		first := middleware.ApproverFunc(func(ctx context.Context, c middleware.CallInfo) (middleware.Decision, error) {
-			if c.Attempt == 1 {
-				return middleware.Approved, nil
-			}
-			return waits(ctx, c)
-		})
-		w := toolsafe.Wrap(tool, toolsafe.WithApproval(first), toolsafe.WithDestructive(), toolsafe.WithDeadline(100*time.Millisecond),
-			toolsafe.WithSideEffects(middleware.SideEffectsWithKey), // so the failed attempt is retried
-			toolsafe.WithRetry(policy.Retry{MaxRetries: 2, Backoff: fixture.Backoff(time.Millisecond)}))
-		r := outcome.Within(t, 10*time.Second, w, context.Background(), "A-1")
-		if ran.Load() != 1 || r.Failure == nil || r.Failure.Attempts != 1 {
-			t.Fatalf("got %+v after %d runs; want 1 attempt, then a wait for the second's approval", r, ran.Load())
-		}
-		want := "refund failed after 1 attempt and was not tried again: its time (100ms) ran out while it was still waiting for approval. The action may have been applied; check before calling again. Tell the user it needs their approval; call refund again once they have given it."
-		if got := r.Observation(); got != want {
-			t.Errorf("observation\n got %q\nwant %q", got, want)
-		}
-	})
-}
-
 // A gated call whose context has already ended asks no approver and uses up
 // no grant.
 func TestCancelledCallUsesNoGrant(t *testing.T) {
 	var ran atomic.Int32
 	g := middleware.NewGrants()
 	g.Grant("refund", "A-1")
-	w := toolsafe.Wrap(refundCounting(&ran), toolsafe.WithApproval(g))
+	w := toolsafe.Wrap(stub.Refund(&ran), toolsafe.WithApproval(g))
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	if _, err := w.Call(ctx, "A-1"); !errors.Is(err, context.Canceled) {

@@ -40,6 +40,15 @@ func Counting(name string, calls *atomic.Int32) tools.Tool {
 	})
 }
 
+// Refund returns a tool named "refund" that counts its runs in ran and
+// answers "refunded " and its input.
+func Refund(ran *atomic.Int32) tools.Tool {
+	return middleware.Func("refund", "Refunds an order.", func(_ context.Context, in string) (string, error) {
+		ran.Add(1)
+		return "refunded " + in, nil
+	})
+}
+
 // Refusing returns a tool called name whose every call, counted in calls,
 // fails with a refused connection (a *net.OpError around
 // syscall.ECONNREFUSED).
