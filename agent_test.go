@@ -13,24 +13,25 @@ import (
 
 	"github.com/toolsafe/toolsafe"
 	"github.com/toolsafe/toolsafe/internal/billing"
-	"github.com/toolsafe/toolsafe/internal/flaky"
+	"github.com/toolsafe/toolsafe/internal/fixture"
 	"github.com/toolsafe/toolsafe/policy"
+	"github.com/toolsafe/toolsafe/toolsafetest"
 )
 
 // A failing wrapped tool does not abort a real langchaingo run: the model
 // gets the message as its observation and the agent finishes.
 func TestExecutorSeesFailuresAsObservations(t *testing.T) {
-	srv := flaky.Start(billing.Handler())
+	srv := toolsafetest.NewUpstream(billing.Handler())
 	defer srv.Close()
-	srv.Always(billing.InvoicePath("INV-1002"), flaky.ResetConn())
+	srv.Always(billing.InvoicePath("INV-1002"), toolsafetest.Reset())
 
-	bare := billing.FetchInvoice(srv.URL(), noKeepAlive())
-	wrapped := toolsafe.Wrap(bare, toolsafe.WithRetry(policy.Retry{MaxRetries: 2, Backoff: fixed(time.Millisecond)}))
+	bare := billing.FetchInvoice(srv.URL(), toolsafetest.NoKeepAliveClient())
+	wrapped := toolsafe.Wrap(bare, toolsafe.WithRetry(policy.Retry{MaxRetries: 2, Backoff: fixture.Backoff(time.Millisecond)}))
 
 	script := []string{
-		"Thought: I need invoice 7.\nAction: fetch_invoice\nAction Input: {\"number\":\"7\"}",
-		"Thought: Numbers look like INV-1001; the user meant INV-1002.\nAction: fetch_invoice\nAction Input: {\"number\":\"INV-1002\"}",
-		"Thought: The billing service is unavailable and retrying is pointless.\nFinal Answer: I could not read invoice INV-1002: the billing service is unavailable.",
+		toolsafetest.MRKLAction("I need invoice 7.", "fetch_invoice", `{"number":"7"}`),
+		toolsafetest.MRKLAction("Numbers look like INV-1001; the user meant INV-1002.", "fetch_invoice", `{"number":"INV-1002"}`),
+		toolsafetest.MRKLAnswer("The billing service is unavailable and retrying is pointless.", "I could not read invoice INV-1002: the billing service is unavailable."),
 	}
 	run := func(tool tools.Tool) (map[string]any, error) {
 		agent := agents.NewOneShotAgent(fake.NewFakeLLM(script), []tools.Tool{tool})

@@ -12,6 +12,8 @@ import (
 
 	"github.com/toolsafe/toolsafe"
 	"github.com/toolsafe/toolsafe/fallback"
+	"github.com/toolsafe/toolsafe/internal/fixture"
+	"github.com/toolsafe/toolsafe/internal/outcome"
 	"github.com/toolsafe/toolsafe/middleware"
 	"github.com/toolsafe/toolsafe/policy"
 )
@@ -56,7 +58,7 @@ func TestStackedGatesEachAskTheirOwnApprover(t *testing.T) {
 		toolsafe.With(middleware.Gate(auditor, middleware.ApproveCall)))
 
 	_, err := refund.Call(context.Background(), `{"order":"A-1"}`)
-	paused(t, err)
+	outcome.Paused(t, err)
 	if ran.Load() != 0 || len(auditor.calls()) != 1 || len(grants.Pending()) != 1 {
 		t.Fatalf("ran %d, auditor asked %d, grants pending %d; want 0, 1, 1: the auditor's approval is not grants'",
 			ran.Load(), len(auditor.calls()), len(grants.Pending()))
@@ -78,7 +80,7 @@ func TestAGateInsideACompositeToolAsksItsOwnApprover(t *testing.T) {
 	}), toolsafe.WithApproval(&askCounter{d: middleware.Approved}))
 
 	_, err := outer.Call(context.Background(), `{"order":"A-1"}`)
-	if ar := paused(t, err); ar.Tool != "refund" {
+	if ar := outcome.Paused(t, err); ar.Tool != "refund" {
 		t.Fatalf("paused %q; want the inner refund's gate", ar.Tool)
 	}
 	if ran.Load() != 0 || len(auditor.calls()) != 1 {
@@ -102,7 +104,7 @@ func TestAFallbackOfAGatedToolPassesTheSameGate(t *testing.T) {
 			toolsafe.WithApproval(approver), toolsafe.WithCircuitBreaker(openBreaker()),
 			toolsafe.WithFallback(fallback.To(ranCounter("manual_refund", &altRan))))
 		_, err := refund.Call(context.Background(), `{"order":"A-1"}`)
-		if ar := paused(t, err); ar.Tool != "refund" {
+		if ar := outcome.Paused(t, err); ar.Tool != "refund" {
 			t.Fatalf("paused %q; want refund's own gate first", ar.Tool)
 		}
 		if primaryRan.Load() != 0 || altRan.Load() != 0 {
@@ -117,7 +119,7 @@ func TestAFallbackOfAGatedToolPassesTheSameGate(t *testing.T) {
 			toolsafe.WithApproval(grants), toolsafe.WithCircuitBreaker(openBreaker()),
 			toolsafe.WithFallback(fallback.To(ranCounter("manual_refund", &altRan))))
 		_, err = refund.Call(context.Background(), `{"order":"A-1"}`)
-		if ar := paused(t, err); ar.Tool != "manual_refund" || ar.Input != `{"order":"A-1"}` {
+		if ar := outcome.Paused(t, err); ar.Tool != "manual_refund" || ar.Input != `{"order":"A-1"}` {
 			t.Fatalf("paused %q with %q; want the alternative, asked about its own name and input", ar.Tool, ar.Input)
 		}
 		if altRan.Load() != 0 {
@@ -149,7 +151,7 @@ func TestAFallbackOfAGatedToolPassesTheSameGate(t *testing.T) {
 			toolsafe.WithApproval(grants), toolsafe.WithCircuitBreaker(openBreaker()),
 			toolsafe.WithFallback(fallback.To(toolsafe.Wrap(ranCounter("manual_refund", &altRan)))))
 		_, err := refund.Call(context.Background(), `{"order":"A-1"}`)
-		if ar := paused(t, err); ar.Tool != "manual_refund" {
+		if ar := outcome.Paused(t, err); ar.Tool != "manual_refund" {
 			t.Fatalf("paused %q; want the ungated alternative behind the primary's gate", ar.Tool)
 		}
 		if altRan.Load() != 1 {
@@ -188,7 +190,7 @@ func TestAnApprovalWaitHoldsNoPermit(t *testing.T) {
 	t.Run("no half-open probe", func(t *testing.T) {
 		cb := policy.NewCircuitBreaker("billing", policy.Breaker{FailureThreshold: 1, Delay: time.Millisecond, Probes: 1})
 		cb.Open()
-		waitHalfOpen(cb)
+		fixture.HalfOpen(cb)
 		asked, release := make(chan struct{}), make(chan struct{})
 		slow := middleware.ApproverFunc(func(ctx context.Context, _ middleware.CallInfo) (middleware.Decision, error) {
 			close(asked)
@@ -218,7 +220,7 @@ func TestGrantsMatchTheSameJSONAndExpire(t *testing.T) {
 	refund := toolsafe.Wrap(ranCounter("refund", &ran), toolsafe.WithApproval(grants), toolsafe.WithDestructive())
 
 	_, err := refund.Call(context.Background(), `{"order":"A-1","amount_eur":25}`)
-	ar := paused(t, err)
+	ar := outcome.Paused(t, err)
 	grants.Grant(ar.Tool, ar.Input)
 	ctx := middleware.Resume(context.Background(), ar)
 	var key string

@@ -13,115 +13,34 @@ import (
 	"github.com/tmc/langchaingo/tools"
 
 	"github.com/toolsafe/toolsafe"
-	"github.com/toolsafe/toolsafe/internal/flaky"
+	"github.com/toolsafe/toolsafe/fallback"
+	"github.com/toolsafe/toolsafe/internal/fixture"
+	"github.com/toolsafe/toolsafe/internal/outcome"
 	"github.com/toolsafe/toolsafe/internal/refunds"
+	"github.com/toolsafe/toolsafe/internal/stub"
 	"github.com/toolsafe/toolsafe/middleware"
 	"github.com/toolsafe/toolsafe/policy"
+	"github.com/toolsafe/toolsafe/toolsafetest"
 )
 
-const refundInput = `{"order":"A-1001","amount_eur":25}`
-
-// refundTool is the refund tool on a real flaky upstream, with the options
-// given, and the ledger that counts the refunds applied.
-func refundTool(t *testing.T, sendKey bool, opts ...toolsafe.Option) (*toolsafe.Tool, *flaky.Server, *refunds.Ledger) {
-	t.Helper()
-	ledger := refunds.NewLedger()
-	srv := flaky.Start(ledger.Handler())
-	t.Cleanup(srv.Close)
-	tool, err := toolsafe.New(refunds.Tool(srv.URL(), noKeepAlive(), sendKey), opts...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return tool, srv, ledger
-}
-
-func paused(t *testing.T, err error) *middleware.ApprovalRequired {
-	t.Helper()
-	var ar *middleware.ApprovalRequired
-	if !errors.As(err, &ar) {
-		t.Fatalf("err = %v; want *middleware.ApprovalRequired", err)
-	}
-	return ar
-}
-
+// The gate inside the composed stack: inside the retry (a grant per attempt
+// of a destructive call, one grant for every attempt of another), asked
+// before the breaker, and required by New for a destructive tool. (What the
+// gate does alone is tested in package middleware.)
 func TestApproval(t *testing.T) {
-	t.Run("without a grant the call pauses and nothing reaches the upstream", func(t *testing.T) {
-		t.Parallel()
-		grants := middleware.NewGrants()
-		tool, srv, _ := refundTool(t, true, toolsafe.WithApproval(grants))
-		out, err := tool.Call(context.Background(), refundInput)
-		ar := paused(t, err)
-		if out != "" || ar.Tool != "refund" || ar.Input != refundInput || ar.Attempt != 1 || ar.CallID == "" {
-			t.Errorf("Call = %q, %+v", out, ar)
-		}
-		if r := tool.Run(context.Background(), refundInput); r.Status() != "paused" || r.Attempts != 0 || r.Observation() != "" {
-			t.Errorf("Run: status %q after %d attempts, observation %q; want paused after 0 and none", r.Status(), r.Attempts, r.Observation())
-		}
-		if p := grants.Pending(); len(p) != 1 || p[0].Tool != "refund" || p[0].Input != refundInput {
-			t.Errorf("pending %+v; want the refund, once", p)
-		}
-		if srv.Requests("") != 0 {
-			t.Errorf("upstream got %d requests; want 0", srv.Requests(""))
-		}
-	})
-
-	t.Run("a grant is used once and only for its exact input", func(t *testing.T) {
-		t.Parallel()
-		grants := middleware.NewGrants()
-		tool, _, ledger := refundTool(t, true, toolsafe.WithApproval(grants))
-		grants.Grant("refund", refundInput)
-		if len(grants.Pending()) != 0 {
-			t.Fatalf("pending %v before any call", grants.Pending())
-		}
-		other := `{"order":"A-1001","amount_eur":2500}`
-		if _, err := tool.Call(context.Background(), other); err == nil {
-			t.Fatal("a grant for 25 EUR approved a refund of 2500 EUR")
-		}
-		if r := tool.Run(context.Background(), refundInput); r.Status() != "ok" {
-			t.Fatalf("the granted call: %q (%s)", r.Status(), r.Observation())
-		}
-		if _, err := tool.Call(context.Background(), refundInput); err == nil {
-			t.Fatal("the grant was used twice")
-		}
-		if ledger.Applied() != 1 {
-			t.Errorf("%d refunds applied; want 1", ledger.Applied())
-		}
-	})
-
-	t.Run("a denial reaches the model as approval-denied", func(t *testing.T) {
-		t.Parallel()
-		grants := middleware.NewGrants()
-		tool, srv, _ := refundTool(t, true, toolsafe.WithApproval(grants))
-		grants.Deny("refund", refundInput)
-		r := tool.Run(context.Background(), refundInput)
-		if kindOf(r) != middleware.KindApprovalDenied || r.Status() != "error" {
-			t.Fatalf("got %q, status %q; want approval-denied, error", kindOf(r), r.Status())
-		}
-		out, err := tool.Call(context.Background(), refundInput)
-		if _, ok := errors.AsType[*middleware.ApprovalRequired](err); !ok {
-			t.Errorf("the denial was used twice: %q, %v", out, err)
-		}
-		if want := "The user denied approval for refund. Do not call it again for this request."; r.Observation() != want {
-			t.Errorf("observation %q; want %q", r.Observation(), want)
-		}
-		if srv.Requests("") != 0 {
-			t.Errorf("a denied refund reached the upstream")
-		}
-	})
-
 	t.Run("no approval is reused: two attempts of a destructive call need two grants", func(t *testing.T) {
 		t.Parallel()
 		grants := middleware.NewGrants()
-		tool, srv, ledger := refundTool(t, true,
+		tool, srv, ledger := fixture.Refunds(t, true,
 			toolsafe.WithApproval(grants), toolsafe.WithDestructive(),
 			toolsafe.WithSideEffects(middleware.SideEffectsWithKey),
-			toolsafe.WithRetry(policy.Retry{MaxRetries: 2, Backoff: fixed(time.Millisecond)}))
+			toolsafe.WithRetry(policy.Retry{MaxRetries: 2, Backoff: fixture.Backoff(time.Millisecond)}))
 		// The first attempt is applied, but its answer is lost.
-		srv.Enqueue(refunds.Path, flaky.ApplyReset())
-		grants.Grant("refund", refundInput)
+		srv.Enqueue(refunds.Path, toolsafetest.ApplyThenReset())
+		grants.Grant("refund", fixture.RefundInput)
 
-		_, err := tool.Call(context.Background(), refundInput)
-		ar := paused(t, err)
+		_, err := tool.Call(context.Background(), fixture.RefundInput)
+		ar := outcome.Paused(t, err)
 		if ar.Attempt != 2 || !strings.Contains(ar.Reason, "attempt 2") || !strings.Contains(ar.Reason, "may have been applied") {
 			t.Errorf("pause %+v; want attempt 2, saying the first may have been applied", ar)
 		}
@@ -131,8 +50,8 @@ func TestApproval(t *testing.T) {
 
 		// Granted again and resumed: the same call goes on with the same key,
 		// and the upstream applies nothing twice.
-		grants.Grant("refund", refundInput)
-		r := tool.Run(middleware.Resume(context.Background(), ar), refundInput)
+		grants.Grant("refund", fixture.RefundInput)
+		r := tool.Run(middleware.Resume(context.Background(), ar), fixture.RefundInput)
 		if r.Status() != "ok" || r.CallID != ar.CallID {
 			t.Fatalf("resumed: %q, call %s; want ok, call %s (%s)", r.Status(), r.CallID, ar.CallID, r.Observation())
 		}
@@ -144,13 +63,13 @@ func TestApproval(t *testing.T) {
 	t.Run("one grant covers the retries of a call that is not destructive", func(t *testing.T) {
 		t.Parallel()
 		grants := middleware.NewGrants()
-		tool, srv, ledger := refundTool(t, true,
+		tool, srv, ledger := fixture.Refunds(t, true,
 			toolsafe.WithApproval(grants),
 			toolsafe.WithSideEffects(middleware.SideEffectsWithKey),
-			toolsafe.WithRetry(policy.Retry{MaxRetries: 2, Backoff: fixed(time.Millisecond)}))
-		srv.Enqueue(refunds.Path, flaky.ResetConn(), flaky.ResetConn())
-		grants.Grant("refund", refundInput)
-		r := tool.Run(context.Background(), refundInput)
+			toolsafe.WithRetry(policy.Retry{MaxRetries: 2, Backoff: fixture.Backoff(time.Millisecond)}))
+		srv.Enqueue(refunds.Path, toolsafetest.Reset(), toolsafetest.Reset())
+		grants.Grant("refund", fixture.RefundInput)
+		r := tool.Run(context.Background(), fixture.RefundInput)
 		if r.Status() != "ok" || r.Attempts != 3 || ledger.Applied() != 1 {
 			t.Fatalf("%q after %d attempts, %d applied; want ok after 3, 1", r.Status(), r.Attempts, ledger.Applied())
 		}
@@ -160,11 +79,11 @@ func TestApproval(t *testing.T) {
 		t.Parallel()
 		grants := middleware.NewGrants()
 		cb := policy.NewCircuitBreaker("refunds", policy.Breaker{FailureThreshold: 1, Delay: time.Millisecond})
-		tool, _, _ := refundTool(t, true, toolsafe.WithApproval(grants), toolsafe.WithCircuitBreaker(cb))
+		tool, _, _ := fixture.Refunds(t, true, toolsafe.WithApproval(grants), toolsafe.WithCircuitBreaker(cb))
 		cb.Open()
-		waitHalfOpen(cb)
+		fixture.HalfOpen(cb)
 		for range 3 {
-			if _, err := tool.Call(context.Background(), refundInput); err == nil {
+			if _, err := tool.Call(context.Background(), fixture.RefundInput); err == nil {
 				t.Fatal("no pause")
 			}
 		}
@@ -172,21 +91,9 @@ func TestApproval(t *testing.T) {
 		if cb.IsClosed() || cb.Metrics().Executions() != 0 {
 			t.Fatalf("breaker %v with %d executions; want still not closed, with 0", cb.State(), cb.Metrics().Executions())
 		}
-		grants.Grant("refund", refundInput)
-		if r := tool.Run(context.Background(), refundInput); r.Status() != "ok" || !cb.IsClosed() {
+		grants.Grant("refund", fixture.RefundInput)
+		if r := tool.Run(context.Background(), fixture.RefundInput); r.Status() != "ok" || !cb.IsClosed() {
 			t.Fatalf("%q, breaker %v; want ok and closed", r.Status(), cb.State())
-		}
-	})
-
-	t.Run("an approver that fails pauses the call", func(t *testing.T) {
-		t.Parallel()
-		broken := middleware.ApproverFunc(func(context.Context, middleware.CallInfo) (middleware.Decision, error) {
-			return middleware.Approved, errors.New("approval service unreachable")
-		})
-		tool, srv, _ := refundTool(t, true, toolsafe.WithApproval(broken))
-		_, err := tool.Call(context.Background(), refundInput)
-		if ar := paused(t, err); ar.Err == nil || srv.Requests("") != 0 {
-			t.Errorf("pause %+v, %d requests; want the approver's error kept and nothing sent", ar, srv.Requests(""))
 		}
 	})
 
@@ -201,18 +108,19 @@ func TestApproval(t *testing.T) {
 			t.Errorf("err = %v; want a nil approver named", err)
 		}
 	})
+
 }
 
 // Through a real langchaingo run: the pause stops the run and errors.As
 // finds it in the executor's error.
 func TestApprovalPausesAnAgentRun(t *testing.T) {
 	grants := middleware.NewGrants()
-	refund, _, ledger := refundTool(t, true, toolsafe.WithApproval(grants), toolsafe.WithDestructive())
+	refund, _, ledger := fixture.Refunds(t, true, toolsafe.WithApproval(grants), toolsafe.WithDestructive())
 	var ran atomic.Int32
 	script := []string{
-		"Thought: I must refund order A-1001.\nAction: refund\nAction Input: " + refundInput,
-		"Thought: I must refund order A-1001.\nAction: refund\nAction Input: " + refundInput,
-		"Thought: The refund is applied.\nFinal Answer: Order A-1001 was refunded 25 EUR.",
+		toolsafetest.MRKLAction("I must refund order A-1001.", "refund", fixture.RefundInput),
+		toolsafetest.MRKLAction("I must refund order A-1001.", "refund", fixture.RefundInput),
+		toolsafetest.MRKLAnswer("The refund is applied.", "Order A-1001 was refunded 25 EUR."),
 	}
 	llm := fake.NewFakeLLM(script)
 	run := func(ctx context.Context) (map[string]any, error) {
@@ -222,7 +130,7 @@ func TestApprovalPausesAnAgentRun(t *testing.T) {
 	}
 
 	_, err := run(context.Background())
-	ar := paused(t, err)
+	ar := outcome.Paused(t, err)
 	if ledger.Applied() != 0 || len(grants.Pending()) != 1 {
 		t.Fatalf("%d applied, pending %v; want 0 and the refund", ledger.Applied(), grants.Pending())
 	}
@@ -234,4 +142,60 @@ func TestApprovalPausesAnAgentRun(t *testing.T) {
 	if got, _ := out["output"].(string); !strings.Contains(got, "refunded") || ledger.Applied() != 1 {
 		t.Errorf("output %q, %d applied; want the refund, applied once", got, ledger.Applied())
 	}
+}
+
+// When the deadline passes while the gate waits for the approver, the model
+// is told the tool was not called because approval had not come, not that it
+// did not answer; and the call does not fall back around the approval.
+func TestApprovalTimeoutMessage(t *testing.T) {
+	waits := middleware.ApproverFunc(func(ctx context.Context, _ middleware.CallInfo) (middleware.Decision, error) {
+		<-ctx.Done()
+		return middleware.Pending, ctx.Err()
+	})
+
+	t.Run("before the first attempt", func(t *testing.T) {
+		t.Parallel()
+		var ran, altCalls atomic.Int32
+		w := toolsafe.Wrap(stub.Refund(&ran), toolsafe.WithApproval(waits), toolsafe.WithDeadline(50*time.Millisecond),
+			toolsafe.WithFallback(fallback.To(toolsafe.Wrap(stub.Counting("issue_credit", &altCalls)))))
+		r := outcome.Within(t, 10*time.Second, w, context.Background(), "A-1")
+		f := r.Failure
+		if f == nil || f.Kind != middleware.KindTimeout || f.WaitingFor != middleware.WaitingForApproval || f.Attempts != 0 ||
+			f.SideEffect != middleware.SideEffectNone || f.Retryable || f.Timeout != 50*time.Millisecond {
+			t.Fatalf("got %+v; want a tool-timeout still waiting for approval, no attempt, no side effect", r)
+		}
+		if ran.Load() != 0 || altCalls.Load() != 0 || r.Fallback != "" {
+			t.Errorf("the tool ran %d times, its fallback %d (%q); want neither", ran.Load(), altCalls.Load(), r.Fallback)
+		}
+		want := "refund was not called: its time (50ms) ran out while it was still waiting for approval. Tell the user it needs their approval; call refund again once they have given it."
+		if got := r.Observation(); got != want {
+			t.Errorf("observation\n got %q\nwant %q", got, want)
+		}
+	})
+
+	t.Run("before a retry of a destructive tool", func(t *testing.T) {
+		t.Parallel()
+		var ran atomic.Int32
+		tool := middleware.Func("refund", "", func(context.Context, string) (string, error) {
+			ran.Add(1)
+			return "", middleware.Transient(errors.New("busy"))
+		})
+		first := middleware.ApproverFunc(func(ctx context.Context, c middleware.CallInfo) (middleware.Decision, error) {
+			if c.Attempt == 1 {
+				return middleware.Approved, nil
+			}
+			return waits(ctx, c)
+		})
+		w := toolsafe.Wrap(tool, toolsafe.WithApproval(first), toolsafe.WithDestructive(), toolsafe.WithDeadline(100*time.Millisecond),
+			toolsafe.WithSideEffects(middleware.SideEffectsWithKey), // so the failed attempt is retried
+			toolsafe.WithRetry(policy.Retry{MaxRetries: 2, Backoff: fixture.Backoff(time.Millisecond)}))
+		r := outcome.Within(t, 10*time.Second, w, context.Background(), "A-1")
+		if ran.Load() != 1 || r.Failure == nil || r.Failure.Attempts != 1 {
+			t.Fatalf("got %+v after %d runs; want 1 attempt, then a wait for the second's approval", r, ran.Load())
+		}
+		want := "refund failed after 1 attempt and was not tried again: its time (100ms) ran out while it was still waiting for approval. The action may have been applied; check before calling again. Tell the user it needs their approval; call refund again once they have given it."
+		if got := r.Observation(); got != want {
+			t.Errorf("observation\n got %q\nwant %q", got, want)
+		}
+	})
 }

@@ -10,83 +10,49 @@ import (
 	"time"
 
 	"github.com/tmc/langchaingo/agents"
-	"github.com/tmc/langchaingo/llms"
 	"github.com/tmc/langchaingo/schema"
 	"github.com/tmc/langchaingo/tools"
+	"go.opentelemetry.io/otel/attribute"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 
 	"github.com/toolsafe/toolsafe"
 	"github.com/toolsafe/toolsafe/internal/billing"
-	"github.com/toolsafe/toolsafe/internal/flaky"
+	"github.com/toolsafe/toolsafe/internal/fixture"
+	"github.com/toolsafe/toolsafe/internal/telemetry"
 	"github.com/toolsafe/toolsafe/middleware"
 	"github.com/toolsafe/toolsafe/policy"
+	"github.com/toolsafe/toolsafe/toolsafetest"
 )
-
-// scriptedModel is an llms.Model that answers each GenerateContent with the
-// next of its turns: tool calls, or a final text.
-type scriptedModel struct {
-	mu    sync.Mutex
-	turns []*llms.ContentResponse
-}
-
-func (m *scriptedModel) GenerateContent(context.Context, []llms.MessageContent, ...llms.CallOption) (*llms.ContentResponse, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if len(m.turns) == 0 {
-		return nil, fmt.Errorf("the script has no more turns")
-	}
-	r := m.turns[0]
-	m.turns = m.turns[1:]
-	return r, nil
-}
-
-func (m *scriptedModel) Call(ctx context.Context, prompt string, opts ...llms.CallOption) (string, error) {
-	return llms.GenerateFromSinglePrompt(ctx, m, prompt, opts...)
-}
-
-// toolCalls is a model turn that calls tools: id, name, arguments, ...
-func toolCalls(calls ...string) *llms.ContentResponse {
-	var tcs []llms.ToolCall
-	for i := 0; i+2 < len(calls); i += 3 {
-		tcs = append(tcs, llms.ToolCall{ID: calls[i], Type: "function",
-			FunctionCall: &llms.FunctionCall{Name: calls[i+1], Arguments: calls[i+2]}})
-	}
-	return &llms.ContentResponse{Choices: []*llms.ContentChoice{{ToolCalls: tcs}}}
-}
-
-func finalAnswer(text string) *llms.ContentResponse {
-	return &llms.ContentResponse{Choices: []*llms.ContentChoice{{Content: text}}}
-}
 
 // The model's tool-call IDs reach Result.CallID and gen_ai.tool.call.id
 // through a real OpenAI-functions agent and executor.
 func TestCallIDsFromAnOpenAIFunctionsAgent(t *testing.T) {
-	tm := newTelemetry(t)
-	srv := flaky.Start(billing.Handler())
+	tm := telemetry.New(t)
+	srv := toolsafetest.NewUpstream(billing.Handler())
 	t.Cleanup(srv.Close)
-	srv.Enqueue(billing.InvoicePath("INV-1002"), flaky.ResetConn())
+	srv.Enqueue(billing.InvoicePath("INV-1002"), toolsafetest.Reset())
 
 	var mu sync.Mutex
 	var results []middleware.Result
 	ids := toolsafe.NewCallIDs()
-	invoice := toolsafe.Wrap(billing.FetchInvoice(srv.URL(), noKeepAlive()),
-		toolsafe.WithRetry(policy.Retry{MaxRetries: 2, Backoff: fixed(time.Millisecond)}),
+	invoice := toolsafe.Wrap(billing.FetchInvoice(srv.URL(), toolsafetest.NoKeepAliveClient()),
+		toolsafe.WithRetry(policy.Retry{MaxRetries: 2, Backoff: fixture.Backoff(time.Millisecond)}),
 		toolsafe.WithCallIDs(ids),
-		toolsafe.WithTracing(tm.hook),
+		toolsafe.WithTracing(tm.Hook),
 		toolsafe.WithOnResult(func(_ context.Context, r middleware.Result) {
 			mu.Lock()
 			results = append(results, r)
 			mu.Unlock()
 		}))
 
-	model := &scriptedModel{turns: []*llms.ContentResponse{
+	model := toolsafetest.NewModel(
 		// Two calls in one turn, the second one retried, then a third.
-		toolCalls(
-			"call_A1", "fetch_invoice", `{"number":"INV-1001"}`,
-			"call_B2", "fetch_invoice", `{"number":"INV-1002"}`),
-		toolCalls("call_C3", "fetch_invoice", `{"number":"7"}`),
-		finalAnswer("INV-1001 is paid, INV-1002 is overdue; 7 is not an invoice number."),
-	}}
+		toolsafetest.Calls(
+			toolsafetest.ToolCall{Tool: "fetch_invoice", Arguments: `{"number":"INV-1001"}`, ID: "call_A1"},
+			toolsafetest.ToolCall{Tool: "fetch_invoice", Arguments: `{"number":"INV-1002"}`, ID: "call_B2"}),
+		toolsafetest.Calls(toolsafetest.ToolCall{Tool: "fetch_invoice", Arguments: `{"number":"7"}`, ID: "call_C3"}),
+		toolsafetest.Answer("INV-1001 is paid, INV-1002 is overdue; 7 is not an invoice number."),
+	)
 	agent := agents.NewOpenAIFunctionsAgent(model, []tools.Tool{invoice})
 	exec := agents.NewExecutor(agent, agents.WithCallbacksHandler(ids), agents.WithMaxIterations(5))
 	out, err := exec.Call(context.Background(), map[string]any{"input": "What about INV-1001, INV-1002 and 7?"})
@@ -109,13 +75,13 @@ func TestCallIDsFromAnOpenAIFunctionsAgent(t *testing.T) {
 	}
 
 	var spanIDs []string
-	ended := tm.spans.Ended()
+	ended := tm.Spans.Ended()
 	slices.SortFunc(ended, func(a, b sdktrace.ReadOnlySpan) int { return a.StartTime().Compare(b.StartTime()) })
 	for _, s := range ended {
 		if !strings.HasPrefix(s.Name(), "execute_tool ") {
 			continue
 		}
-		v, _ := attrOf(s.Attributes(), keyCallID)
+		v, _ := telemetry.Attr(s.Attributes(), attribute.Key("gen_ai.tool.call.id"))
 		spanIDs = append(spanIDs, v.AsString())
 	}
 	if want := []string{"call_A1", "call_B2", "call_C3"}; !slices.Equal(spanIDs, want) {

@@ -6,9 +6,13 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/tmc/langchaingo/agents"
+	"github.com/tmc/langchaingo/tools"
+
 	"github.com/toolsafe/toolsafe"
 	"github.com/toolsafe/toolsafe/middleware"
 	"github.com/toolsafe/toolsafe/policy"
+	"github.com/toolsafe/toolsafe/toolsafetest"
 )
 
 // A tool that is busy twice, then answers: Run shows the attempts and waits.
@@ -47,4 +51,32 @@ func ExampleTool_Call() {
 	// Output:
 	// <nil>
 	// fetch_invoice failed after 3 attempts. These retries were automatic: do not call fetch_invoice again with the same input for this request; tell the user it is unavailable or use another tool.
+}
+
+// The OpenAI-functions agent's tool-call IDs reach the wrapped tool: give
+// the same CallIDs to the executor, as its callbacks handler, and to the
+// tools.
+func ExampleCallIDs() {
+	ids := toolsafe.NewCallIDs()
+	echo := middleware.Func("lookup", "Looks a customer up.", func(_ context.Context, input string) (string, error) {
+		return "found " + input, nil
+	})
+	lookup := toolsafe.Wrap(echo,
+		toolsafe.WithCallIDs(ids),
+		toolsafe.WithOnResult(func(_ context.Context, r middleware.Result) {
+			fmt.Println(r.Tool, r.CallID, r.Output)
+		}))
+
+	// A model that calls the tool once, then answers.
+	model := toolsafetest.NewModel(
+		toolsafetest.Calls(toolsafetest.ToolCall{Tool: "lookup", Arguments: `{"name":"Acme"}`, ID: "call_mszuSIzqtI65i1wAUOE8w5H4"}),
+		toolsafetest.Answer("Acme is a customer."),
+	)
+	agent := agents.NewOpenAIFunctionsAgent(model, []tools.Tool{lookup})
+	exec := agents.NewExecutor(agent, agents.WithCallbacksHandler(ids))
+	out, err := exec.Call(context.Background(), map[string]any{"input": "Is Acme a customer?"})
+	fmt.Println(out["output"], err)
+	// Output:
+	// lookup call_mszuSIzqtI65i1wAUOE8w5H4 found {"name":"Acme"}
+	// Acme is a customer. <nil>
 }

@@ -13,9 +13,10 @@ import (
 
 	"github.com/toolsafe/toolsafe"
 	"github.com/toolsafe/toolsafe/internal/billing"
-	"github.com/toolsafe/toolsafe/internal/flaky"
+	"github.com/toolsafe/toolsafe/internal/fixture"
 	"github.com/toolsafe/toolsafe/middleware"
 	"github.com/toolsafe/toolsafe/policy"
+	"github.com/toolsafe/toolsafe/toolsafetest"
 )
 
 // Regression: with only WithDeadline (or a timeout equal to it) and
@@ -28,11 +29,11 @@ func TestAHungDependencyOpensTheBreakerUnderADeadline(t *testing.T) {
 		"timeout equal to a deadline": {toolsafe.WithDeadline(100 * time.Millisecond), toolsafe.WithTimeout(100 * time.Millisecond)},
 	} {
 		t.Run(name, func(t *testing.T) {
-			srv := flaky.Start(billing.Handler())
+			srv := toolsafetest.NewUpstream(billing.Handler())
 			t.Cleanup(srv.Close)
-			srv.Always(billing.InvoicePath("INV-1001"), flaky.HangUp())
+			srv.Always(billing.InvoicePath("INV-1001"), toolsafetest.Hang())
 			cb := policy.NewCircuitBreaker("billing", policy.Breaker{FailureThreshold: 2, Delay: time.Hour})
-			tool := toolsafe.Wrap(billing.FetchInvoice(srv.URL(), noKeepAlive()), append(opts, toolsafe.WithCircuitBreaker(cb))...)
+			tool := toolsafe.Wrap(billing.FetchInvoice(srv.URL(), toolsafetest.NoKeepAliveClient()), append(opts, toolsafe.WithCircuitBreaker(cb))...)
 			var kinds []middleware.Kind
 			for range 4 {
 				kinds = append(kinds, tool.Run(context.Background(), "INV-1001").Kind())
@@ -44,11 +45,11 @@ func TestAHungDependencyOpensTheBreakerUnderADeadline(t *testing.T) {
 		})
 	}
 	t.Run("the caller's own deadline counts neither way", func(t *testing.T) {
-		srv := flaky.Start(billing.Handler())
+		srv := toolsafetest.NewUpstream(billing.Handler())
 		t.Cleanup(srv.Close)
-		srv.Always(billing.InvoicePath("INV-1001"), flaky.HangUp())
+		srv.Always(billing.InvoicePath("INV-1001"), toolsafetest.Hang())
 		cb := policy.NewCircuitBreaker("billing", policy.Breaker{FailureThreshold: 1, Delay: time.Hour})
-		tool := toolsafe.Wrap(billing.FetchInvoice(srv.URL(), noKeepAlive()), toolsafe.WithCircuitBreaker(cb))
+		tool := toolsafe.Wrap(billing.FetchInvoice(srv.URL(), toolsafetest.NoKeepAliveClient()), toolsafe.WithCircuitBreaker(cb))
 		for range 3 {
 			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Millisecond)
 			r := tool.Run(ctx, "INV-1001")
@@ -93,7 +94,7 @@ func TestHalfOpenProbesAreBoundedWhateverCallersDo(t *testing.T) {
 	})
 	tool := toolsafe.Wrap(hang, toolsafe.WithCircuitBreaker(cb))
 	cb.Open()
-	waitHalfOpen(cb)
+	fixture.HalfOpen(cb)
 	var wg sync.WaitGroup
 	for range 50 {
 		wg.Add(1)

@@ -8,40 +8,39 @@ import (
 	"testing"
 
 	"github.com/tmc/langchaingo/agents"
-	"github.com/tmc/langchaingo/llms"
 	"github.com/tmc/langchaingo/tools"
 
 	"github.com/toolsafe/toolsafe"
 	"github.com/toolsafe/toolsafe/internal/billing"
-	"github.com/toolsafe/toolsafe/internal/flaky"
 	"github.com/toolsafe/toolsafe/middleware"
 	"github.com/toolsafe/toolsafe/policy"
+	"github.com/toolsafe/toolsafe/toolsafetest"
 )
 
 // A model that keeps calling a dead tool with the same input, turn after
 // turn, gets one retry ladder at the upstream; its later identical calls
 // are refused with no request, and the run ends with its final answer.
 func TestTheLoopGuardStopsAModelRepeatingAFailedCall(t *testing.T) {
-	srv := flaky.Start(billing.Handler())
+	srv := toolsafetest.NewUpstream(billing.Handler())
 	t.Cleanup(srv.Close)
 	path := billing.InvoicePath("INV-2001")
-	srv.Always(path, flaky.ResetConn())
+	srv.Always(path, toolsafetest.Reset())
 	var mu sync.Mutex
 	var results []middleware.Result
-	invoice := toolsafe.Wrap(billing.FetchInvoice(srv.URL(), noKeepAlive()),
+	invoice := toolsafe.Wrap(billing.FetchInvoice(srv.URL(), toolsafetest.NoKeepAliveClient()),
 		toolsafe.WithRetry(policy.Retry{MaxRetries: 2, Backoff: policy.Constant(0)}),
 		toolsafe.WithOnResult(func(_ context.Context, r middleware.Result) {
 			mu.Lock()
 			results = append(results, r)
 			mu.Unlock()
 		}))
-	again := func(id string) *llms.ContentResponse {
-		return callsTurn(callOf(id, "fetch_invoice", `{"number":"INV-2001"}`))
+	again := func(id string) toolsafetest.Turn {
+		return toolsafetest.Calls(toolsafetest.ToolCall{ID: id, Tool: "fetch_invoice", Arguments: `{"number":"INV-2001"}`})
 	}
-	model := &turnsModel{turns: []*llms.ContentResponse{
+	model := toolsafetest.NewModel(
 		again("c1"), again("c2"), again("c3"), again("c4"),
-		answerTurn("INV-2001 is unavailable right now."),
-	}}
+		toolsafetest.Answer("INV-2001 is unavailable right now."),
+	)
 	exec := agents.NewExecutor(agents.NewOpenAIFunctionsAgent(model, []tools.Tool{invoice}), agents.WithMaxIterations(10))
 	out, err := exec.Call(middleware.WithRun(context.Background(), "", nil), map[string]any{"input": "What about INV-2001?"})
 	if err != nil {

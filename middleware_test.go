@@ -21,10 +21,10 @@ import (
 
 	"github.com/toolsafe/toolsafe/fallback"
 	"github.com/toolsafe/toolsafe/internal/billing"
-	"github.com/toolsafe/toolsafe/internal/flaky"
 	"github.com/toolsafe/toolsafe/middleware"
 	"github.com/toolsafe/toolsafe/otelhook"
 	"github.com/toolsafe/toolsafe/policy"
+	"github.com/toolsafe/toolsafe/toolsafetest"
 )
 
 // The layers, outermost first, as the package documentation lists them.
@@ -173,9 +173,9 @@ func TestCallAndRunContract(t *testing.T) {
 // The scenario the project started from: fetch_invoice with 3 retries, a
 // 2s attempt timeout and a backoff without jitter, on a real flaky upstream.
 func TestReferenceScenario(t *testing.T) {
-	referenceTool := func(t *testing.T) (*Tool, *flaky.Server) {
+	referenceTool := func(t *testing.T) (*Tool, *toolsafetest.Upstream) {
 		t.Helper()
-		srv := flaky.Start(billing.Handler())
+		srv := toolsafetest.NewUpstream(billing.Handler())
 		t.Cleanup(srv.Close)
 		// No keep-alive: net/http silently resends a GET whose reused
 		// connection was reset, which would hide attempts from the count.
@@ -198,7 +198,7 @@ func TestReferenceScenario(t *testing.T) {
 		tool, srv := referenceTool(t)
 		path := billing.InvoicePath("INV-1001")
 		// A connection reset, "billing API busy" (503, transient), a reset.
-		srv.Enqueue(path, flaky.ResetConn(), flaky.Unavailable(""), flaky.ResetConn())
+		srv.Enqueue(path, toolsafetest.Reset(), toolsafetest.Unavailable(""), toolsafetest.Reset())
 
 		r := tool.Run(context.Background(), `{"number":"INV-1001"}`)
 
@@ -238,7 +238,7 @@ func TestReferenceScenario(t *testing.T) {
 	t.Run("an upstream that never recovers is tool-failed after 4 attempts", func(t *testing.T) {
 		t.Parallel()
 		tool, srv := referenceTool(t)
-		srv.Always(billing.InvoicePath("INV-1002"), flaky.ResetConn())
+		srv.Always(billing.InvoicePath("INV-1002"), toolsafetest.Reset())
 
 		r := tool.Run(context.Background(), `{"number":"INV-1002"}`)
 

@@ -12,14 +12,14 @@ import (
 	"time"
 
 	"github.com/tmc/langchaingo/agents"
-	"github.com/tmc/langchaingo/llms"
 	"github.com/tmc/langchaingo/llms/fake"
 	"github.com/tmc/langchaingo/tools"
 
 	"github.com/toolsafe/toolsafe"
 	"github.com/toolsafe/toolsafe/fallback"
-	"github.com/toolsafe/toolsafe/internal/flaky"
+	"github.com/toolsafe/toolsafe/internal/outcome"
 	"github.com/toolsafe/toolsafe/middleware"
+	"github.com/toolsafe/toolsafe/toolsafetest"
 )
 
 // keyedUpstream applies each POST once per Idempotency-Key, per path, and
@@ -27,13 +27,13 @@ import (
 type keyedUpstream struct {
 	mu      sync.Mutex
 	applied map[string]map[string]bool // path → keys applied
-	*flaky.Server
+	*toolsafetest.Upstream
 }
 
 func startKeyed(t *testing.T) *keyedUpstream {
 	t.Helper()
 	u := &keyedUpstream{applied: map[string]map[string]bool{}}
-	u.Server = flaky.Start(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	u.Upstream = toolsafetest.NewUpstream(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		key := r.Header.Get("Idempotency-Key")
 		u.mu.Lock()
 		if u.applied[r.URL.Path] == nil {
@@ -60,7 +60,7 @@ func (u *keyedUpstream) count(path string) int {
 // poster is a tool that posts its input to path with the call's
 // idempotency key.
 func (u *keyedUpstream) poster(name, path string) tools.Tool {
-	client := noKeepAlive()
+	client := toolsafetest.NoKeepAliveClient()
 	return middleware.Func(name, "Posts to "+path+".", func(ctx context.Context, input string) (string, error) {
 		req, err := http.NewRequestWithContext(ctx, http.MethodPost, u.URL()+path, strings.NewReader(input))
 		if err != nil {
@@ -77,40 +77,6 @@ func (u *keyedUpstream) poster(name, path string) tools.Tool {
 		}
 		return "done " + path, nil
 	})
-}
-
-// turnsModel is a scripted tool-calling llms.Model for the OpenAI-functions
-// agent: each GenerateContent answers with its next turn.
-type turnsModel struct {
-	mu    sync.Mutex
-	turns []*llms.ContentResponse
-}
-
-func (m *turnsModel) GenerateContent(context.Context, []llms.MessageContent, ...llms.CallOption) (*llms.ContentResponse, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if len(m.turns) == 0 {
-		return nil, errors.New("the script has no more turns")
-	}
-	r := m.turns[0]
-	m.turns = m.turns[1:]
-	return r, nil
-}
-
-func (m *turnsModel) Call(ctx context.Context, prompt string, opts ...llms.CallOption) (string, error) {
-	return llms.GenerateFromSinglePrompt(ctx, m, prompt, opts...)
-}
-
-func callsTurn(calls ...llms.ToolCall) *llms.ContentResponse {
-	return &llms.ContentResponse{Choices: []*llms.ContentChoice{{ToolCalls: calls}}}
-}
-
-func callOf(id, tool, args string) llms.ToolCall {
-	return llms.ToolCall{ID: id, Type: "function", FunctionCall: &llms.FunctionCall{Name: tool, Arguments: args}}
-}
-
-func answerTurn(text string) *llms.ContentResponse {
-	return &llms.ContentResponse{Choices: []*llms.ContentChoice{{Content: text}}}
 }
 
 // The README's approval flow: in one turn the model refunds (idempotent,
@@ -138,23 +104,23 @@ func TestAResumedRunNeverRepeatsACompletedCall(t *testing.T) {
 		ts := []tools.Tool{refund, closeAccount}
 
 		ctx := middleware.WithRun(context.Background(), "run-1", nil)
-		first := agents.NewExecutor(agents.NewOpenAIFunctionsAgent(&turnsModel{turns: []*llms.ContentResponse{
-			callsTurn(callOf("c1", "issue_refund", refundArgs), callOf("c2", "close_account", closeArgs)),
-			answerTurn("should not get here"),
-		}}, ts), agents.WithMaxIterations(5))
+		first := agents.NewExecutor(agents.NewOpenAIFunctionsAgent(toolsafetest.NewModel(
+			toolsafetest.Calls(toolsafetest.ToolCall{ID: "c1", Tool: "issue_refund", Arguments: refundArgs}, toolsafetest.ToolCall{ID: "c2", Tool: "close_account", Arguments: closeArgs}),
+			toolsafetest.Answer("should not get here"),
+		), ts), agents.WithMaxIterations(5))
 		_, err := first.Call(ctx, map[string]any{"input": "Refund A-1001 and close C-7."})
-		ar := paused(t, err)
+		ar := outcome.Paused(t, err)
 		if ar.Tool != "close_account" || ar.RunID != "run-1" || up.count("/refunds") != 1 || up.count("/accounts/close") != 0 {
 			t.Fatalf("paused %q in run %q; refunds %d, closes %d; want close_account in run-1 after 1 refund",
 				ar.Tool, ar.RunID, up.count("/refunds"), up.count("/accounts/close"))
 		}
 
 		grants.Grant(ar.Tool, ar.Input)
-		resumed := agents.NewExecutor(agents.NewOpenAIFunctionsAgent(&turnsModel{turns: []*llms.ContentResponse{
+		resumed := agents.NewExecutor(agents.NewOpenAIFunctionsAgent(toolsafetest.NewModel(
 			// The model asks for both again, the refund's keys in another order.
-			callsTurn(callOf("c3", "issue_refund", `{"amount_eur": 25, "order": "A-1001"}`), callOf("c4", "close_account", closeArgs)),
-			answerTurn("Refunded A-1001 and closed C-7."),
-		}}, ts), agents.WithMaxIterations(5))
+			toolsafetest.Calls(toolsafetest.ToolCall{ID: "c3", Tool: "issue_refund", Arguments: `{"amount_eur": 25, "order": "A-1001"}`}, toolsafetest.ToolCall{ID: "c4", Tool: "close_account", Arguments: closeArgs}),
+			toolsafetest.Answer("Refunded A-1001 and closed C-7."),
+		), ts), agents.WithMaxIterations(5))
 		out, err := resumed.Call(middleware.Resume(context.Background(), ar), map[string]any{"input": "Refund A-1001 and close C-7."})
 		if err != nil {
 			t.Fatalf("resumed run: %v", err)
@@ -188,7 +154,7 @@ func TestAResumedRunNeverRepeatsACompletedCall(t *testing.T) {
 			step("issue_refund", refundArgs), step("close_account", closeArgs), "Final Answer: no",
 		}), ts), agents.WithMaxIterations(5))
 		_, err := first.Call(ctx, map[string]any{"input": "Refund A-1001, then close C-7."})
-		ar := paused(t, err)
+		ar := outcome.Paused(t, err)
 		if ar.RunID == "" || ar.RunID != middleware.RunID(ctx) {
 			t.Fatalf("ApprovalRequired.RunID %q; want the run's %q", ar.RunID, middleware.RunID(ctx))
 		}
@@ -279,7 +245,7 @@ func TestWithoutARunEveryCallRuns(t *testing.T) {
 // applies it once.
 func TestAnUnknownOutcomeIsSentAgainWithItsKey(t *testing.T) {
 	up := startKeyed(t)
-	slowOnce := flaky.SlowAnswer(time.Second)
+	slowOnce := toolsafetest.Slow(time.Second)
 	up.Enqueue("/refunds", slowOnce)
 	refund := toolsafe.Wrap(up.poster("refund", "/refunds"), toolsafe.WithSideEffects(middleware.SideEffectsWithKey),
 		toolsafe.WithTimeout(50*time.Millisecond))

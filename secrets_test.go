@@ -17,15 +17,14 @@ import (
 
 	"github.com/failsafe-go/failsafe-go/budget"
 	"github.com/tmc/langchaingo/tools"
-	"go.opentelemetry.io/otel/attribute"
-	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 
 	"github.com/toolsafe/toolsafe"
 	"github.com/toolsafe/toolsafe/fallback"
-	"github.com/toolsafe/toolsafe/internal/flaky"
+	"github.com/toolsafe/toolsafe/internal/fixture"
+	"github.com/toolsafe/toolsafe/internal/telemetry"
 	"github.com/toolsafe/toolsafe/middleware"
-	"github.com/toolsafe/toolsafe/otelhook"
 	"github.com/toolsafe/toolsafe/policy"
+	"github.com/toolsafe/toolsafe/toolsafetest"
 )
 
 // Secret-looking strings, planted in upstream error bodies, foreign error
@@ -40,43 +39,6 @@ const secretText = "upstream stack trace: auth sk-live-SECRET123 failed, conn st
 // secretInput is the input of every call: the secrets as argument values.
 const secretInput = `{"number":"INV-1001","api_key":"sk-live-SECRET123","note":"password=hunter2"}`
 
-// telemetryText is everything tm recorded that an operator can read: span
-// names, status descriptions, attributes, events and their attributes,
-// link attributes, metric names and their attribute sets.
-func telemetryText(t *testing.T, tm *telemetry) string {
-	t.Helper()
-	var b strings.Builder
-	for _, s := range tm.spans.Ended() {
-		fmt.Fprintln(&b, s.Name(), s.Status().Description)
-		for _, kv := range s.Attributes() {
-			fmt.Fprintln(&b, kv.Key, kv.Value.Emit())
-		}
-		for _, e := range s.Events() {
-			fmt.Fprintln(&b, e.Name)
-			for _, kv := range e.Attributes {
-				fmt.Fprintln(&b, kv.Key, kv.Value.Emit())
-			}
-		}
-		for _, l := range s.Links() {
-			for _, kv := range l.Attributes {
-				fmt.Fprintln(&b, kv.Key, kv.Value.Emit())
-			}
-		}
-	}
-	var rm metricdata.ResourceMetrics
-	if err := tm.reader.Collect(context.Background(), &rm); err != nil {
-		t.Fatal(err)
-	}
-	for _, sm := range rm.ScopeMetrics {
-		for _, m := range sm.Metrics {
-			for _, set := range attributeSets(m) {
-				fmt.Fprintln(&b, m.Name, set.Encoded(attribute.DefaultEncoder()))
-			}
-		}
-	}
-	return b.String()
-}
-
 // leaky is a tool whose every failure carries the secrets in its text.
 func leaky(name string, call func(ctx context.Context) (string, error)) tools.Tool {
 	return middleware.Func(name, "A tool that fails with secrets in its errors.", func(ctx context.Context, _ string) (string, error) {
@@ -85,8 +47,8 @@ func leaky(name string, call func(ctx context.Context) (string, error)) tools.To
 }
 
 // httpGet is a tool that reads path from srv and classifies the answer.
-func httpGet(srv *flaky.Server, path string) tools.Tool {
-	client := noKeepAlive()
+func httpGet(srv *toolsafetest.Upstream, path string) tools.Tool {
+	client := toolsafetest.NoKeepAliveClient()
 	return leaky("read_account", func(ctx context.Context) (string, error) {
 		req, err := http.NewRequestWithContext(ctx, http.MethodGet, srv.URL()+path, nil)
 		if err != nil {
@@ -115,18 +77,18 @@ func foreign() error {
 // everywhere a tool or an upstream can put them, tracing on (arguments and
 // results not recorded) and metrics on, and finds them in no observation,
 // no span (name, status, attribute, event, link) and no metric attribute.
-// (TestTelemetryKeepsSecretsOut covers successful output and the opt-in
-// recording of arguments and results.)
+// (otelhook's TestTelemetryKeepsSecretsOut covers successful output and the
+// opt-in recording of arguments and results.)
 func TestSecretsStayOut(t *testing.T) {
-	tm := newTelemetry(t)
-	srv := flaky.Start(nil)
+	tm := telemetry.New(t)
+	srv := toolsafetest.NewUpstream(nil)
 	t.Cleanup(srv.Close)
-	srv.Always("/500", flaky.Respond(http.StatusInternalServerError, secretText))
-	srv.Always("/404", flaky.Respond(http.StatusNotFound, secretText))
-	srv.Always("/429", flaky.Step{Action: flaky.Status, Code: http.StatusTooManyRequests, RetryAfter: "3600", Body: secretText})
+	srv.Always("/500", toolsafetest.Respond(http.StatusInternalServerError, secretText))
+	srv.Always("/404", toolsafetest.Respond(http.StatusNotFound, secretText))
+	srv.Always("/429", toolsafetest.Respond(http.StatusTooManyRequests, secretText).WithRetryAfter("3600"))
 
 	traced := func(opts ...toolsafe.Option) []toolsafe.Option {
-		return append([]toolsafe.Option{toolsafe.WithTracing(tm.hook), toolsafe.WithLogger(discardLogger())}, opts...)
+		return append([]toolsafe.Option{toolsafe.WithTracing(tm.Hook), toolsafe.WithLogger(fixture.Quiet())}, opts...)
 	}
 	wrap := func(tool tools.Tool, opts ...toolsafe.Option) *toolsafe.Tool {
 		t.Helper()
@@ -136,7 +98,7 @@ func TestSecretsStayOut(t *testing.T) {
 		}
 		return w
 	}
-	retry := toolsafe.WithRetry(policy.Retry{MaxRetries: 1, Backoff: fixed(time.Millisecond)})
+	retry := toolsafe.WithRetry(policy.Retry{MaxRetries: 1, Backoff: fixture.Backoff(time.Millisecond)})
 	failing := leaky("read_account", func(context.Context) (string, error) { return "", foreign() })
 	ctx := context.Background()
 
@@ -300,7 +262,7 @@ func TestSecretsStayOut(t *testing.T) {
 		}
 	}
 
-	text := telemetryText(t, tm)
+	text := tm.Text(t)
 	for _, s := range secrets {
 		if strings.Contains(text, s) {
 			t.Errorf("the telemetry holds %q:\n%s", s, text)
@@ -309,26 +271,6 @@ func TestSecretsStayOut(t *testing.T) {
 	for _, k := range want {
 		if !strings.Contains(text, `toolsafe.outcome=`+string(k)) {
 			t.Errorf("no metric has outcome %s: the test did not see every kind through the telemetry:\n%s", k, text)
-		}
-	}
-}
-
-// An unknown argument's name is quoted back to the model, which needs it to
-// fix its input; the span keeps the message without it, since it is part of
-// the arguments and those are recorded only when opted in.
-func TestAnUnknownArgumentNameStaysOutOfTheSpan(t *testing.T) {
-	schema := []byte(`{"type":"object","additionalProperties":false,"properties":{"number":{"type":"string"}}}`)
-	input := `{"number":"INV-1001","sk-live-SECRET123":"x"}`
-	ok := middleware.Func("read_account", "reads an account", func(context.Context, string) (string, error) { return "{}", nil })
-	for _, record := range []bool{false, true} {
-		tm := newTelemetry(t, otelhook.WithRecordArguments(record))
-		tool := toolsafe.Wrap(ok, toolsafe.WithTracing(tm.hook), toolsafe.WithArgsSchema(schema))
-		r := tool.Run(context.Background(), input)
-		if r.Failure == nil || r.Failure.Kind != middleware.KindArgsInvalid || !strings.Contains(r.Observation(), "sk-live-SECRET123") {
-			t.Fatalf("got %v %q; want args-invalid naming the unknown argument", r.Failure, r.Observation())
-		}
-		if got := strings.Contains(telemetryText(t, tm), "sk-live-SECRET123"); got != record {
-			t.Errorf("with argument recording %v, the name is in the telemetry: %v", record, got)
 		}
 	}
 }

@@ -10,9 +10,10 @@ import (
 
 	"github.com/toolsafe/toolsafe"
 	"github.com/toolsafe/toolsafe/fallback"
-	"github.com/toolsafe/toolsafe/internal/flaky"
+	"github.com/toolsafe/toolsafe/internal/fixture"
 	"github.com/toolsafe/toolsafe/internal/refunds"
 	"github.com/toolsafe/toolsafe/middleware"
+	"github.com/toolsafe/toolsafe/toolsafetest"
 )
 
 // lateRefunds is a refunds upstream that applies each refund at once and
@@ -23,7 +24,7 @@ func lateRefunds(t *testing.T) (url string, applied *atomic.Int32) {
 	applied = new(atomic.Int32)
 	ledger := refunds.NewLedger()
 	h := ledger.Handler()
-	srv := flaky.Start(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	srv := toolsafetest.NewUpstream(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		rec := &discardWriter{h: http.Header{}}
 		h.ServeHTTP(rec, r)
 		applied.Add(1)
@@ -50,11 +51,11 @@ const mayHaveApplied = "The action may have been applied; check before calling a
 func TestAnOutcomeThatMayHaveLandedIsNeverRoutedToAFallback(t *testing.T) {
 	url, applied := lateRefunds(t)
 	var altRan atomic.Int32
-	refund := toolsafe.Wrap(refunds.Tool(url, noKeepAlive(), false),
+	refund := toolsafe.Wrap(refunds.Tool(url, toolsafetest.NoKeepAliveClient(), false),
 		toolsafe.WithSideEffects(middleware.SideEffectsWithoutKey),
 		toolsafe.WithTimeout(100*time.Millisecond),
 		toolsafe.WithFallback(fallback.To(ranCounter("manual_refund", &altRan))))
-	r := refund.Run(context.Background(), refundInput)
+	r := refund.Run(context.Background(), fixture.RefundInput)
 	if r.Status() != "error" || r.Kind() != middleware.KindTimeout || r.Fallback != "" || altRan.Load() != 0 {
 		t.Fatalf("%q (%v) via %q, fallback ran %d; want a tool-timeout, no fallback", r.Status(), r.Kind(), r.Fallback, altRan.Load())
 	}
@@ -74,9 +75,9 @@ func TestAnAttemptCutByADeadlineMayHaveBeenApplied(t *testing.T) {
 	for _, se := range []middleware.SideEffects{middleware.SideEffectsWithoutKey, middleware.SideEffectsWithKey} {
 		t.Run("the call's deadline, "+se.String(), func(t *testing.T) {
 			url, applied := lateRefunds(t)
-			refund := toolsafe.Wrap(refunds.Tool(url, noKeepAlive(), se == middleware.SideEffectsWithKey),
+			refund := toolsafe.Wrap(refunds.Tool(url, toolsafetest.NoKeepAliveClient(), se == middleware.SideEffectsWithKey),
 				toolsafe.WithSideEffects(se), toolsafe.WithDeadline(200*time.Millisecond))
-			r := refund.Run(context.Background(), refundInput)
+			r := refund.Run(context.Background(), fixture.RefundInput)
 			if r.Kind() != middleware.KindTimeout || r.Failure.SideEffect != middleware.SideEffectUnknown ||
 				!strings.Contains(r.Observation(), mayHaveApplied) || applied.Load() != 1 {
 				t.Fatalf("%v, side effect %v, applied %d, observation %q; want a tool-timeout that may have been applied",
@@ -86,10 +87,10 @@ func TestAnAttemptCutByADeadlineMayHaveBeenApplied(t *testing.T) {
 	}
 	t.Run("the caller's deadline", func(t *testing.T) {
 		url, applied := lateRefunds(t)
-		refund := toolsafe.Wrap(refunds.Tool(url, noKeepAlive(), false), toolsafe.WithSideEffects(middleware.SideEffectsWithoutKey))
+		refund := toolsafe.Wrap(refunds.Tool(url, toolsafetest.NoKeepAliveClient(), false), toolsafe.WithSideEffects(middleware.SideEffectsWithoutKey))
 		ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
 		defer cancel()
-		r := refund.Run(ctx, refundInput)
+		r := refund.Run(ctx, fixture.RefundInput)
 		if r.Kind() != middleware.KindCanceled || r.Failure.SideEffect != middleware.SideEffectUnknown ||
 			!strings.Contains(r.Failure.Error(), mayHaveApplied) || applied.Load() != 1 {
 			t.Fatalf("%v, side effect %v, applied %d, message %q; want canceled, and the refund may have been applied",
@@ -103,10 +104,10 @@ func TestAnAttemptCutByADeadlineMayHaveBeenApplied(t *testing.T) {
 func TestADestructiveToolHasSideEffects(t *testing.T) {
 	url, applied := lateRefunds(t)
 	grants := middleware.NewGrants()
-	grants.Grant("refund", refundInput)
-	refund := toolsafe.Wrap(refunds.Tool(url, noKeepAlive(), false),
+	grants.Grant("refund", fixture.RefundInput)
+	refund := toolsafe.Wrap(refunds.Tool(url, toolsafetest.NoKeepAliveClient(), false),
 		toolsafe.WithApproval(grants), toolsafe.WithDestructive(), toolsafe.WithTimeout(100*time.Millisecond))
-	r := refund.Run(context.Background(), refundInput)
+	r := refund.Run(context.Background(), fixture.RefundInput)
 	if r.Kind() != middleware.KindTimeout || r.Failure.SideEffect != middleware.SideEffectUnknown ||
 		!strings.Contains(r.Observation(), mayHaveApplied) || r.Attempts != 1 || applied.Load() != 1 {
 		t.Fatalf("%v after %d attempts, side effect %v, applied %d, observation %q; want one tool-timeout that may have been applied",

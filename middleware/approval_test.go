@@ -7,6 +7,9 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/toolsafe/toolsafe"
+	"github.com/toolsafe/toolsafe/internal/fixture"
+	"github.com/toolsafe/toolsafe/internal/outcome"
 	"github.com/toolsafe/toolsafe/middleware"
 )
 
@@ -140,4 +143,86 @@ func ExampleGrants() {
 	// waiting: refund A-1001
 	// refunded A-1001 <nil>
 	// true
+}
+
+// The gate alone through toolsafe.Wrap, in front of the refund tool on a
+// real upstream that counts what it applied. (The gate with the retry, the
+// breaker or a fallback is tested at the root.)
+func TestApproval(t *testing.T) {
+	t.Run("without a grant the call pauses and nothing reaches the upstream", func(t *testing.T) {
+		t.Parallel()
+		grants := middleware.NewGrants()
+		tool, srv, _ := fixture.Refunds(t, true, toolsafe.WithApproval(grants))
+		out, err := tool.Call(context.Background(), fixture.RefundInput)
+		ar := outcome.Paused(t, err)
+		if out != "" || ar.Tool != "refund" || ar.Input != fixture.RefundInput || ar.Attempt != 1 || ar.CallID == "" {
+			t.Errorf("Call = %q, %+v", out, ar)
+		}
+		if r := tool.Run(context.Background(), fixture.RefundInput); r.Status() != "paused" || r.Attempts != 0 || r.Observation() != "" {
+			t.Errorf("Run: status %q after %d attempts, observation %q; want paused after 0 and none", r.Status(), r.Attempts, r.Observation())
+		}
+		if p := grants.Pending(); len(p) != 1 || p[0].Tool != "refund" || p[0].Input != fixture.RefundInput {
+			t.Errorf("pending %+v; want the refund, once", p)
+		}
+		if srv.Requests("") != 0 {
+			t.Errorf("upstream got %d requests; want 0", srv.Requests(""))
+		}
+	})
+
+	t.Run("a grant is used once and only for its exact input", func(t *testing.T) {
+		t.Parallel()
+		grants := middleware.NewGrants()
+		tool, _, ledger := fixture.Refunds(t, true, toolsafe.WithApproval(grants))
+		grants.Grant("refund", fixture.RefundInput)
+		if len(grants.Pending()) != 0 {
+			t.Fatalf("pending %v before any call", grants.Pending())
+		}
+		other := `{"order":"A-1001","amount_eur":2500}`
+		if _, err := tool.Call(context.Background(), other); err == nil {
+			t.Fatal("a grant for 25 EUR approved a refund of 2500 EUR")
+		}
+		if r := tool.Run(context.Background(), fixture.RefundInput); r.Status() != "ok" {
+			t.Fatalf("the granted call: %q (%s)", r.Status(), r.Observation())
+		}
+		if _, err := tool.Call(context.Background(), fixture.RefundInput); err == nil {
+			t.Fatal("the grant was used twice")
+		}
+		if ledger.Applied() != 1 {
+			t.Errorf("%d refunds applied; want 1", ledger.Applied())
+		}
+	})
+
+	t.Run("a denial reaches the model as approval-denied", func(t *testing.T) {
+		t.Parallel()
+		grants := middleware.NewGrants()
+		tool, srv, _ := fixture.Refunds(t, true, toolsafe.WithApproval(grants))
+		grants.Deny("refund", fixture.RefundInput)
+		r := tool.Run(context.Background(), fixture.RefundInput)
+		if outcome.Kind(r) != middleware.KindApprovalDenied || r.Status() != "error" {
+			t.Fatalf("got %q, status %q; want approval-denied, error", outcome.Kind(r), r.Status())
+		}
+		out, err := tool.Call(context.Background(), fixture.RefundInput)
+		if _, ok := errors.AsType[*middleware.ApprovalRequired](err); !ok {
+			t.Errorf("the denial was used twice: %q, %v", out, err)
+		}
+		if want := "The user denied approval for refund. Do not call it again for this request."; r.Observation() != want {
+			t.Errorf("observation %q; want %q", r.Observation(), want)
+		}
+		if srv.Requests("") != 0 {
+			t.Errorf("a denied refund reached the upstream")
+		}
+	})
+
+	t.Run("an approver that fails pauses the call", func(t *testing.T) {
+		t.Parallel()
+		broken := middleware.ApproverFunc(func(context.Context, middleware.CallInfo) (middleware.Decision, error) {
+			return middleware.Approved, errors.New("approval service unreachable")
+		})
+		tool, srv, _ := fixture.Refunds(t, true, toolsafe.WithApproval(broken))
+		_, err := tool.Call(context.Background(), fixture.RefundInput)
+		if ar := outcome.Paused(t, err); ar.Err == nil || srv.Requests("") != 0 {
+			t.Errorf("pause %+v, %d requests; want the approver's error kept and nothing sent", ar, srv.Requests(""))
+		}
+	})
+
 }

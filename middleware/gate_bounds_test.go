@@ -1,6 +1,7 @@
 package middleware_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"log/slog"
@@ -11,6 +12,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/toolsafe/toolsafe"
+	"github.com/toolsafe/toolsafe/internal/outcome"
+	"github.com/toolsafe/toolsafe/internal/stub"
 	"github.com/toolsafe/toolsafe/middleware"
 )
 
@@ -156,5 +160,101 @@ func TestAStuckApproverIsNotAskedWithoutBound(t *testing.T) {
 	close(release)
 	if ran.Load() != 0 {
 		t.Errorf("the tool ran %d times; want 0", ran.Load())
+	}
+}
+
+// An approver that ignores its context (a synchronous prompt to a person)
+// cannot hold the call past its deadline, and its late answer is dropped.
+func TestApproverNotBoundedByDeadline(t *testing.T) {
+	var ran atomic.Int32
+	release, decided := make(chan struct{}), make(chan struct{})
+	prompt := middleware.ApproverFunc(func(context.Context, middleware.CallInfo) (middleware.Decision, error) {
+		defer close(decided)
+		<-release
+		return middleware.Approved, nil // too late
+	})
+	w := toolsafe.Wrap(stub.Refund(&ran), toolsafe.WithApproval(prompt),
+		toolsafe.WithDeadline(100*time.Millisecond), toolsafe.WithTimeout(50*time.Millisecond))
+	r := outcome.Within(t, 10*time.Second, w, context.Background(), "A-1")
+	close(release)
+	<-decided
+	if f := r.Failure; f == nil || f.Kind != middleware.KindTimeout || f.Timeout != 100*time.Millisecond || f.Attempts != 0 ||
+		f.SideEffect != middleware.SideEffectNone || f.Retryable {
+		t.Fatalf("got %+v; want a tool-timeout at the 100ms deadline, no attempt, no side effect", r)
+	}
+	if ran.Load() != 0 {
+		t.Errorf("the tool ran %d times; want 0: the approval came after the call ended", ran.Load())
+	}
+}
+
+// A panicking approver fails closed: the call pauses with the approver's
+// failure as ApprovalRequired.Err, the tool never runs, the panic and its
+// type and stack are logged at ERROR (its value may hold a secret: only at
+// DEBUG).
+func TestApproverPanicFailsClosed(t *testing.T) {
+	for name, ctx := range map[string]context.Context{
+		"without a deadline": context.Background(),
+		"with a deadline":    nil,
+	} {
+		t.Run(name, func(t *testing.T) {
+			var ran atomic.Int32
+			var logs bytes.Buffer
+			opts := []toolsafe.Option{
+				toolsafe.WithApproval(middleware.ApproverFunc(func(context.Context, middleware.CallInfo) (middleware.Decision, error) {
+					panic("approver bug")
+				})),
+				toolsafe.WithLogger(slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))),
+			}
+			if ctx == nil {
+				ctx = context.Background()
+				opts = append(opts, toolsafe.WithDeadline(time.Minute))
+			}
+			w := toolsafe.Wrap(stub.Refund(&ran), opts...)
+			_, err := w.Call(ctx, "A-1")
+			var ar *middleware.ApprovalRequired
+			if !errors.As(err, &ar) || ar.Tool != "refund" || ar.Input != "A-1" || ar.Err == nil ||
+				ar.Err.Error() != "the approver panicked: approver bug" || ar.Reason != "the approver could not decide" {
+				t.Fatalf("Call returned %v (%+v); want a pause whose Err is the approver's panic", err, ar)
+			}
+			if ran.Load() != 0 {
+				t.Errorf("the tool ran %d times; want 0", ran.Load())
+			}
+			var errorLine, debugLine string
+			for _, l := range strings.Split(logs.String(), "\n") {
+				switch {
+				case strings.Contains(l, "level=ERROR"):
+					errorLine = l
+				case strings.Contains(l, "level=DEBUG") && strings.Contains(l, "panicked"):
+					debugLine = l
+				}
+			}
+			if !strings.Contains(errorLine, `msg="toolsafe: approver panicked"`) || !strings.Contains(errorLine, "panic_type=string") ||
+				!strings.Contains(errorLine, "runtime/debug.Stack") || strings.Contains(errorLine, "approver bug") {
+				t.Errorf("ERROR line %q; want the panic's type and stack, not its value", errorLine)
+			}
+			if !strings.Contains(debugLine, `panic="approver bug"`) {
+				t.Errorf("DEBUG line %q; want the panic's value", debugLine)
+			}
+		})
+	}
+}
+
+// A gated call whose context has already ended asks no approver and uses up
+// no grant.
+func TestCancelledCallUsesNoGrant(t *testing.T) {
+	var ran atomic.Int32
+	g := middleware.NewGrants()
+	g.Grant("refund", "A-1")
+	w := toolsafe.Wrap(stub.Refund(&ran), toolsafe.WithApproval(g))
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := w.Call(ctx, "A-1"); !errors.Is(err, context.Canceled) {
+		t.Fatalf("cancelled Call returned %v; want context.Canceled", err)
+	}
+	if p := g.Pending(); len(p) != 0 {
+		t.Errorf("pending %+v; want none: the cancelled call asked nobody", p)
+	}
+	if out, err := w.Call(context.Background(), "A-1"); out != "refunded A-1" || err != nil || ran.Load() != 1 {
+		t.Errorf("Call = %q, %v after %d runs; want the grant still there: refunded A-1, once", out, err, ran.Load())
 	}
 }

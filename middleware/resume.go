@@ -13,7 +13,6 @@ type resumption struct {
 	used bool
 }
 
-
 // Resume returns a context in which the next call of ar.Tool with ar.Input
 // (the same JSON, whatever its key order or spacing; see Canonical)
 // continues the paused call: it keeps the paused call's idempotency key

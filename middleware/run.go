@@ -135,7 +135,6 @@ func runFrom(ctx context.Context) *run {
 	return nil
 }
 
-
 // claim returns the first entry of tool with input among entries that a
 // resumed run answers or continues and that this scope has not claimed
 // yet, and claims it. Entries of one key are one call: the latest says how

@@ -54,13 +54,41 @@ func ExampleNew() {
 	//   event retry [toolsafe.attempt=2 toolsafe.delay_s=0.02]
 }
 
+// A tool that never recovers, wrapped with toolsafe.WithTracing: the call
+// span carries the Kind and the
+// message the model got, each attempt its own span.
+func ExampleNew_neverRecovers() {
+	spans := tracetest.NewSpanRecorder()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(spans))
+	defer tp.Shutdown(context.Background())
+
+	down := middleware.Func("fetch_invoice", "Fetches one invoice.", func(context.Context, string) (string, error) {
+		return "", middleware.Transient(errors.New("billing API busy"))
+	})
+	invoice := toolsafe.Wrap(down,
+		toolsafe.WithRetry(policy.Retry{MaxRetries: 2, Backoff: policy.Backoff{
+			Base: time.Millisecond, Multiplier: 2, Rand: func() float64 { return 0 }}}),
+		toolsafe.WithTracing(otelhook.New(otelhook.WithTracerProvider(tp))),
+	)
+	invoice.Run(context.Background(), `{"number":"INV-1001"}`)
+
+	for _, s := range spans.Ended() {
+		fmt.Printf("%s: %s %v\n", s.Name(), s.Status().Code, show(s.Attributes(), "error.type", otelhook.AttemptsKey))
+	}
+	// Output:
+	// attempt 1: Error [error.type=tool-failed]
+	// attempt 2: Error [error.type=tool-failed]
+	// attempt 3: Error [error.type=tool-failed]
+	// execute_tool fetch_invoice: Error [error.type=tool-failed toolsafe.attempts=3]
+}
+
 // show lists the values of keys found in kvs, in the order of keys.
 func show(kvs []attribute.KeyValue, keys ...attribute.Key) []string {
 	var out []string
 	for _, k := range keys {
 		for _, kv := range kvs {
 			if kv.Key == k {
-				out = append(out, string(k)+"="+kv.Value.Emit())
+				out = append(out, string(k)+"="+kv.Value.String())
 			}
 		}
 	}

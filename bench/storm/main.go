@@ -6,7 +6,7 @@
 //
 // For each fault and each set of policies, 200 callers call fetch_invoice
 // for 2 seconds, each pausing 100ms between its calls (its model thinking),
-// against a real HTTP upstream on 127.0.0.1 (internal/flaky) that never
+// against a real HTTP upstream on 127.0.0.1 (toolsafetest.Upstream) that never
 // recovers: every request is reset ("reset"), answered 503 ("503", with
 // -faults), or never answered ("hang"). Every call has up to 3 retries with
 // backoff (100ms, 200ms, 400ms, jitter 25%) and a 250ms attempt timeout.
@@ -30,7 +30,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"net/http"
 	"os"
 	"slices"
 	"sort"
@@ -44,8 +43,8 @@ import (
 
 	"github.com/toolsafe/toolsafe"
 	"github.com/toolsafe/toolsafe/internal/billing"
-	"github.com/toolsafe/toolsafe/internal/flaky"
 	"github.com/toolsafe/toolsafe/policy"
+	"github.com/toolsafe/toolsafe/toolsafetest"
 )
 
 // Policies is a set of toolsafe policies a storm is run with.
@@ -66,14 +65,14 @@ var AllPolicies = []Policies{
 // Fault is how the upstream is down.
 type Fault struct {
 	Name string
-	Step flaky.Step
+	Step toolsafetest.Step
 }
 
 // AllFaults are the ways the upstream is down.
 var AllFaults = []Fault{
-	{Name: "reset", Step: flaky.ResetConn()},
-	{Name: "503", Step: flaky.Unavailable("")},
-	{Name: "hang", Step: flaky.HangUp()},
+	{Name: "reset", Step: toolsafetest.Reset()},
+	{Name: "503", Step: toolsafetest.Unavailable("")},
+	{Name: "hang", Step: toolsafetest.Hang()},
 }
 
 // Config is one storm.
@@ -159,13 +158,13 @@ func (c Config) withDefaults() Config {
 func Run(ctx context.Context, c Config) (Result, error) {
 	c = c.withDefaults()
 	const invoice = "INV-1001"
-	srv := flaky.Start(billing.Handler())
+	srv := toolsafetest.NewUpstream(billing.Handler())
 	defer srv.Close()
 	srv.Always(billing.InvoicePath(invoice), c.Fault.Step)
 	// A new connection per request: net/http resends nothing on its own, so
 	// the upstream's count is the tool's attempts.
-	transport := &http.Transport{DisableKeepAlives: true}
-	defer transport.CloseIdleConnections()
+	client := toolsafetest.NoKeepAliveClient()
+	defer client.CloseIdleConnections()
 
 	var (
 		mu    sync.Mutex
@@ -191,7 +190,7 @@ func Run(ctx context.Context, c Config) (Result, error) {
 	if c.Policies.Budget {
 		opts = append(opts, toolsafe.WithRetryBudget(budget.NewBuilder().WithMaxRate(0.2).Build()))
 	}
-	tool, err := toolsafe.New(billing.FetchInvoice(srv.URL(), &http.Client{Transport: transport}), opts...)
+	tool, err := toolsafe.New(billing.FetchInvoice(srv.URL(), client), opts...)
 	if err != nil {
 		return Result{}, err
 	}

@@ -34,7 +34,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net/http"
 	"os"
 
 	"github.com/tmc/langchaingo/agents"
@@ -42,11 +41,11 @@ import (
 	"github.com/tmc/langchaingo/tools"
 
 	"github.com/toolsafe/toolsafe"
-	"github.com/toolsafe/toolsafe/internal/flaky"
 	"github.com/toolsafe/toolsafe/internal/refunds"
 	"github.com/toolsafe/toolsafe/internal/transcript"
 	"github.com/toolsafe/toolsafe/middleware"
 	"github.com/toolsafe/toolsafe/policyfile"
+	"github.com/toolsafe/toolsafe/toolsafetest"
 )
 
 const (
@@ -85,17 +84,17 @@ var policyFiles embed.FS
 
 func run(ctx context.Context, w io.Writer) error {
 	ledger := refunds.NewLedger()
-	upstream := flaky.Start(ledger.Handler())
+	upstream := toolsafetest.NewUpstream(ledger.Handler())
 	defer upstream.Close()
 	// The first refund request is applied, then its connection is reset.
-	upstream.Enqueue(refunds.Path, flaky.ApplyReset())
+	upstream.Enqueue(refunds.Path, toolsafetest.ApplyThenReset())
 
 	fmt.Fprintf(w, "toolsafe approval demo: upstream %s (the first refund's answer is lost)\n", upstream.URL())
 	fmt.Fprintf(w, "model: scripted (llms/fake)\nquestion: %s\n", question)
 
 	// No keep-alive: net/http would silently resend a request carrying an
 	// Idempotency-Key whose reused connection was reset, out of sight.
-	client := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}
+	client := toolsafetest.NoKeepAliveClient()
 	grants := middleware.NewGrants()
 	n := 0
 	policies, err := policyfile.LoadFS(policyFiles, "policies.yaml")

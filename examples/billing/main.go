@@ -17,7 +17,6 @@ import (
 	"embed"
 	"fmt"
 	"io"
-	"net/http"
 	"os"
 	"sync"
 
@@ -28,12 +27,12 @@ import (
 
 	"github.com/toolsafe/toolsafe"
 	"github.com/toolsafe/toolsafe/internal/billing"
-	"github.com/toolsafe/toolsafe/internal/flaky"
 	"github.com/toolsafe/toolsafe/internal/tracetext"
 	"github.com/toolsafe/toolsafe/internal/transcript"
 	"github.com/toolsafe/toolsafe/middleware"
 	"github.com/toolsafe/toolsafe/otelhook"
 	"github.com/toolsafe/toolsafe/policyfile"
+	"github.com/toolsafe/toolsafe/toolsafetest"
 )
 
 const question = "What is the status of invoices INV-1001, 1002 and INV-2001?"
@@ -72,12 +71,12 @@ func run(ctx context.Context, w io.Writer) (err error) {
 			err = ferr
 		}
 	}()
-	upstream := flaky.Start(billing.Handler())
+	upstream := toolsafetest.NewUpstream(billing.Handler())
 	defer upstream.Close()
 	// INV-1001 is fetched after two connection resets and a 429 that asks
 	// for one second; INV-2001's shard is down for good.
-	upstream.Enqueue(billing.InvoicePath("INV-1001"), flaky.ResetConn(), flaky.ResetConn(), flaky.TooMany("1"))
-	upstream.Always(billing.InvoicePath("INV-2001"), flaky.ResetConn())
+	upstream.Enqueue(billing.InvoicePath("INV-1001"), toolsafetest.Reset(), toolsafetest.Reset(), toolsafetest.TooMany("1"))
+	upstream.Always(billing.InvoicePath("INV-2001"), toolsafetest.Reset())
 
 	fmt.Fprintf(w, "toolsafe billing demo: upstream %s (resets, 429 with Retry-After, one invoice down for good)\n", upstream.URL())
 	llm, which, err := model()
@@ -90,7 +89,7 @@ func run(ctx context.Context, w io.Writer) (err error) {
 	// Every request on a new connection: net/http would otherwise resend a
 	// GET whose reused connection was reset, out of sight of the attempt
 	// count this demo prints.
-	client := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}
+	client := toolsafetest.NoKeepAliveClient()
 	var mu sync.Mutex
 	n := 0
 	policies, err := policyfile.LoadFS(policyFiles, "policies.yaml")

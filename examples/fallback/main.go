@@ -21,7 +21,6 @@ import (
 	"embed"
 	"fmt"
 	"io"
-	"net/http"
 	"os"
 	"strings"
 
@@ -31,11 +30,11 @@ import (
 
 	"github.com/toolsafe/toolsafe"
 	"github.com/toolsafe/toolsafe/fallback"
-	"github.com/toolsafe/toolsafe/internal/flaky"
 	"github.com/toolsafe/toolsafe/internal/tickets"
 	"github.com/toolsafe/toolsafe/internal/transcript"
 	"github.com/toolsafe/toolsafe/middleware"
 	"github.com/toolsafe/toolsafe/policyfile"
+	"github.com/toolsafe/toolsafe/toolsafetest"
 )
 
 const question = "What happened to my refund, reference PAY-88? And is there a fix for the VPN dropping?"
@@ -60,18 +59,18 @@ func main() {
 var policyFiles embed.FS
 
 func run(ctx context.Context, w io.Writer) error {
-	upstream := flaky.Start(tickets.Handler())
+	upstream := toolsafetest.NewUpstream(tickets.Handler())
 	defer upstream.Close()
 	// The search index answers its first request, then 503 to every one.
-	upstream.Enqueue(tickets.SearchPath, flaky.OK())
-	upstream.Always(tickets.SearchPath, flaky.Unavailable(""))
+	upstream.Enqueue(tickets.SearchPath, toolsafetest.Pass())
+	upstream.Always(tickets.SearchPath, toolsafetest.Unavailable(""))
 
 	fmt.Fprintf(w, "toolsafe fallback demo: upstream %s (the search index fails after its first request)\n", upstream.URL())
 	fmt.Fprintf(w, "model: scripted (llms/fake)\nquestion: %s\n", question)
 
 	// Every request on a new connection, so each attempt is a request the
 	// upstream counts (net/http would silently resend a reset GET).
-	client := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}
+	client := toolsafetest.NoKeepAliveClient()
 	p := &printer{w: w}
 	policies, err := policyfile.LoadFS(policyFiles, "policies.yaml")
 	if err != nil {

@@ -24,10 +24,10 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/toolsafe/toolsafe"
-	"github.com/toolsafe/toolsafe/internal/flaky"
 	"github.com/toolsafe/toolsafe/middleware"
 	"github.com/toolsafe/toolsafe/otelhook"
 	"github.com/toolsafe/toolsafe/policy"
+	"github.com/toolsafe/toolsafe/toolsafetest"
 )
 
 func TestMain(m *testing.M) {
@@ -51,7 +51,7 @@ const (
 // faults are the random faults of every request no script applies to. A
 // Retry-After of 1s fits in a lookup's deadline once, never in a charge's
 // or a delete's.
-var faults = flaky.Chaos{
+var faults = toolsafetest.Chaos{
 	Reset:       0.06,
 	TooMany:     0.03,
 	Unavailable: 0.03,
@@ -194,13 +194,12 @@ type run struct {
 func TestChaos(t *testing.T) {
 	began := time.Now()
 	book := newLedger()
-	srv := flaky.Start(book.handler())
+	srv := toolsafetest.NewUpstream(book.handler())
 	defer srv.Close()
 	srv.Chaos(seed, faults)
 	// A new connection per request: net/http then resends nothing on its
 	// own, so every request the upstream counts is an attempt of a tool.
-	transport := &http.Transport{DisableKeepAlives: true}
-	client := &http.Client{Transport: transport}
+	client := toolsafetest.NoKeepAliveClient()
 
 	spans := tracetest.NewInMemoryExporter()
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(spans))
@@ -299,7 +298,7 @@ func TestChaos(t *testing.T) {
 				case 4:
 					op := fmt.Sprintf("q-%d", i)
 					if i/10%5 == 0 {
-						srv.Enqueue("/read/"+op, flaky.HangUp(), flaky.SlowAnswer(time.Second))
+						srv.Enqueue("/read/"+op, toolsafetest.Hang(), toolsafetest.Slow(time.Second))
 					}
 					do(ctx, quick, op)
 				case 5, 6, 7:
@@ -335,7 +334,7 @@ func TestChaos(t *testing.T) {
 	// attempt timeout gave up on finish, and check nothing is left.
 	srv.Release()
 	srv.Close()
-	transport.CloseIdleConnections()
+	client.CloseIdleConnections()
 	goleak.VerifyNone(t)
 
 	kinds, okByTool := map[string]int{}, map[string]int{}
@@ -396,7 +395,7 @@ func TestChaos(t *testing.T) {
 			if !strings.Contains(obs, r.tool) {
 				t.Errorf("%s: the model's message does not name the tool: %q", what, obs)
 			}
-			for _, raw := range []string{"flaky", "EOF", "reset by peer", "127.0.0.1"} {
+			for _, raw := range []string{"toolsafetest", "EOF", "reset by peer", "127.0.0.1"} {
 				if strings.Contains(obs, raw) {
 					t.Errorf("%s: the model's message holds %q: %q", what, raw, obs)
 				}

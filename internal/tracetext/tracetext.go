@@ -1,7 +1,8 @@
 // Package tracetext sets up tracing for the example programs: spans go to
 // an OTLP/HTTP collector such as Jaeger when OTEL_EXPORTER_OTLP_ENDPOINT is
-// set, and are printed as an indented tree otherwise, so a first-time user
-// sees the calls and their attempts without installing anything.
+// set, and are printed as an indented tree (toolsafetest.WriteSpanTree)
+// otherwise, so a first-time user sees the calls and their attempts without
+// installing anything.
 //
 //	tr, err := tracetext.Setup(ctx, "toolsafe-billing")
 //	if err != nil { ... }
@@ -24,14 +25,14 @@ import (
 	"strings"
 	"time"
 
-	"go.opentelemetry.io/otel/attribute"
-	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
 	"go.opentelemetry.io/otel/sdk/resource"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	semconv "go.opentelemetry.io/otel/semconv/v1.41.0"
 	"go.opentelemetry.io/otel/trace"
+
+	"github.com/toolsafe/toolsafe/toolsafetest"
 )
 
 // tracerName is the instrumentation scope of the agent run's span.
@@ -107,15 +108,18 @@ func (t *Tracing) Exporting() bool { return t.endpoint != "" }
 // Finish ends the tracing: it flushes the spans to the collector, waiting
 // at most 15 s, and shuts the provider down. When exporting, it writes to w
 // where the spans went and the IDs of their traces; otherwise it writes the
-// span tree (see Write). Call it once, after the last span ended; it returns
-// the error of the flush, if any.
+// span tree (toolsafetest.WriteSpanTree). Call it once, after the last span
+// ended; it returns the error of the flush, if any, else that of writing to
+// w.
 func (t *Tracing) Finish(ctx context.Context, w io.Writer) error {
 	ctx, cancel := context.WithTimeout(ctx, finishTimeout)
 	defer cancel()
 	err := t.tp.Shutdown(ctx)
 	spans := t.recorder.Ended()
 	if !t.Exporting() {
-		Write(w, spans)
+		if werr := toolsafetest.WriteSpanTree(w, spans); err == nil {
+			err = werr
+		}
 		return err
 	}
 	var ids []string
@@ -133,27 +137,6 @@ func (t *Tracing) Finish(ctx context.Context, w io.Writer) error {
 	return nil
 }
 
-// Write writes spans to w as an indented tree, one trace after the other:
-// each span with its duration and outcome, its children and span events
-// below it in the order they happened. A span whose parent is not among
-// spans is a root.
-//
-//	execute_tool fetch_invoice  1.52s  ok after 4 attempts
-//	  attempt 1  2ms  tool-failed: the connection was reset
-//	  · retry  attempt=1 delay=0.5s (tool-failed)
-//	  attempt 2  1ms
-func Write(w io.Writer, spans []sdktrace.ReadOnlySpan) {
-	kids := make(map[trace.SpanID][]sdktrace.ReadOnlySpan)
-	for _, s := range spans {
-		if s.Parent().IsValid() {
-			kids[s.Parent().SpanID()] = append(kids[s.Parent().SpanID()], s)
-		}
-	}
-	for _, r := range roots(spans) {
-		writeSpan(w, r, kids, 0)
-	}
-}
-
 // roots are the spans whose parent is not among spans, by start time.
 func roots(spans []sdktrace.ReadOnlySpan) []sdktrace.ReadOnlySpan {
 	ids := make(map[trace.SpanID]bool, len(spans))
@@ -168,98 +151,4 @@ func roots(spans []sdktrace.ReadOnlySpan) []sdktrace.ReadOnlySpan {
 	}
 	slices.SortStableFunc(rs, func(a, b sdktrace.ReadOnlySpan) int { return a.StartTime().Compare(b.StartTime()) })
 	return rs
-}
-
-func writeSpan(w io.Writer, s sdktrace.ReadOnlySpan, kids map[trace.SpanID][]sdktrace.ReadOnlySpan, depth int) {
-	indent := strings.Repeat("  ", depth)
-	line := indent + s.Name() + "  " + round(s.EndTime().Sub(s.StartTime())).String()
-	if d := describe(s); d != "" {
-		line += "  " + d
-	}
-	fmt.Fprintln(w, line)
-
-	// Children and events, in the order they happened.
-	type item struct {
-		at    time.Time
-		span  sdktrace.ReadOnlySpan
-		event *sdktrace.Event
-	}
-	var items []item
-	for _, c := range kids[s.SpanContext().SpanID()] {
-		items = append(items, item{at: c.StartTime(), span: c})
-	}
-	for i := range s.Events() {
-		e := s.Events()[i]
-		items = append(items, item{at: e.Time, event: &e})
-	}
-	slices.SortStableFunc(items, func(a, b item) int { return a.at.Compare(b.at) })
-	for _, it := range items {
-		if it.span != nil {
-			writeSpan(w, it.span, kids, depth+1)
-			continue
-		}
-		fmt.Fprintf(w, "%s  · %s%s\n", indent, it.event.Name, describeEvent(it.event.Attributes))
-	}
-}
-
-// describe is a span's outcome: toolsafe's summary or the attempt's error
-// type and reason, and the tool-call ID.
-func describe(s sdktrace.ReadOnlySpan) string {
-	get := func(k string) (attribute.Value, bool) { return lookup(s.Attributes(), k) }
-	var parts []string
-	if v, ok := get("toolsafe.summary"); ok {
-		parts = append(parts, v.AsString())
-	} else if v, ok := get("error.type"); ok {
-		p := v.AsString()
-		if r, ok := get("toolsafe.reason"); ok {
-			p += ": " + r.AsString()
-		}
-		if a, ok := get("toolsafe.attempt.abandoned"); ok && a.AsBool() {
-			p += " (abandoned: the tool was still running)"
-		}
-		parts = append(parts, p)
-	} else if s.Status().Code == codes.Error {
-		parts = append(parts, "error")
-	}
-	if v, ok := get("gen_ai.tool.call.id"); ok {
-		parts = append(parts, "["+v.AsString()+"]")
-	}
-	return strings.Join(parts, "  ")
-}
-
-func describeEvent(kvs []attribute.KeyValue) string {
-	var b strings.Builder
-	for _, kv := range kvs {
-		switch kv.Key {
-		case "toolsafe.attempt":
-			fmt.Fprintf(&b, " after attempt %d", kv.Value.AsInt64())
-		case "toolsafe.delay_s":
-			fmt.Fprintf(&b, ", wait %s", round(time.Duration(kv.Value.AsFloat64()*float64(time.Second))))
-		case "error.type":
-			fmt.Fprintf(&b, " (%s)", kv.Value.AsString())
-		default:
-			fmt.Fprintf(&b, " %s=%s", strings.TrimPrefix(string(kv.Key), "toolsafe."), kv.Value.Emit())
-		}
-	}
-	return b.String()
-}
-
-func lookup(kvs []attribute.KeyValue, key string) (attribute.Value, bool) {
-	for _, kv := range kvs {
-		if string(kv.Key) == key {
-			return kv.Value, true
-		}
-	}
-	return attribute.Value{}, false
-}
-
-func round(d time.Duration) time.Duration {
-	switch {
-	case d >= time.Second:
-		return d.Round(10 * time.Millisecond)
-	case d >= time.Millisecond:
-		return d.Round(time.Millisecond)
-	default:
-		return d.Round(time.Microsecond)
-	}
 }

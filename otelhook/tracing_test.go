@@ -1,10 +1,9 @@
-package toolsafe_test
+package otelhook_test
 
 import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"slices"
 	"strings"
 	"testing"
@@ -13,162 +12,32 @@ import (
 	"github.com/tmc/langchaingo/tools"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
-	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
-	sdktrace "go.opentelemetry.io/otel/sdk/trace"
-	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/toolsafe/toolsafe"
 	"github.com/toolsafe/toolsafe/internal/billing"
-	"github.com/toolsafe/toolsafe/internal/flaky"
+	"github.com/toolsafe/toolsafe/internal/fixture"
+	"github.com/toolsafe/toolsafe/internal/stub"
+	"github.com/toolsafe/toolsafe/internal/telemetry"
 	"github.com/toolsafe/toolsafe/middleware"
 	"github.com/toolsafe/toolsafe/otelhook"
 	"github.com/toolsafe/toolsafe/policy"
+	"github.com/toolsafe/toolsafe/toolsafetest"
 )
-
-// telemetry is an in-memory tracer and meter provider and a Hook on them.
-type telemetry struct {
-	spans  *tracetest.SpanRecorder
-	reader *sdkmetric.ManualReader
-	hook   *otelhook.Hook
-}
-
-func newTelemetry(t *testing.T, opts ...otelhook.Option) *telemetry {
-	t.Helper()
-	spans := tracetest.NewSpanRecorder()
-	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(spans))
-	reader := sdkmetric.NewManualReader()
-	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
-	t.Cleanup(func() {
-		_ = tp.Shutdown(context.Background())
-		_ = mp.Shutdown(context.Background())
-	})
-	opts = append([]otelhook.Option{otelhook.WithTracerProvider(tp), otelhook.WithMeterProvider(mp)}, opts...)
-	return &telemetry{spans: spans, reader: reader, hook: otelhook.New(opts...)}
-}
-
-// callSpan returns the one call span recorded, the root of the trace, and
-// its children in the order they started.
-func (tm *telemetry) callSpan(t *testing.T) (sdktrace.ReadOnlySpan, []sdktrace.ReadOnlySpan) {
-	t.Helper()
-	var roots []sdktrace.ReadOnlySpan
-	ended := tm.spans.Ended()
-	for _, s := range ended {
-		if !s.Parent().IsValid() {
-			roots = append(roots, s)
-		}
-	}
-	if len(roots) != 1 {
-		t.Fatalf("%d root spans; want 1 call span:\n%s", len(roots), dump(ended))
-	}
-	return roots[0], children(ended, roots[0])
-}
-
-func children(all []sdktrace.ReadOnlySpan, parent sdktrace.ReadOnlySpan) []sdktrace.ReadOnlySpan {
-	var kids []sdktrace.ReadOnlySpan
-	for _, s := range all {
-		if s.Parent().SpanID() == parent.SpanContext().SpanID() && s.Parent().IsValid() {
-			kids = append(kids, s)
-		}
-	}
-	slices.SortFunc(kids, func(a, b sdktrace.ReadOnlySpan) int { return a.StartTime().Compare(b.StartTime()) })
-	return kids
-}
-
-func dump(spans []sdktrace.ReadOnlySpan) string {
-	var b strings.Builder
-	for _, s := range spans {
-		fmt.Fprintf(&b, "  %s %s parent=%s status=%v %q attrs=%v events=%d\n", s.Name(), s.SpanContext().SpanID(),
-			s.Parent().SpanID(), s.Status().Code, s.Status().Description, s.Attributes(), len(s.Events()))
-	}
-	return b.String()
-}
-
-func attrOf(kvs []attribute.KeyValue, key attribute.Key) (attribute.Value, bool) {
-	for _, kv := range kvs {
-		if kv.Key == key {
-			return kv.Value, true
-		}
-	}
-	return attribute.Value{}, false
-}
-
-// wantAttrs checks that kvs holds each of want, with its value.
-func wantAttrs(t *testing.T, what string, kvs []attribute.KeyValue, want ...attribute.KeyValue) {
-	t.Helper()
-	for _, w := range want {
-		got, ok := attrOf(kvs, w.Key)
-		if !ok {
-			t.Errorf("%s lacks %s (want %v)", what, w.Key, w.Value.Emit())
-			continue
-		}
-		if got != w.Value {
-			t.Errorf("%s: %s = %v; want %v", what, w.Key, got.Emit(), w.Value.Emit())
-		}
-	}
-}
-
-// noAttrs checks that kvs holds none of keys.
-func noAttrs(t *testing.T, what string, kvs []attribute.KeyValue, keys ...attribute.Key) {
-	t.Helper()
-	for _, k := range keys {
-		if v, ok := attrOf(kvs, k); ok {
-			t.Errorf("%s has %s = %v; want none", what, k, v.Emit())
-		}
-	}
-}
-
-func eventNames(s sdktrace.ReadOnlySpan) []string {
-	var names []string
-	for _, e := range s.Events() {
-		names = append(names, e.Name)
-	}
-	return names
-}
-
-const (
-	keyErrorType = attribute.Key("error.type")
-	keyToolName  = attribute.Key("gen_ai.tool.name")
-	keyCallID    = attribute.Key("gen_ai.tool.call.id")
-	keyArguments = attribute.Key("gen_ai.tool.call.arguments")
-	keyResult    = attribute.Key("gen_ai.tool.call.result")
-)
-
-// checkAttempts checks the attempt spans: named "attempt 1".."attempt n",
-// INTERNAL, in the call span's trace, each failed one but the last with
-// error.type kind and toolsafe.retryable true.
-func checkAttempts(t *testing.T, call sdktrace.ReadOnlySpan, attempts []sdktrace.ReadOnlySpan, n int) {
-	t.Helper()
-	if len(attempts) != n {
-		t.Fatalf("%d attempt spans; want %d:\n%s", len(attempts), n, dump(attempts))
-	}
-	for i, a := range attempts {
-		if want := fmt.Sprintf("attempt %d", i+1); a.Name() != want {
-			t.Errorf("span %d is named %q; want %q", i, a.Name(), want)
-		}
-		if a.SpanKind() != trace.SpanKindInternal {
-			t.Errorf("%s is %v; want INTERNAL", a.Name(), a.SpanKind())
-		}
-		if a.SpanContext().TraceID() != call.SpanContext().TraceID() {
-			t.Errorf("%s is in another trace", a.Name())
-		}
-		wantAttrs(t, a.Name(), a.Attributes(), otelhook.AttemptKey.Int(i+1))
-	}
-}
 
 func TestTracingOfTheReferenceScenario(t *testing.T) {
 	const invoice = `{"number":"INV-1001"}`
-	retry := toolsafe.WithRetry(policy.Retry{MaxRetries: 3, Backoff: fixed(time.Millisecond)})
+	retry := toolsafe.WithRetry(policy.Retry{MaxRetries: 3, Backoff: fixture.Backoff(time.Millisecond)})
 
 	t.Run("success first time is one call span with one attempt and no error", func(t *testing.T) {
 		t.Parallel()
-		tm := newTelemetry(t)
-		tool, _ := billingTool(t, retry, toolsafe.WithTracing(tm.hook))
+		tm := telemetry.New(t)
+		tool, _ := fixture.Billing(t, retry, toolsafe.WithTracing(tm.Hook))
 		if r := tool.Run(context.Background(), invoice); r.Status() != "ok" {
 			t.Fatalf("status %q: %s", r.Status(), r.Observation())
 		}
-		call, attempts := tm.callSpan(t)
+		call, attempts := callSpan(t, tm)
 		if call.Name() != "execute_tool fetch_invoice" || call.SpanKind() != trace.SpanKindInternal {
 			t.Errorf("call span %q kind %v; want \"execute_tool fetch_invoice\" INTERNAL", call.Name(), call.SpanKind())
 		}
@@ -196,13 +65,13 @@ func TestTracingOfTheReferenceScenario(t *testing.T) {
 
 	t.Run("success after retries has an attempt span per attempt and a retry event per wait", func(t *testing.T) {
 		t.Parallel()
-		tm := newTelemetry(t)
-		tool, srv := billingTool(t, retry, toolsafe.WithTracing(tm.hook))
-		srv.Enqueue(billing.InvoicePath("INV-1001"), flaky.ResetConn(), flaky.Unavailable(""), flaky.ResetConn())
+		tm := telemetry.New(t)
+		tool, srv := fixture.Billing(t, retry, toolsafe.WithTracing(tm.Hook))
+		srv.Enqueue(billing.InvoicePath("INV-1001"), toolsafetest.Reset(), toolsafetest.Unavailable(""), toolsafetest.Reset())
 		if r := tool.Run(context.Background(), invoice); r.Status() != "ok" || r.Attempts != 4 {
 			t.Fatalf("status %q after %d attempts", r.Status(), r.Attempts)
 		}
-		call, attempts := tm.callSpan(t)
+		call, attempts := callSpan(t, tm)
 		wantAttrs(t, "call span", call.Attributes(),
 			otelhook.AttemptsKey.Int(4), otelhook.SummaryKey.String("ok after 4 attempts"))
 		noAttrs(t, "call span", call.Attributes(), keyErrorType)
@@ -237,14 +106,14 @@ func TestTracingOfTheReferenceScenario(t *testing.T) {
 
 	t.Run("exhaustion is a failed call span with error.type tool-failed", func(t *testing.T) {
 		t.Parallel()
-		tm := newTelemetry(t)
-		tool, srv := billingTool(t, retry, toolsafe.WithTracing(tm.hook))
-		srv.Always(billing.InvoicePath("INV-1001"), flaky.ResetConn())
+		tm := telemetry.New(t)
+		tool, srv := fixture.Billing(t, retry, toolsafe.WithTracing(tm.Hook))
+		srv.Always(billing.InvoicePath("INV-1001"), toolsafetest.Reset())
 		r := tool.Run(context.Background(), invoice)
 		if r.Failure == nil || r.Failure.Kind != middleware.KindFailed {
 			t.Fatalf("got %v; want tool-failed", r.Failure)
 		}
-		call, attempts := tm.callSpan(t)
+		call, attempts := callSpan(t, tm)
 		wantAttrs(t, "call span", call.Attributes(),
 			keyErrorType.String("tool-failed"),
 			otelhook.AttemptsKey.Int(4),
@@ -267,13 +136,13 @@ func TestTracingOfTheReferenceScenario(t *testing.T) {
 
 	t.Run("a tool-error is one failed attempt, not retried", func(t *testing.T) {
 		t.Parallel()
-		tm := newTelemetry(t)
-		tool, _ := billingTool(t, retry, toolsafe.WithTracing(tm.hook))
+		tm := telemetry.New(t)
+		tool, _ := fixture.Billing(t, retry, toolsafe.WithTracing(tm.Hook))
 		r := tool.Run(context.Background(), `{"number":"7"}`)
 		if r.Failure == nil || r.Failure.Kind != middleware.KindToolError {
 			t.Fatalf("got %v; want tool-error", r.Failure)
 		}
-		call, attempts := tm.callSpan(t)
+		call, attempts := callSpan(t, tm)
 		wantAttrs(t, "call span", call.Attributes(),
 			keyErrorType.String("tool-error"), otelhook.AttemptsKey.Int(1), otelhook.SummaryKey.String(r.Observation()))
 		if call.Status().Code != codes.Error || len(call.Events()) != 0 {
@@ -286,17 +155,17 @@ func TestTracingOfTheReferenceScenario(t *testing.T) {
 
 	t.Run("an attempt timeout is tool-timeout on each attempt and on the call", func(t *testing.T) {
 		t.Parallel()
-		tm := newTelemetry(t)
-		tool, srv := billingTool(t,
-			toolsafe.WithRetry(policy.Retry{MaxRetries: 1, Backoff: fixed(time.Millisecond)}),
+		tm := telemetry.New(t)
+		tool, srv := fixture.Billing(t,
+			toolsafe.WithRetry(policy.Retry{MaxRetries: 1, Backoff: fixture.Backoff(time.Millisecond)}),
 			toolsafe.WithTimeout(50*time.Millisecond),
-			toolsafe.WithTracing(tm.hook))
-		srv.Always(billing.InvoicePath("INV-1001"), flaky.HangUp())
+			toolsafe.WithTracing(tm.Hook))
+		srv.Always(billing.InvoicePath("INV-1001"), toolsafetest.Hang())
 		r := tool.Run(context.Background(), invoice)
 		if r.Failure == nil || r.Failure.Kind != middleware.KindTimeout || r.Attempts != 2 {
 			t.Fatalf("got %v after %d attempts; want tool-timeout after 2", r.Failure, r.Attempts)
 		}
-		call, attempts := tm.callSpan(t)
+		call, attempts := callSpan(t, tm)
 		wantAttrs(t, "call span", call.Attributes(),
 			keyErrorType.String("tool-timeout"), otelhook.AttemptsKey.Int(2), otelhook.SummaryKey.String(r.Observation()))
 		if call.Status().Code != codes.Error {
@@ -314,7 +183,7 @@ func TestTracingOfTheReferenceScenario(t *testing.T) {
 }
 
 func TestTracingOfAnAbandonedAttempt(t *testing.T) {
-	tm := newTelemetry(t)
+	tm := telemetry.New(t)
 	release := make(chan struct{})
 	finished := make(chan struct{})
 	// The test's observer is added inside the call span's, so it runs after
@@ -329,14 +198,14 @@ func TestTracingOfAnAbandonedAttempt(t *testing.T) {
 			return next.Call(ctx, input)
 		})
 	})
-	tool := toolsafe.Wrap(stuck(release, nil), toolsafe.WithTimeout(20*time.Millisecond), toolsafe.WithTracing(tm.hook), done)
+	tool := toolsafe.Wrap(stub.Stuck(release, nil), toolsafe.WithTimeout(20*time.Millisecond), toolsafe.WithTracing(tm.Hook), done)
 
 	r := tool.Run(context.Background(), "x")
 	if r.Failure == nil || r.Failure.Kind != middleware.KindTimeout || r.Abandoned != 1 {
 		t.Fatalf("got %v, abandoned %d; want tool-timeout, 1", r.Failure, r.Abandoned)
 	}
 	// The call has returned: both spans have ended, though the tool runs on.
-	call, attempts := tm.callSpan(t)
+	call, attempts := callSpan(t, tm)
 	wantAttrs(t, "call span", call.Attributes(), otelhook.AbandonedKey.Int(1), keyErrorType.String("tool-timeout"))
 	checkAttempts(t, call, attempts, 1)
 	wantAttrs(t, "attempt 1", attempts[0].Attributes(),
@@ -365,14 +234,14 @@ func pausing() tools.Tool {
 func TestTracingOfAPauseAndACancellation(t *testing.T) {
 	t.Run("an approval pause is not an error: status Unset and an approval_required event", func(t *testing.T) {
 		t.Parallel()
-		tm := newTelemetry(t)
-		tool := toolsafe.Wrap(pausing(), toolsafe.WithRetry(policy.Retry{MaxRetries: 3}), toolsafe.WithTracing(tm.hook))
+		tm := telemetry.New(t)
+		tool := toolsafe.Wrap(pausing(), toolsafe.WithRetry(policy.Retry{MaxRetries: 3}), toolsafe.WithTracing(tm.Hook))
 		_, err := tool.Call(context.Background(), `{"number":"INV-1001"}`)
 		var ar *middleware.ApprovalRequired
 		if !errors.As(err, &ar) {
 			t.Fatalf("err %v; want *ApprovalRequired", err)
 		}
-		call, attempts := tm.callSpan(t)
+		call, attempts := callSpan(t, tm)
 		if call.Status().Code != codes.Unset || !slices.Equal(eventNames(call), []string{"approval_required"}) {
 			t.Errorf("status %v events %v; want Unset and approval_required", call.Status(), eventNames(call))
 		}
@@ -390,11 +259,11 @@ func TestTracingOfAPauseAndACancellation(t *testing.T) {
 
 	t.Run("the caller's cancellation is not an error: status Unset and a canceled event", func(t *testing.T) {
 		t.Parallel()
-		tm := newTelemetry(t)
+		tm := telemetry.New(t)
 		release := make(chan struct{})
 		defer close(release)
 		started := make(chan struct{}, 1)
-		tool := toolsafe.Wrap(stuck(release, started), toolsafe.WithTracing(tm.hook))
+		tool := toolsafe.Wrap(stub.Stuck(release, started), toolsafe.WithTracing(tm.Hook))
 		ctx, cancel := context.WithCancel(context.Background())
 		go func() {
 			<-started
@@ -403,7 +272,7 @@ func TestTracingOfAPauseAndACancellation(t *testing.T) {
 		if _, err := tool.Call(ctx, "x"); !errors.Is(err, context.Canceled) {
 			t.Fatalf("err %v; want context.Canceled", err)
 		}
-		call, attempts := tm.callSpan(t)
+		call, attempts := callSpan(t, tm)
 		if call.Status().Code != codes.Unset || !slices.Equal(eventNames(call), []string{"canceled"}) {
 			t.Errorf("status %v events %v; want Unset and canceled", call.Status(), eventNames(call))
 		}
@@ -430,10 +299,10 @@ func routeTo(alt tools.Tool) toolsafe.Option {
 }
 
 func TestTracingOfAFallbackAndABreaker(t *testing.T) {
-	tm := newTelemetry(t)
+	tm := telemetry.New(t)
 	archive := toolsafe.Wrap(middleware.Func("search_archive", "Searches the archive.", func(context.Context, string) (string, error) {
 		return "archived invoice", nil
-	}), toolsafe.WithTracing(tm.hook))
+	}), toolsafe.WithTracing(tm.Hook))
 	breaker := toolsafe.With(func(next tools.Tool) tools.Tool {
 		return middleware.Func(next.Name(), next.Description(), func(ctx context.Context, input string) (string, error) {
 			out, err := next.Call(ctx, input)
@@ -443,13 +312,13 @@ func TestTracingOfAFallbackAndABreaker(t *testing.T) {
 	})
 	primary := toolsafe.Wrap(middleware.Func("fetch_invoice", "Fetches one invoice.", func(context.Context, string) (string, error) {
 		return "", middleware.NewToolError("no such invoice")
-	}), toolsafe.WithTracing(tm.hook), routeTo(archive), breaker)
+	}), toolsafe.WithTracing(tm.Hook), routeTo(archive), breaker)
 
 	r := primary.Run(context.Background(), "INV-1")
 	if r.Status() != "ok" || r.Fallback != "search_archive" {
 		t.Fatalf("status %q fallback %q; want ok from search_archive", r.Status(), r.Fallback)
 	}
-	call, kids := tm.callSpan(t)
+	call, kids := callSpan(t, tm)
 	if call.Name() != "execute_tool fetch_invoice" {
 		t.Fatalf("root span %q; want the primary's call span", call.Name())
 	}
@@ -476,7 +345,7 @@ func TestTracingOfAFallbackAndABreaker(t *testing.T) {
 	}
 	alt := kids[1]
 	wantAttrs(t, "alternative's call span", alt.Attributes(), keyToolName.String("search_archive"), otelhook.AttemptsKey.Int(1))
-	if got := children(tm.spans.Ended(), alt); len(got) != 1 || got[0].Name() != "attempt 1" {
+	if got := children(tm.Spans.Ended(), alt); len(got) != 1 || got[0].Name() != "attempt 1" {
 		t.Errorf("the alternative's call span has %d children; want its own attempt 1", len(got))
 	}
 	if got := sumOf(t, tm, "toolsafe.circuit_breaker.state_changes", keyToolName.String("fetch_invoice"),
@@ -494,10 +363,10 @@ const (
 )
 
 func TestTelemetryKeepsSecretsOut(t *testing.T) {
-	srv := flaky.Start(billing.Handler())
+	srv := toolsafetest.NewUpstream(billing.Handler())
 	t.Cleanup(srv.Close)
-	srv.Always(billing.InvoicePath("INV-1003"), flaky.Respond(500, secretErr))
-	fetch := billing.FetchInvoice(srv.URL(), noKeepAlive())
+	srv.Always(billing.InvoicePath("INV-1003"), toolsafetest.Respond(500, secretErr))
+	fetch := billing.FetchInvoice(srv.URL(), toolsafetest.NoKeepAliveClient())
 	// leaky answers with secrets in its output and in its errors' text.
 	leaky := middleware.Func("leaky", "Answers with secrets.", func(ctx context.Context, input string) (string, error) {
 		switch {
@@ -520,19 +389,19 @@ func TestTelemetryKeepsSecretsOut(t *testing.T) {
 		{leaky, `{"card":"` + secretArg + `","mode":"panic"}`},
 		{fetch, `{"number":"INV-1003","card":"` + secretArg + `"}`},
 	}
-	run := func(tm *telemetry) {
+	run := func(tm *telemetry.Recorder) {
 		for _, c := range calls {
 			tool := toolsafe.Wrap(c.tool,
-				toolsafe.WithRetry(policy.Retry{MaxRetries: 1, Backoff: fixed(time.Millisecond)}),
-				toolsafe.WithTracing(tm.hook),
-				toolsafe.WithLogger(discardLogger()))
+				toolsafe.WithRetry(policy.Retry{MaxRetries: 1, Backoff: fixture.Backoff(time.Millisecond)}),
+				toolsafe.WithTracing(tm.Hook),
+				toolsafe.WithLogger(fixture.Quiet()))
 			tool.Run(context.Background(), c.input)
 		}
 	}
 	t.Run("by default no argument, output or error text is recorded", func(t *testing.T) {
-		tm := newTelemetry(t)
+		tm := telemetry.New(t)
 		run(tm)
-		got := telemetryText(t, tm)
+		got := tm.Text(t)
 		for _, secret := range []string{secretArg, secretOut, secretErr, "password", "10.0.0.7"} {
 			if strings.Contains(got, secret) {
 				t.Errorf("the telemetry holds %q:\n%s", secret, got)
@@ -543,9 +412,9 @@ func TestTelemetryKeepsSecretsOut(t *testing.T) {
 		}
 	})
 	t.Run("opted in, arguments and results are recorded, error text still not", func(t *testing.T) {
-		tm := newTelemetry(t, otelhook.WithRecordArguments(true), otelhook.WithRecordResults(true))
+		tm := telemetry.New(t, otelhook.WithRecordArguments(true), otelhook.WithRecordResults(true))
 		run(tm)
-		got := telemetryText(t, tm)
+		got := tm.Text(t)
 		if !strings.Contains(got, string(keyArguments)+" {\"card\":\""+secretArg) || !strings.Contains(got, string(keyResult)+" "+secretOut) {
 			t.Errorf("the opted-in arguments or result are missing:\n%s", got)
 		}
@@ -557,60 +426,13 @@ func TestTelemetryKeepsSecretsOut(t *testing.T) {
 	})
 }
 
-func attributeSets(m metricdata.Metrics) []attribute.Set {
-	var sets []attribute.Set
-	switch d := m.Data.(type) {
-	case metricdata.Sum[int64]:
-		for _, p := range d.DataPoints {
-			sets = append(sets, p.Attributes)
-		}
-	case metricdata.Histogram[float64]:
-		for _, p := range d.DataPoints {
-			sets = append(sets, p.Attributes)
-		}
-	}
-	return sets
-}
-
-// sumOf collects the metrics and returns the sum of the int64 sum named
-// name over the data points that have all of attrs.
-func sumOf(t *testing.T, tm *telemetry, name string, attrs ...attribute.KeyValue) int64 {
-	t.Helper()
-	var rm metricdata.ResourceMetrics
-	if err := tm.reader.Collect(context.Background(), &rm); err != nil {
-		t.Fatal(err)
-	}
-	var total int64
-	for _, sm := range rm.ScopeMetrics {
-		for _, m := range sm.Metrics {
-			if m.Name != name {
-				continue
-			}
-			sum, ok := m.Data.(metricdata.Sum[int64])
-			if !ok {
-				t.Fatalf("%s is a %T; want an int64 sum", name, m.Data)
-			}
-		points:
-			for _, p := range sum.DataPoints {
-				for _, kv := range attrs {
-					if v, ok := p.Attributes.Value(kv.Key); !ok || v != kv.Value {
-						continue points
-					}
-				}
-				total += p.Value
-			}
-		}
-	}
-	return total
-}
-
 func TestMetrics(t *testing.T) {
-	tm := newTelemetry(t)
-	tool, srv := billingTool(t,
-		toolsafe.WithRetry(policy.Retry{MaxRetries: 3, Backoff: fixed(time.Millisecond)}),
-		toolsafe.WithTracing(tm.hook))
-	srv.Enqueue(billing.InvoicePath("INV-1001"), flaky.ResetConn(), flaky.ResetConn())
-	srv.Always(billing.InvoicePath("INV-1002"), flaky.ResetConn())
+	tm := telemetry.New(t)
+	tool, srv := fixture.Billing(t,
+		toolsafe.WithRetry(policy.Retry{MaxRetries: 3, Backoff: fixture.Backoff(time.Millisecond)}),
+		toolsafe.WithTracing(tm.Hook))
+	srv.Enqueue(billing.InvoicePath("INV-1001"), toolsafetest.Reset(), toolsafetest.Reset())
+	srv.Always(billing.InvoicePath("INV-1002"), toolsafetest.Reset())
 	ctx := context.Background()
 	tool.Run(ctx, "INV-1001") // ok after 3 attempts
 	tool.Run(ctx, "INV-1003") // ok after 1
@@ -628,7 +450,7 @@ func TestMetrics(t *testing.T) {
 	}
 
 	var rm metricdata.ResourceMetrics
-	if err := tm.reader.Collect(ctx, &rm); err != nil {
+	if err := tm.Reader.Collect(ctx, &rm); err != nil {
 		t.Fatal(err)
 	}
 	var found bool
@@ -665,6 +487,22 @@ func TestMetrics(t *testing.T) {
 	}
 }
 
-// discardLogger drops the DEBUG lines (with the raw error text) and the
-// panic stacks of the secrets test.
-func discardLogger() *slog.Logger { return slog.New(slog.DiscardHandler) }
+// An unknown argument's name is quoted back to the model, which needs it to
+// fix its input; the span keeps the message without it, since it is part of
+// the arguments and those are recorded only when opted in.
+func TestAnUnknownArgumentNameStaysOutOfTheSpan(t *testing.T) {
+	schema := []byte(`{"type":"object","additionalProperties":false,"properties":{"number":{"type":"string"}}}`)
+	input := `{"number":"INV-1001","sk-live-SECRET123":"x"}`
+	ok := middleware.Func("read_account", "reads an account", func(context.Context, string) (string, error) { return "{}", nil })
+	for _, record := range []bool{false, true} {
+		tm := telemetry.New(t, otelhook.WithRecordArguments(record))
+		tool := toolsafe.Wrap(ok, toolsafe.WithTracing(tm.Hook), toolsafe.WithArgsSchema(schema))
+		r := tool.Run(context.Background(), input)
+		if r.Failure == nil || r.Failure.Kind != middleware.KindArgsInvalid || !strings.Contains(r.Observation(), "sk-live-SECRET123") {
+			t.Fatalf("got %v %q; want args-invalid naming the unknown argument", r.Failure, r.Observation())
+		}
+		if got := strings.Contains(tm.Text(t), "sk-live-SECRET123"); got != record {
+			t.Errorf("with argument recording %v, the name is in the telemetry: %v", record, got)
+		}
+	}
+}

@@ -1,4 +1,4 @@
-package flaky
+package toolsafetest
 
 import (
 	"context"
@@ -45,21 +45,11 @@ type recorder struct {
 	finished chan string // paths of requests whose step returned
 }
 
-func (r *recorder) actions() []Action {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	var as []Action
-	for _, st := range r.steps {
-		as = append(as, st.Action)
-	}
-	return as
-}
-
 // startRec starts a server with hooks; the server is closed at cleanup.
-func startRec(t *testing.T, h http.Handler) (*Server, *recorder) {
+func startRec(t *testing.T, h http.Handler) (*Upstream, *recorder) {
 	t.Helper()
 	rec := &recorder{waiting: make(chan string, 1024), finished: make(chan string, 1024)}
-	s := start(h, hooks{
+	s := newUpstream(h, hooks{
 		decided: func(_ string, st Step) {
 			rec.mu.Lock()
 			rec.steps = append(rec.steps, st)
@@ -70,14 +60,6 @@ func startRec(t *testing.T, h http.Handler) (*Server, *recorder) {
 	})
 	t.Cleanup(s.Close)
 	return s, rec
-}
-
-// freshClient returns a client that opens a new connection per request, so
-// that net/http never replays a reset request.
-func freshClient(t *testing.T) *http.Client {
-	tr := &http.Transport{DisableKeepAlives: true}
-	t.Cleanup(tr.CloseIdleConnections)
-	return &http.Client{Transport: tr}
 }
 
 // reuseClient returns a client with at most one connection to the server,
@@ -165,20 +147,23 @@ func TestStatusSteps(t *testing.T) {
 		retryAfter []string // nil: no header
 		body       string
 	}{
-		{"OK", OK(), 200, nil, "ok"},
+		{"Pass", Pass(), 200, nil, "ok"},
 		{"zero step passes", Step{}, 200, nil, "ok"},
 		{"Respond", Respond(418, "short and stout"), 418, nil, "short and stout"},
 		{"Respond zero code is 500", Respond(0, "boom"), 500, nil, "boom"},
-		{"TooMany seconds", TooMany("2"), 429, []string{"2"}, "flaky: too many requests\n"},
-		{"TooMany HTTP-date verbatim", TooMany(date), 429, []string{date}, "flaky: too many requests\n"},
-		{"TooMany without header", TooMany(""), 429, nil, "flaky: too many requests\n"},
-		{"Unavailable without header", Unavailable(""), 503, nil, "flaky: service unavailable\n"},
-		{"Unavailable seconds", Unavailable("120"), 503, []string{"120"}, "flaky: service unavailable\n"},
-		{"Status all fields", Step{Action: Status, Code: 502, RetryAfter: "0", Body: "bad gateway"}, 502, []string{"0"}, "bad gateway"},
+		{"TooMany seconds", TooMany("2"), 429, []string{"2"}, "toolsafetest: too many requests\n"},
+		{"TooMany HTTP-date verbatim", TooMany(date), 429, []string{date}, "toolsafetest: too many requests\n"},
+		{"TooMany without header", TooMany(""), 429, nil, "toolsafetest: too many requests\n"},
+		{"Unavailable without header", Unavailable(""), 503, nil, "toolsafetest: service unavailable\n"},
+		{"Unavailable seconds", Unavailable("120"), 503, []string{"120"}, "toolsafetest: service unavailable\n"},
+		{"Respond with Retry-After", Respond(502, "bad gateway").WithRetryAfter("0"), 502, []string{"0"}, "bad gateway"},
+		{"WithRetryAfter replaces TooMany's header", TooMany("2").WithRetryAfter("7"), 429, []string{"7"}, "toolsafetest: too many requests\n"},
+		{"WithRetryAfter empty drops the header", Unavailable("2").WithRetryAfter(""), 503, nil, "toolsafetest: service unavailable\n"},
+		{"WithRetryAfter on Pass is ignored", Pass().WithRetryAfter("5"), 200, nil, "ok"},
 	}
-	s := Start(nil)
+	s := NewUpstream(nil)
 	defer s.Close()
-	c := freshClient(t)
+	c := NoKeepAliveClient()
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			s.Enqueue("/s", tt.step)
@@ -191,6 +176,29 @@ func TestStatusSteps(t *testing.T) {
 					got.code, got.body, got.retryAfter, tt.code, tt.body, tt.retryAfter)
 			}
 		})
+	}
+}
+
+func TestStepString(t *testing.T) {
+	for _, tt := range []struct {
+		step Step
+		want string
+	}{
+		{Step{}, "Pass"},
+		{Pass(), "Pass"},
+		{Reset(), "Reset"},
+		{ApplyThenReset(), "ApplyThenReset"},
+		{Respond(0, ""), "Status(500)"},
+		{Respond(418, "teapot"), "Status(418)"},
+		{TooMany("2"), "Status(429, Retry-After: 2)"},
+		{Unavailable(""), "Status(503)"},
+		{Respond(502, "").WithRetryAfter("0"), "Status(502, Retry-After: 0)"},
+		{Hang(), "Hang"},
+		{Slow(time.Second), "Slow(1s)"},
+	} {
+		if got := tt.step.String(); got != tt.want {
+			t.Errorf("String() = %q, want %q", got, tt.want)
+		}
 	}
 }
 
@@ -222,8 +230,8 @@ func TestResetFreshConnection(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			h, calls, _ := counting()
 			s, _ := startRec(t, h)
-			c := freshClient(t)
-			s.Enqueue("/r", ResetConn())
+			c := NoKeepAliveClient()
+			s.Enqueue("/r", Reset())
 			got := do(c, newReq(t, context.Background(), tt.method, s.URL()+"/r", tt.body))
 			assertReset(t, got)
 			t.Logf("client error: %v", got.err)
@@ -252,8 +260,8 @@ func TestApplyThenReset(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			h, calls, bs := counting()
 			s, _ := startRec(t, h)
-			c := freshClient(t)
-			s.Enqueue("/charge", ApplyReset())
+			c := NoKeepAliveClient()
+			s.Enqueue("/charge", ApplyThenReset())
 			got := do(c, newReq(t, context.Background(), tt.method, s.URL()+"/charge", tt.body))
 			assertReset(t, got)
 			if n := calls.Load(); n != 1 {
@@ -281,11 +289,11 @@ func TestResetReusedConnection(t *testing.T) {
 		wantCalls  int32  // handler runs for /r
 		wantReused []bool // GotConn.Reused of each attempt
 	}{
-		{"GET Reset is replayed", ResetConn(), http.MethodGet, "", "", false, 2, 1, []bool{true, false}},
-		{"GET ApplyThenReset is replayed and applied twice", ApplyReset(), http.MethodGet, "", "", false, 2, 2, []bool{true, false}},
-		{"POST with Idempotency-Key is replayed", ResetConn(), http.MethodPost, "a=1", "k1", false, 2, 1, []bool{true, false}},
-		{"POST Reset is not replayed", ResetConn(), http.MethodPost, "a=1", "", true, 1, 0, []bool{true}},
-		{"POST ApplyThenReset is not replayed", ApplyReset(), http.MethodPost, "a=1", "", true, 1, 1, []bool{true}},
+		{"GET Reset is replayed", Reset(), http.MethodGet, "", "", false, 2, 1, []bool{true, false}},
+		{"GET ApplyThenReset is replayed and applied twice", ApplyThenReset(), http.MethodGet, "", "", false, 2, 2, []bool{true, false}},
+		{"POST with Idempotency-Key is replayed", Reset(), http.MethodPost, "a=1", "k1", false, 2, 1, []bool{true, false}},
+		{"POST Reset is not replayed", Reset(), http.MethodPost, "a=1", "", true, 1, 0, []bool{true}},
+		{"POST ApplyThenReset is not replayed", ApplyThenReset(), http.MethodPost, "a=1", "", true, 1, 1, []bool{true}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -342,11 +350,11 @@ func TestResetKillsOnlyItsConnection(t *testing.T) {
 	c := &http.Client{Transport: &http.Transport{}}
 	defer c.CloseIdleConnections()
 
-	s.Enqueue("/hang", HangUp())
+	s.Enqueue("/hang", Hang())
 	hung := async(c, newReq(t, context.Background(), http.MethodGet, s.URL()+"/hang", ""))
 	recv(t, rec.waiting, "the hung request")
 
-	s.Enqueue("/reset", ResetConn())
+	s.Enqueue("/reset", Reset())
 	assertReset(t, do(c, newReq(t, context.Background(), http.MethodPost, s.URL()+"/reset", "x")))
 	if got := get(t, c, s.URL()+"/ok"); got.err != nil || got.code != 200 {
 		t.Fatalf("request after reset: %+v", got)
@@ -354,8 +362,8 @@ func TestResetKillsOnlyItsConnection(t *testing.T) {
 
 	s.Release()
 	got := recv(t, hung, "the released request")
-	if got.err != nil || got.code != 503 || got.body != "flaky: released\n" {
-		t.Fatalf("hung request on the other connection: %+v, want 503 flaky: released", got)
+	if got.err != nil || got.code != 503 || got.body != "toolsafetest: released\n" {
+		t.Fatalf("hung request on the other connection: %+v, want 503 toolsafetest: released", got)
 	}
 }
 
@@ -372,8 +380,8 @@ func TestHang(t *testing.T) {
 		t.Run(tt.name+"/client cancels", func(t *testing.T) {
 			h, calls, _ := counting()
 			s, rec := startRec(t, h)
-			c := freshClient(t)
-			s.Enqueue("/h", HangUp())
+			c := NoKeepAliveClient()
+			s.Enqueue("/h", Hang())
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
 			res := async(c, newReq(t, ctx, tt.method, s.URL()+"/h", tt.body))
@@ -391,17 +399,17 @@ func TestHang(t *testing.T) {
 		})
 		t.Run(tt.name+"/Release", func(t *testing.T) {
 			s, rec := startRec(t, nil)
-			c := freshClient(t)
-			s.Enqueue("/h", HangUp())
+			c := NoKeepAliveClient()
+			s.Enqueue("/h", Hang())
 			res := async(c, newReq(t, context.Background(), tt.method, s.URL()+"/h", tt.body))
 			recv(t, rec.waiting, "the request to hang")
 			s.Release()
 			got := recv(t, res, "the client to return")
-			if got.err != nil || got.code != 503 || got.body != "flaky: released\n" {
-				t.Fatalf("got %+v, want 503 flaky: released", got)
+			if got.err != nil || got.code != 503 || got.body != "toolsafetest: released\n" {
+				t.Fatalf("got %+v, want 503 toolsafetest: released", got)
 			}
 			// Released is permanent: later Hang steps answer at once.
-			s.Always("/h", HangUp())
+			s.Always("/h", Hang())
 			for range 3 {
 				if got := get(t, c, s.URL()+"/h"); got.err != nil || got.code != 503 {
 					t.Fatalf("Hang after Release: %+v, want 503", got)
@@ -415,9 +423,9 @@ func TestSlow(t *testing.T) {
 	t.Run("answers after the delay", func(t *testing.T) {
 		h, calls, _ := counting()
 		s, _ := startRec(t, h)
-		c := freshClient(t)
+		c := NoKeepAliveClient()
 		const d = 30 * time.Millisecond
-		s.Enqueue("/s", SlowAnswer(d))
+		s.Enqueue("/s", Slow(d))
 		start := time.Now()
 		got := get(t, c, s.URL()+"/s")
 		if elapsed := time.Since(start); elapsed < d {
@@ -430,8 +438,8 @@ func TestSlow(t *testing.T) {
 	t.Run("handler reads the body", func(t *testing.T) {
 		h, _, bs := counting()
 		s, _ := startRec(t, h)
-		s.Enqueue("/s", SlowAnswer(time.Millisecond))
-		got := do(freshClient(t), newReq(t, context.Background(), http.MethodPost, s.URL()+"/s", "the body"))
+		s.Enqueue("/s", Slow(time.Millisecond))
+		got := do(NoKeepAliveClient(), newReq(t, context.Background(), http.MethodPost, s.URL()+"/s", "the body"))
 		if got.err != nil || got.code != 200 || !slices.Equal(bs.all(), []string{"the body"}) {
 			t.Errorf("got %+v, bodies %q", got, bs.all())
 		}
@@ -439,10 +447,10 @@ func TestSlow(t *testing.T) {
 	t.Run("client cancels", func(t *testing.T) {
 		h, calls, _ := counting()
 		s, rec := startRec(t, h)
-		s.Enqueue("/s", SlowAnswer(time.Hour))
+		s.Enqueue("/s", Slow(time.Hour))
 		ctx, cancel := context.WithCancel(context.Background())
 		defer cancel()
-		res := async(freshClient(t), newReq(t, ctx, http.MethodPost, s.URL()+"/s", "b"))
+		res := async(NoKeepAliveClient(), newReq(t, ctx, http.MethodPost, s.URL()+"/s", "b"))
 		recv(t, rec.waiting, "the slow request")
 		cancel()
 		if got := recv(t, res, "the client to return"); !errors.Is(got.err, context.Canceled) {
@@ -456,8 +464,8 @@ func TestSlow(t *testing.T) {
 	t.Run("Release skips the delay", func(t *testing.T) {
 		h, calls, _ := counting()
 		s, rec := startRec(t, h)
-		s.Enqueue("/s", SlowAnswer(time.Hour))
-		res := async(freshClient(t), newReq(t, context.Background(), http.MethodGet, s.URL()+"/s", ""))
+		s.Enqueue("/s", Slow(time.Hour))
+		res := async(NoKeepAliveClient(), newReq(t, context.Background(), http.MethodGet, s.URL()+"/s", ""))
 		recv(t, rec.waiting, "the slow request")
 		s.Release()
 		if got := recv(t, res, "the client to return"); got.err != nil || got.code != 200 || got.body != "ok" {
@@ -471,10 +479,10 @@ func TestSlow(t *testing.T) {
 
 func TestRequests(t *testing.T) {
 	s, rec := startRec(t, nil)
-	c := freshClient(t)
-	s.Enqueue("/a", ResetConn(), TooMany("1"), ApplyReset())
+	c := NoKeepAliveClient()
+	s.Enqueue("/a", Reset(), TooMany("1"), ApplyThenReset())
 	s.Enqueue("/b", Respond(404, "no"))
-	s.Enqueue("/h", HangUp())
+	s.Enqueue("/h", Hang())
 
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -507,86 +515,86 @@ type call struct {
 func TestScripts(t *testing.T) {
 	tests := []struct {
 		name   string
-		script []any // func(*Server) or call
+		script []any // func(*Upstream) or call
 	}{
 		{"Enqueue order, then Pass", []any{
-			func(s *Server) { s.Enqueue("/x", Respond(501, ""), Respond(502, ""), Respond(503, "")) },
+			func(s *Upstream) { s.Enqueue("/x", Respond(501, ""), Respond(502, ""), Respond(503, "")) },
 			call{"/x", 501}, call{"/y", 200}, call{"/x", 502}, call{"/x", 503}, call{"/x", 200},
 		}},
 		{"Enqueue appends", []any{
-			func(s *Server) { s.Enqueue("/x", Respond(501, "")) },
-			func(s *Server) { s.Enqueue("/x", Respond(502, "")) },
+			func(s *Upstream) { s.Enqueue("/x", Respond(501, "")) },
+			func(s *Upstream) { s.Enqueue("/x", Respond(502, "")) },
 			call{"/x", 501}, call{"/x", 502}, call{"/x", 200},
 		}},
 		{"Enqueue without steps", []any{
-			func(s *Server) { s.Enqueue("/x") },
+			func(s *Upstream) { s.Enqueue("/x") },
 			call{"/x", 200},
 		}},
 		{"path queue before any-path queue", []any{
-			func(s *Server) { s.Enqueue("", Respond(418, ""), Respond(420, "")) },
-			func(s *Server) { s.Enqueue("/x", Respond(501, "")) },
+			func(s *Upstream) { s.Enqueue("", Respond(418, ""), Respond(420, "")) },
+			func(s *Upstream) { s.Enqueue("/x", Respond(501, "")) },
 			call{"/x", 501}, call{"/x", 418}, call{"/y", 420}, call{"/x", 200}, call{"/y", 200},
 		}},
 		{"exact path, query ignored", []any{
-			func(s *Server) { s.Enqueue("/x", Respond(501, ""), Respond(502, "")) },
+			func(s *Upstream) { s.Enqueue("/x", Respond(501, ""), Respond(502, "")) },
 			call{"/x/", 200}, call{"/X", 200}, call{"/x?a=1", 501}, call{"/x", 502},
 		}},
 		{"Always until Clear", []any{
-			func(s *Server) { s.Always("/down", Unavailable("5")) },
+			func(s *Upstream) { s.Always("/down", Unavailable("5")) },
 			call{"/down", 503}, call{"/down", 503}, call{"/up", 200}, call{"/down", 503},
-			func(s *Server) { s.Clear("/down") },
+			func(s *Upstream) { s.Clear("/down") },
 			call{"/down", 200},
 		}},
 		{"Always replaces Always", []any{
-			func(s *Server) { s.Always("/x", Respond(501, "")) },
-			func(s *Server) { s.Always("/x", Respond(502, "")) },
+			func(s *Upstream) { s.Always("/x", Respond(501, "")) },
+			func(s *Upstream) { s.Always("/x", Respond(502, "")) },
 			call{"/x", 502}, call{"/x", 502},
 		}},
 		{"path queue before path Always", []any{
-			func(s *Server) { s.Always("/x", Respond(503, "")) },
-			func(s *Server) { s.Enqueue("/x", Respond(501, "")) },
+			func(s *Upstream) { s.Always("/x", Respond(503, "")) },
+			func(s *Upstream) { s.Enqueue("/x", Respond(501, "")) },
 			call{"/x", 501}, call{"/x", 503}, call{"/x", 503},
 		}},
 		{"path Always before any-path queue", []any{
-			func(s *Server) { s.Always("/x", Respond(503, "")) },
-			func(s *Server) { s.Enqueue("", Respond(418, "")) },
+			func(s *Upstream) { s.Always("/x", Respond(503, "")) },
+			func(s *Upstream) { s.Enqueue("", Respond(418, "")) },
 			call{"/x", 503}, call{"/y", 418}, call{"/y", 200},
 		}},
 		{"any-path Always, Clear of another path keeps it", []any{
-			func(s *Server) { s.Always("", Respond(500, "")) },
+			func(s *Upstream) { s.Always("", Respond(500, "")) },
 			call{"/x", 500}, call{"/y", 500},
-			func(s *Server) { s.Clear("/x") },
+			func(s *Upstream) { s.Clear("/x") },
 			call{"/x", 500},
-			func(s *Server) { s.Clear("") },
+			func(s *Upstream) { s.Clear("") },
 			call{"/x", 200},
 		}},
 		{"Clear drops the queue", []any{
-			func(s *Server) { s.Enqueue("/x", Respond(501, ""), Respond(502, "")) },
+			func(s *Upstream) { s.Enqueue("/x", Respond(501, ""), Respond(502, "")) },
 			call{"/x", 501},
-			func(s *Server) { s.Clear("/x") },
+			func(s *Upstream) { s.Clear("/x") },
 			call{"/x", 200},
 		}},
 		{"scripts before Chaos", []any{
-			func(s *Server) { s.Chaos(1, Chaos{TooMany: 1}) },
-			func(s *Server) { s.Enqueue("/x", Respond(501, "")) },
+			func(s *Upstream) { s.Chaos(1, Chaos{TooMany: 1}) },
+			func(s *Upstream) { s.Enqueue("/x", Respond(501, "")) },
 			call{"/x", 501}, call{"/x", 429},
-			func(s *Server) { s.Always("", OK()) },
+			func(s *Upstream) { s.Always("", Pass()) },
 			call{"/x", 200},
 		}},
 		{"zero Chaos turns chaos off", []any{
-			func(s *Server) { s.Chaos(1, Chaos{Unavailable: 1}) },
+			func(s *Upstream) { s.Chaos(1, Chaos{Unavailable: 1}) },
 			call{"/x", 503},
-			func(s *Server) { s.Chaos(0, Chaos{}) },
+			func(s *Upstream) { s.Chaos(0, Chaos{}) },
 			call{"/x", 200},
 		}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			s, _ := startRec(t, nil)
-			c := freshClient(t)
+			c := NoKeepAliveClient()
 			for i, op := range tt.script {
 				switch op := op.(type) {
-				case func(*Server):
+				case func(*Upstream):
 					op(s)
 				case call:
 					got := get(t, c, s.URL()+op.path)
@@ -615,19 +623,19 @@ func outcome(r result) string {
 // clientSees is what a client must see for a chaos step; Hang answers at
 // once because the server is released.
 func clientSees(st Step) string {
-	switch st.Action {
-	case Reset:
+	switch st.action {
+	case reset:
 		return "reset"
-	case Hang:
-		return "Service Unavailable flaky: released\n"
-	case Status:
-		switch st.Code {
+	case hang:
+		return "Service Unavailable toolsafetest: released\n"
+	case status:
+		switch st.code {
 		case 429:
-			return "Too Many Requests 3 flaky: too many requests\n"
+			return "Too Many Requests 3 toolsafetest: too many requests\n"
 		case 503:
-			return "Service Unavailable 3 flaky: service unavailable\n"
+			return "Service Unavailable 3 toolsafetest: service unavailable\n"
 		}
-	case Pass, Slow:
+	case pass, slow:
 		return "OK ok"
 	}
 	return "unexpected step " + st.String()
@@ -644,7 +652,7 @@ func TestChaos(t *testing.T) {
 		s, rec := startRec(t, nil)
 		s.Release() // Hang answers 503 at once
 		s.Chaos(seed, p)
-		c := freshClient(t)
+		c := NoKeepAliveClient()
 		var seen []string
 		for i := range n {
 			if scripted && i%3 == 0 {
@@ -660,7 +668,7 @@ func TestChaos(t *testing.T) {
 		defer rec.mu.Unlock()
 		var steps []Step
 		for _, st := range rec.steps {
-			if st.Code != 299 {
+			if st.code != 299 {
 				steps = append(steps, st)
 			}
 		}
@@ -707,7 +715,7 @@ func TestChaos(t *testing.T) {
 	}
 
 	t.Run("invalid probabilities panic", func(t *testing.T) {
-		s := Start(nil)
+		s := NewUpstream(nil)
 		defer s.Close()
 		for _, bad := range []Chaos{{Reset: -0.1}, {Reset: 0.6, Hang: 0.5}} {
 			func() {
@@ -730,7 +738,7 @@ func TestClose(t *testing.T) {
 
 	entered := make(chan struct{})
 	waiting := make(chan string, 1)
-	s := start(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	s := newUpstream(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == "/block" {
 			close(entered)
 			<-r.Context().Done()
@@ -743,7 +751,7 @@ func TestClose(t *testing.T) {
 	c := &http.Client{Transport: tr}
 
 	// A hung request the client never gives up on.
-	s.Enqueue("/hang", HangUp())
+	s.Enqueue("/hang", Hang())
 	hung := async(c, newReq(t, context.Background(), http.MethodGet, s.URL()+"/hang", ""))
 	recv(t, waiting, "the hung request")
 	// A Pass request whose handler blocks until its context is done.

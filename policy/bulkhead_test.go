@@ -1,4 +1,4 @@
-package toolsafe_test
+package policy_test
 
 import (
 	"context"
@@ -10,9 +10,12 @@ import (
 
 	"github.com/toolsafe/toolsafe"
 	"github.com/toolsafe/toolsafe/internal/billing"
-	"github.com/toolsafe/toolsafe/internal/flaky"
+	"github.com/toolsafe/toolsafe/internal/fixture"
+	"github.com/toolsafe/toolsafe/internal/outcome"
+	"github.com/toolsafe/toolsafe/internal/stub"
 	"github.com/toolsafe/toolsafe/middleware"
 	"github.com/toolsafe/toolsafe/policy"
+	"github.com/toolsafe/toolsafe/toolsafetest"
 )
 
 // onAbandonedDone tells done when an abandoned attempt's tool has returned
@@ -33,25 +36,25 @@ func onAbandonedDone(done chan<- int) toolsafe.Option {
 func TestBulkhead(t *testing.T) {
 	t.Run("a full bulkhead refuses with tool-busy, not retried", func(t *testing.T) {
 		t.Parallel()
-		h := holding(billing.Handler())
-		srv := flaky.Start(h)
+		h := stub.Hold(billing.Handler())
+		srv := toolsafetest.NewUpstream(h)
 		t.Cleanup(srv.Close)
 		bh := policy.NewBulkhead("billing", 1, 0)
-		tool := toolsafe.Wrap(billing.FetchInvoice(srv.URL(), noKeepAlive()),
-			toolsafe.WithRetry(policy.Retry{MaxRetries: 3, Backoff: fixed(time.Millisecond)}),
+		tool := toolsafe.Wrap(billing.FetchInvoice(srv.URL(), toolsafetest.NoKeepAliveClient()),
+			toolsafe.WithRetry(policy.Retry{MaxRetries: 3, Backoff: fixture.Backoff(time.Millisecond)}),
 			toolsafe.WithBulkhead(bh))
 		first := make(chan middleware.Result, 1)
 		go func() { first <- tool.Run(context.Background(), "INV-1001") }()
-		<-h.arrived
+		<-h.Arrived
 
 		r := tool.Run(context.Background(), "INV-1002")
-		if kindOf(r) != middleware.KindBusy || r.Attempts != 0 || r.Failure.Retryable {
-			t.Fatalf("got %q after %d attempts; want tool-busy after 0, not retryable", kindOf(r), r.Attempts)
+		if outcome.Kind(r) != middleware.KindBusy || r.Attempts != 0 || r.Failure.Retryable {
+			t.Fatalf("got %q after %d attempts; want tool-busy after 0, not retryable", outcome.Kind(r), r.Attempts)
 		}
 		if want := "fetch_invoice was not called: too many calls to its dependency billing are in flight."; !strings.HasPrefix(r.Observation(), want) {
 			t.Errorf("observation %q; want it to start with %q", r.Observation(), want)
 		}
-		close(h.release)
+		close(h.Release)
 		if r := <-first; r.Status() != "ok" {
 			t.Fatalf("the first call: %q", r.Status())
 		}
@@ -68,26 +71,26 @@ func TestBulkhead(t *testing.T) {
 		release := make(chan struct{})
 		returned := make(chan int, 1)
 		bh := policy.NewBulkhead("slow", 1, 0)
-		tool := toolsafe.Wrap(stuck(release, nil),
+		tool := toolsafe.Wrap(stub.Stuck(release, nil),
 			toolsafe.WithTimeout(10*time.Millisecond),
 			toolsafe.WithBulkhead(bh),
 			onAbandonedDone(returned))
 
 		r := tool.Run(context.Background(), "x")
-		if kindOf(r) != middleware.KindTimeout || r.Abandoned != 1 {
-			t.Fatalf("got %q with %d abandoned; want tool-timeout with 1", kindOf(r), r.Abandoned)
+		if outcome.Kind(r) != middleware.KindTimeout || r.Abandoned != 1 {
+			t.Fatalf("got %q with %d abandoned; want tool-timeout with 1", outcome.Kind(r), r.Abandoned)
 		}
 		// The timed-out tool still runs: its permit is still taken.
 		for range 3 {
-			if r := tool.Run(context.Background(), "x"); kindOf(r) != middleware.KindBusy {
-				t.Fatalf("got %q while the abandoned attempt runs; want tool-busy", kindOf(r))
+			if r := tool.Run(context.Background(), "x"); outcome.Kind(r) != middleware.KindBusy {
+				t.Fatalf("got %q while the abandoned attempt runs; want tool-busy", outcome.Kind(r))
 			}
 		}
 		close(release)
 		<-returned
 		r = tool.Run(context.Background(), "x")
-		if kindOf(r) == middleware.KindBusy || r.Status() != "ok" {
-			t.Fatalf("got %q after the abandoned tool returned; want ok: the permit is back", kindOf(r))
+		if outcome.Kind(r) == middleware.KindBusy || r.Status() != "ok" {
+			t.Fatalf("got %q after the abandoned tool returned; want ok: the permit is back", outcome.Kind(r))
 		}
 	})
 
@@ -99,8 +102,8 @@ func TestBulkhead(t *testing.T) {
 		for _, timeout := range []time.Duration{0, time.Second} { // with and without the attempt goroutine
 			tool := toolsafe.Wrap(boom, toolsafe.WithTimeout(timeout), toolsafe.WithBulkhead(bh), toolsafe.WithCircuitBreaker(cb))
 			for range 3 {
-				if r := tool.Run(context.Background(), "x"); kindOf(r) != middleware.KindPanic {
-					t.Fatalf("timeout %v: got %q; want tool-panic every time, never tool-busy or circuit-open", timeout, kindOf(r))
+				if r := tool.Run(context.Background(), "x"); outcome.Kind(r) != middleware.KindPanic {
+					t.Fatalf("timeout %v: got %q; want tool-panic every time, never tool-busy or circuit-open", timeout, outcome.Kind(r))
 				}
 			}
 		}

@@ -1,4 +1,4 @@
-package toolsafe_test
+package fallback_test
 
 import (
 	"context"
@@ -8,31 +8,25 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tmc/langchaingo/tools"
-
 	"github.com/toolsafe/toolsafe"
 	"github.com/toolsafe/toolsafe/fallback"
 	"github.com/toolsafe/toolsafe/internal/billing"
-	"github.com/toolsafe/toolsafe/internal/flaky"
+	"github.com/toolsafe/toolsafe/internal/fixture"
+	"github.com/toolsafe/toolsafe/internal/outcome"
+	"github.com/toolsafe/toolsafe/internal/stub"
 	"github.com/toolsafe/toolsafe/middleware"
 	"github.com/toolsafe/toolsafe/policy"
+	"github.com/toolsafe/toolsafe/toolsafetest"
 )
 
-// counting is a tool that counts its calls and answers "cached: " and its
-// input.
-func counting(name string, calls *atomic.Int32) tools.Tool {
-	return middleware.Func(name, "answers from a cache", func(_ context.Context, input string) (string, error) {
-		calls.Add(1)
-		return "cached: " + input, nil
-	})
-}
-
+// The fallback layer as toolsafe.Wrap places it: outside the retry and the
+// breaker, inside the call's surface, with *toolsafe.Tool alternatives.
 func TestFallback(t *testing.T) {
 	t.Run("a tool-error routes to the alternative with adapted input", func(t *testing.T) {
 		t.Parallel()
 		var calls atomic.Int32
-		cache := toolsafe.Wrap(counting("invoice_cache", &calls))
-		tool, _ := billingTool(t, toolsafe.WithFallback(fallback.To(cache,
+		cache := toolsafe.Wrap(stub.Counting("invoice_cache", &calls))
+		tool, _ := fixture.Billing(t, toolsafe.WithFallback(fallback.To(cache,
 			fallback.WithInput(func(_ context.Context, in string) (string, error) { return "cache:" + in, nil }))))
 		r := tool.Run(context.Background(), "INV-9999") // 404: a tool-error
 		if r.Status() != "ok" || r.Fallback != "invoice_cache" || r.Output != "cached: cache:INV-9999" || r.Attempts != 1 {
@@ -48,8 +42,8 @@ func TestFallback(t *testing.T) {
 		var calls atomic.Int32
 		cb := policy.NewCircuitBreaker("billing", policy.Breaker{Delay: time.Hour})
 		cb.Open()
-		tool, srv := billingTool(t, toolsafe.WithCircuitBreaker(cb),
-			toolsafe.WithFallback(fallback.To(toolsafe.Wrap(counting("invoice_cache", &calls)))))
+		tool, srv := fixture.Billing(t, toolsafe.WithCircuitBreaker(cb),
+			toolsafe.WithFallback(fallback.To(toolsafe.Wrap(stub.Counting("invoice_cache", &calls)))))
 		if r := tool.Run(context.Background(), "INV-1001"); r.Status() != "ok" || r.Fallback != "invoice_cache" || srv.Requests("") != 0 {
 			t.Fatalf("got %q from %q with %d requests; want ok from invoice_cache with none", r.Status(), r.Fallback, srv.Requests(""))
 		}
@@ -58,11 +52,11 @@ func TestFallback(t *testing.T) {
 	t.Run("it never runs on a pause", func(t *testing.T) {
 		t.Parallel()
 		var calls atomic.Int32
-		tool, _ := billingTool(t,
+		tool, _ := fixture.Billing(t,
 			toolsafe.WithApproval(middleware.NewGrants()),
-			toolsafe.WithFallback(fallback.To(toolsafe.Wrap(counting("invoice_cache", &calls)))))
+			toolsafe.WithFallback(fallback.To(toolsafe.Wrap(stub.Counting("invoice_cache", &calls)))))
 		_, err := tool.Call(context.Background(), "INV-1001")
-		if ar := paused(t, err); ar.Tool != "fetch_invoice" || calls.Load() != 0 {
+		if ar := outcome.Paused(t, err); ar.Tool != "fetch_invoice" || calls.Load() != 0 {
 			t.Errorf("paused %q, alternative called %d times; want fetch_invoice and 0", ar.Tool, calls.Load())
 		}
 	})
@@ -70,15 +64,15 @@ func TestFallback(t *testing.T) {
 	t.Run("it never runs on a cancellation", func(t *testing.T) {
 		t.Parallel()
 		var calls atomic.Int32
-		h := holding(billing.Handler())
-		srv := flaky.Start(h)
+		h := stub.Hold(billing.Handler())
+		srv := toolsafetest.NewUpstream(h)
 		t.Cleanup(srv.Close)
-		tool := toolsafe.Wrap(billing.FetchInvoice(srv.URL(), noKeepAlive()),
+		tool := toolsafe.Wrap(billing.FetchInvoice(srv.URL(), toolsafetest.NoKeepAliveClient()),
 			toolsafe.WithTimeout(time.Hour),
-			toolsafe.WithFallback(fallback.To(toolsafe.Wrap(counting("invoice_cache", &calls)))))
+			toolsafe.WithFallback(fallback.To(toolsafe.Wrap(stub.Counting("invoice_cache", &calls)))))
 		ctx, cancel := context.WithCancel(context.Background())
 		defer cancel()
-		go func() { <-h.arrived; cancel() }()
+		go func() { <-h.Arrived; cancel() }()
 		_, err := tool.Call(ctx, "INV-1001")
 		if !errors.Is(err, context.Canceled) || calls.Load() != 0 {
 			t.Errorf("err %v, alternative called %d times; want context.Canceled and 0", err, calls.Load())
@@ -89,12 +83,12 @@ func TestFallback(t *testing.T) {
 		t.Parallel()
 		var calls atomic.Int32
 		grants := middleware.NewGrants()
-		credit := toolsafe.Wrap(counting("issue_credit", &calls), toolsafe.WithApproval(grants), toolsafe.WithDestructive())
-		tool, srv := billingTool(t, toolsafe.WithFallback(fallback.To(credit)))
-		srv.Always(billing.InvoicePath("INV-1001"), flaky.ResetConn())
+		credit := toolsafe.Wrap(stub.Counting("issue_credit", &calls), toolsafe.WithApproval(grants), toolsafe.WithDestructive())
+		tool, srv := fixture.Billing(t, toolsafe.WithFallback(fallback.To(credit)))
+		srv.Always(billing.InvoicePath("INV-1001"), toolsafetest.Reset())
 
 		_, err := tool.Call(context.Background(), "INV-1001")
-		ar := paused(t, err)
+		ar := outcome.Paused(t, err)
 		if ar.Tool != "issue_credit" || ar.Input != "INV-1001" || calls.Load() != 0 {
 			t.Fatalf("paused %+v, alternative ran %d times; want issue_credit paused, never run", ar, calls.Load())
 		}
@@ -109,15 +103,15 @@ func TestFallback(t *testing.T) {
 
 	t.Run("when the alternative fails too the model sees both failures", func(t *testing.T) {
 		t.Parallel()
-		archiveSrv := flaky.Start(billing.Handler())
+		archiveSrv := toolsafetest.NewUpstream(billing.Handler())
 		t.Cleanup(archiveSrv.Close)
-		archiveSrv.Always("", flaky.Unavailable(""))
-		archive := middleware.Func("invoice_archive", "old invoices", billing.FetchInvoice(archiveSrv.URL(), noKeepAlive()).Call)
-		tool, srv := billingTool(t,
-			toolsafe.WithRetry(policy.Retry{MaxRetries: 1, Backoff: fixed(time.Millisecond)}),
+		archiveSrv.Always("", toolsafetest.Unavailable(""))
+		archive := middleware.Func("invoice_archive", "old invoices", billing.FetchInvoice(archiveSrv.URL(), toolsafetest.NoKeepAliveClient()).Call)
+		tool, srv := fixture.Billing(t,
+			toolsafe.WithRetry(policy.Retry{MaxRetries: 1, Backoff: fixture.Backoff(time.Millisecond)}),
 			toolsafe.WithFallback(fallback.To(toolsafe.Wrap(archive,
-				toolsafe.WithRetry(policy.Retry{MaxRetries: 2, Backoff: fixed(time.Millisecond)})))))
-		srv.Always("", flaky.ResetConn())
+				toolsafe.WithRetry(policy.Retry{MaxRetries: 2, Backoff: fixture.Backoff(time.Millisecond)})))))
+		srv.Always("", toolsafetest.Reset())
 		r := tool.Run(context.Background(), "INV-1001")
 		f := r.Failure
 		if f == nil || f.Kind != middleware.KindFailed || r.Attempts != 2 || f.FallbackFailure == nil || f.FallbackFailure.Attempts != 3 {
@@ -137,12 +131,12 @@ func TestFallback(t *testing.T) {
 
 	t.Run("kinds that never fall back are configuration errors", func(t *testing.T) {
 		t.Parallel()
-		_, err := toolsafe.New(counting("a", new(atomic.Int32)),
-			toolsafe.WithFallback(fallback.To(counting("b", new(atomic.Int32)), fallback.On(middleware.KindFailed, middleware.KindApprovalRequired))))
+		_, err := toolsafe.New(stub.Counting("a", new(atomic.Int32)),
+			toolsafe.WithFallback(fallback.To(stub.Counting("b", new(atomic.Int32)), fallback.On(middleware.KindFailed, middleware.KindApprovalRequired))))
 		if err == nil || !strings.Contains(err.Error(), "approval-required is never routed to a fallback") {
 			t.Errorf("err = %v", err)
 		}
-		if _, err := toolsafe.New(counting("a", new(atomic.Int32)), toolsafe.WithFallback(fallback.To(nil))); err == nil {
+		if _, err := toolsafe.New(stub.Counting("a", new(atomic.Int32)), toolsafe.WithFallback(fallback.To(nil))); err == nil {
 			t.Error("a nil alternative was accepted")
 		}
 	})
@@ -150,9 +144,9 @@ func TestFallback(t *testing.T) {
 	t.Run("On narrows the kinds that route", func(t *testing.T) {
 		t.Parallel()
 		var calls atomic.Int32
-		tool, _ := billingTool(t, toolsafe.WithFallback(fallback.To(toolsafe.Wrap(counting("invoice_cache", &calls)), fallback.On(middleware.KindFailed))))
-		if r := tool.Run(context.Background(), "INV-9999"); kindOf(r) != middleware.KindToolError || calls.Load() != 0 {
-			t.Errorf("got %q with %d fallback calls; want the tool-error and none", kindOf(r), calls.Load())
+		tool, _ := fixture.Billing(t, toolsafe.WithFallback(fallback.To(toolsafe.Wrap(stub.Counting("invoice_cache", &calls)), fallback.On(middleware.KindFailed))))
+		if r := tool.Run(context.Background(), "INV-9999"); outcome.Kind(r) != middleware.KindToolError || calls.Load() != 0 {
+			t.Errorf("got %q with %d fallback calls; want the tool-error and none", outcome.Kind(r), calls.Load())
 		}
 	})
 }

@@ -1,4 +1,4 @@
-package toolsafe_test
+package otelhook_test
 
 import (
 	"context"
@@ -12,10 +12,12 @@ import (
 	"github.com/toolsafe/toolsafe"
 	"github.com/toolsafe/toolsafe/fallback"
 	"github.com/toolsafe/toolsafe/internal/billing"
-	"github.com/toolsafe/toolsafe/internal/flaky"
+	"github.com/toolsafe/toolsafe/internal/fixture"
+	"github.com/toolsafe/toolsafe/internal/telemetry"
 	"github.com/toolsafe/toolsafe/middleware"
 	"github.com/toolsafe/toolsafe/otelhook"
 	"github.com/toolsafe/toolsafe/policy"
+	"github.com/toolsafe/toolsafe/toolsafetest"
 )
 
 // The resilience layers as the trace shows them: a breaker that opens, a
@@ -25,19 +27,19 @@ func TestTracingOfResilience(t *testing.T) {
 
 	t.Run("a breaker that opens is an event; the next call is circuit-open with no attempt", func(t *testing.T) {
 		t.Parallel()
-		tm := newTelemetry(t)
+		tm := telemetry.New(t)
 		cb := policy.NewCircuitBreaker("billing", policy.Breaker{FailureThreshold: 2, Delay: time.Hour})
-		tool, srv := billingTool(t,
-			toolsafe.WithRetry(policy.Retry{MaxRetries: 3, Backoff: fixed(time.Millisecond)}),
+		tool, srv := fixture.Billing(t,
+			toolsafe.WithRetry(policy.Retry{MaxRetries: 3, Backoff: fixture.Backoff(time.Millisecond)}),
 			toolsafe.WithCircuitBreaker(cb),
-			toolsafe.WithTracing(tm.hook))
-		srv.Always(billing.InvoicePath("INV-1001"), flaky.ResetConn())
+			toolsafe.WithTracing(tm.Hook))
+		srv.Always(billing.InvoicePath("INV-1001"), toolsafetest.Reset())
 
 		first := tool.Run(context.Background(), invoice)
 		if first.Failure == nil || first.Failure.Kind != middleware.KindCircuitOpen || first.Attempts != 2 {
 			t.Fatalf("first call: %v after %d attempts; want circuit-open after 2", first.Failure, first.Attempts)
 		}
-		call, attempts := tm.callSpan(t)
+		call, attempts := callSpan(t, tm)
 		checkAttempts(t, call, attempts, 2)
 		if got := eventNames(call); !slices.Equal(got, []string{"retry", "circuit_breaker.state_change", "retry"}) {
 			t.Errorf("events %v; want a retry, the breaker opening, the retry refused", got)
@@ -50,12 +52,12 @@ func TestTracingOfResilience(t *testing.T) {
 		}
 		wantAttrs(t, "call span", call.Attributes(), keyErrorType.String("circuit-open"))
 
-		tm.spans.Reset()
+		tm.Spans.Reset()
 		second := tool.Run(context.Background(), invoice)
 		if second.Failure == nil || second.Failure.Kind != middleware.KindCircuitOpen || second.Attempts != 0 {
 			t.Fatalf("second call: %v after %d attempts; want circuit-open after 0", second.Failure, second.Attempts)
 		}
-		call, attempts = tm.callSpan(t)
+		call, attempts = callSpan(t, tm)
 		checkAttempts(t, call, attempts, 0)
 		wantAttrs(t, "call span", call.Attributes(),
 			keyErrorType.String("circuit-open"), otelhook.AttemptsKey.Int(0), otelhook.SummaryKey.String(second.Observation()))
@@ -70,21 +72,21 @@ func TestTracingOfResilience(t *testing.T) {
 
 	t.Run("a fallback is an event, and the alternative's call span is a child of the primary's", func(t *testing.T) {
 		t.Parallel()
-		tm := newTelemetry(t)
+		tm := telemetry.New(t)
 		archive := toolsafe.Wrap(middleware.Func("search_archive", "Searches the archive.", func(context.Context, string) (string, error) {
 			return `{"number":"INV-1001","status":"paid","source":"archive"}`, nil
-		}), toolsafe.WithTracing(tm.hook))
-		tool, srv := billingTool(t,
-			toolsafe.WithRetry(policy.Retry{MaxRetries: 1, Backoff: fixed(time.Millisecond)}),
+		}), toolsafe.WithTracing(tm.Hook))
+		tool, srv := fixture.Billing(t,
+			toolsafe.WithRetry(policy.Retry{MaxRetries: 1, Backoff: fixture.Backoff(time.Millisecond)}),
 			toolsafe.WithFallback(fallback.To(archive)),
-			toolsafe.WithTracing(tm.hook))
-		srv.Always(billing.InvoicePath("INV-1001"), flaky.ResetConn())
+			toolsafe.WithTracing(tm.Hook))
+		srv.Always(billing.InvoicePath("INV-1001"), toolsafetest.Reset())
 
 		r := tool.Run(context.Background(), invoice)
 		if r.Status() != "ok" || r.Fallback != "search_archive" {
 			t.Fatalf("status %q fallback %q (%v); want ok from search_archive", r.Status(), r.Fallback, r.Failure)
 		}
-		call, kids := tm.callSpan(t)
+		call, kids := callSpan(t, tm)
 		if call.Name() != "execute_tool fetch_invoice" {
 			t.Fatalf("root %q; want the primary's call span", call.Name())
 		}
@@ -105,19 +107,19 @@ func TestTracingOfResilience(t *testing.T) {
 			t.Errorf("status %v; want Unset: the call was answered", call.Status())
 		}
 		alt := kids[2]
-		if got := children(tm.spans.Ended(), alt); len(got) != 1 || got[0].Name() != "attempt 1" {
+		if got := children(tm.Spans.Ended(), alt); len(got) != 1 || got[0].Name() != "attempt 1" {
 			t.Errorf("the alternative's call span has %d children; want its own attempt 1", len(got))
 		}
 	})
 
 	t.Run("the approval gate's pause has no attempt span and no error", func(t *testing.T) {
 		t.Parallel()
-		tm := newTelemetry(t)
-		tool, srv := billingTool(t,
+		tm := telemetry.New(t)
+		tool, srv := fixture.Billing(t,
 			toolsafe.WithApproval(middleware.ApproverFunc(func(context.Context, middleware.CallInfo) (middleware.Decision, error) {
 				return middleware.Pending, nil
 			})),
-			toolsafe.WithTracing(tm.hook))
+			toolsafe.WithTracing(tm.Hook))
 		_, err := tool.Call(context.Background(), invoice)
 		var ar *middleware.ApprovalRequired
 		if !errors.As(err, &ar) {
@@ -126,7 +128,7 @@ func TestTracingOfResilience(t *testing.T) {
 		if n := srv.Requests(billing.InvoicePath("INV-1001")); n != 0 {
 			t.Fatalf("%d upstream requests; want none", n)
 		}
-		call, attempts := tm.callSpan(t)
+		call, attempts := callSpan(t, tm)
 		checkAttempts(t, call, attempts, 0)
 		if call.Status().Code != codes.Unset || !slices.Equal(eventNames(call), []string{"approval_required"}) {
 			t.Errorf("status %v events %v; want Unset and approval_required", call.Status(), eventNames(call))

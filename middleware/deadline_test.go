@@ -1,4 +1,4 @@
-package toolsafe_test
+package middleware_test
 
 import (
 	"context"
@@ -6,15 +6,32 @@ import (
 	"testing"
 	"time"
 
+	"github.com/toolsafe/toolsafe"
+	"github.com/toolsafe/toolsafe/internal/stub"
 	"github.com/toolsafe/toolsafe/middleware"
 	"github.com/toolsafe/toolsafe/policy"
 )
 
+func TestDeadline(t *testing.T) {
+	t.Run("the deadline holds a tool that ignores its context and has no attempt timeout", func(t *testing.T) {
+		release := make(chan struct{})
+		defer close(release)
+		tool := toolsafe.Wrap(stub.Stuck(release, nil),
+			toolsafe.WithRetry(policy.Retry{MaxRetries: 2}),
+			toolsafe.WithDeadline(30*time.Millisecond))
+		r := tool.Run(context.Background(), "x")
+		if r.Failure == nil || r.Failure.Kind != middleware.KindTimeout || r.Failure.Timeout != 30*time.Millisecond || r.Attempts != 1 {
+			t.Fatalf("got %v after %d attempts; want tool-timeout of the 30ms deadline after 1", r.Failure, r.Attempts)
+		}
+	})
+}
+
 // Regression (code review): an answer that settles the call, returned as
 // the call's time ran out, was replaced by the context's error and then
 // relabelled tool-timeout: a pause did not pause, and a semantic error
-// became "did not answer". The two layers that decide it are tested here
-// directly, since only they see that moment.
+// became "did not answer". The two layers that decide it, Deadline and the
+// retry, are tested directly, since only they see that moment: Deadline
+// here, the retry in package policy.
 func TestAnAnswerAtTheDeadlineKeepsItsKind(t *testing.T) {
 	tests := []struct {
 		name string
@@ -34,22 +51,6 @@ func TestAnAnswerAtTheDeadlineKeepsItsKind(t *testing.T) {
 			_, err := middleware.Deadline(20*time.Millisecond)(answersAtTheDeadline).Call(context.Background(), "x")
 			if kind, _ := middleware.Classify(err); kind != tt.kind || !errors.Is(err, tt.err) {
 				t.Errorf("got %v (%s); want %v", err, kind, tt.err)
-			}
-		})
-		t.Run(tt.name+" as the retry's context ends", func(t *testing.T) {
-			ctx, cancel := context.WithCancel(context.Background())
-			defer cancel()
-			answersAsItEnds := middleware.Func("refund", "refunds", func(context.Context, string) (string, error) {
-				cancel()
-				return "", tt.err
-			})
-			mw, err := policy.Middleware(&policy.Retry{MaxRetries: 2})
-			if err != nil {
-				t.Fatal(err)
-			}
-			_, err = mw(answersAsItEnds).Call(ctx, "x")
-			if !errors.Is(err, tt.err) {
-				t.Errorf("got %v; want %v", err, tt.err)
 			}
 		})
 	}

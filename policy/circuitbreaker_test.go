@@ -1,4 +1,4 @@
-package toolsafe_test
+package policy_test
 
 import (
 	"context"
@@ -16,47 +16,13 @@ import (
 
 	"github.com/toolsafe/toolsafe"
 	"github.com/toolsafe/toolsafe/internal/billing"
-	"github.com/toolsafe/toolsafe/internal/flaky"
+	"github.com/toolsafe/toolsafe/internal/fixture"
+	"github.com/toolsafe/toolsafe/internal/outcome"
+	"github.com/toolsafe/toolsafe/internal/stub"
 	"github.com/toolsafe/toolsafe/middleware"
 	"github.com/toolsafe/toolsafe/policy"
+	"github.com/toolsafe/toolsafe/toolsafetest"
 )
-
-// held is an upstream handler that tells arrived about each request and
-// holds it until release is closed (then next answers) or the client goes
-// away.
-type held struct {
-	next    http.Handler
-	arrived chan string
-	release chan struct{}
-}
-
-func holding(next http.Handler) *held {
-	return &held{next: next, arrived: make(chan string, 256), release: make(chan struct{})}
-}
-
-func (h *held) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	h.arrived <- r.URL.Path
-	select {
-	case <-h.release:
-		h.next.ServeHTTP(w, r)
-	case <-r.Context().Done():
-	}
-}
-
-// waitHalfOpen waits, on timers set to the breaker's own remaining delay,
-// until it lets probes through.
-func waitHalfOpen(cb circuitbreaker.CircuitBreaker[string]) {
-	for d := cb.RemainingDelay(); d > 0; d = cb.RemainingDelay() {
-		<-time.After(d)
-	}
-}
-
-func kindOf(r middleware.Result) middleware.Kind {
-	if r.Failure == nil {
-		return ""
-	}
-	return r.Failure.Kind
-}
 
 func TestCircuitBreaker(t *testing.T) {
 	const inv = "INV-1001"
@@ -65,14 +31,14 @@ func TestCircuitBreaker(t *testing.T) {
 	t.Run("it opens after its threshold and later calls make no request upstream", func(t *testing.T) {
 		t.Parallel()
 		cb := policy.NewCircuitBreaker("billing", policy.Breaker{FailureThreshold: 3, Delay: time.Hour})
-		tool, srv := billingTool(t,
-			toolsafe.WithRetry(policy.Retry{MaxRetries: 5, Backoff: fixed(time.Millisecond)}),
+		tool, srv := fixture.Billing(t,
+			toolsafe.WithRetry(policy.Retry{MaxRetries: 5, Backoff: fixture.Backoff(time.Millisecond)}),
 			toolsafe.WithCircuitBreaker(cb))
-		srv.Always(path, flaky.ResetConn())
+		srv.Always(path, toolsafetest.Reset())
 
 		r := tool.Run(context.Background(), inv)
-		if kindOf(r) != middleware.KindCircuitOpen || r.Attempts != 3 || srv.Requests(path) != 3 {
-			t.Fatalf("got %q after %d attempts and %d requests; want circuit-open after 3 and 3", kindOf(r), r.Attempts, srv.Requests(path))
+		if outcome.Kind(r) != middleware.KindCircuitOpen || r.Attempts != 3 || srv.Requests(path) != 3 {
+			t.Fatalf("got %q after %d attempts and %d requests; want circuit-open after 3 and 3", outcome.Kind(r), r.Attempts, srv.Requests(path))
 		}
 		if !cb.IsOpen() {
 			t.Fatalf("breaker %v; want open", cb.State())
@@ -83,8 +49,8 @@ func TestCircuitBreaker(t *testing.T) {
 
 		for range 5 {
 			r := tool.Run(context.Background(), inv)
-			if kindOf(r) != middleware.KindCircuitOpen || r.Attempts != 0 || r.Failure.Retryable {
-				t.Fatalf("got %q after %d attempts; want circuit-open after 0, not retryable", kindOf(r), r.Attempts)
+			if outcome.Kind(r) != middleware.KindCircuitOpen || r.Attempts != 0 || r.Failure.Retryable {
+				t.Fatalf("got %q after %d attempts; want circuit-open after 0, not retryable", outcome.Kind(r), r.Attempts)
 			}
 			if r.Failure.Wait < 59*time.Minute {
 				t.Errorf("wait %v; want the breaker's remaining delay, about 1h", r.Failure.Wait)
@@ -101,18 +67,18 @@ func TestCircuitBreaker(t *testing.T) {
 	t.Run("it half-opens after its delay and closes after successful probes", func(t *testing.T) {
 		t.Parallel()
 		cb := policy.NewCircuitBreaker("billing", policy.Breaker{FailureThreshold: 2, Delay: 50 * time.Millisecond, Probes: 2})
-		tool, srv := billingTool(t, toolsafe.WithCircuitBreaker(cb))
-		srv.Enqueue(path, flaky.ResetConn(), flaky.ResetConn())
+		tool, srv := fixture.Billing(t, toolsafe.WithCircuitBreaker(cb))
+		srv.Enqueue(path, toolsafetest.Reset(), toolsafetest.Reset())
 		tool.Run(context.Background(), inv)
 		tool.Run(context.Background(), inv)
 		if !cb.IsOpen() {
 			t.Fatalf("breaker %v after 2 failures; want open", cb.State())
 		}
-		if r := tool.Run(context.Background(), inv); kindOf(r) != middleware.KindCircuitOpen {
-			t.Fatalf("got %q while open; want circuit-open", kindOf(r))
+		if r := tool.Run(context.Background(), inv); outcome.Kind(r) != middleware.KindCircuitOpen {
+			t.Fatalf("got %q while open; want circuit-open", outcome.Kind(r))
 		}
 
-		waitHalfOpen(cb)
+		fixture.HalfOpen(cb)
 		if r := tool.Run(context.Background(), inv); r.Status() != "ok" {
 			t.Fatalf("first probe: %q (%s); want ok", r.Status(), r.Observation())
 		}
@@ -132,27 +98,27 @@ func TestCircuitBreaker(t *testing.T) {
 
 	t.Run("half-open lets at most Probes attempts through at once", func(t *testing.T) {
 		t.Parallel()
-		h := holding(billing.Handler())
-		srv := flaky.Start(h)
+		h := stub.Hold(billing.Handler())
+		srv := toolsafetest.NewUpstream(h)
 		t.Cleanup(srv.Close)
 		cb := policy.NewCircuitBreaker("billing", policy.Breaker{FailureThreshold: 1, Delay: time.Millisecond, Probes: 2})
-		tool := toolsafe.Wrap(billing.FetchInvoice(srv.URL(), noKeepAlive()), toolsafe.WithCircuitBreaker(cb))
+		tool := toolsafe.Wrap(billing.FetchInvoice(srv.URL(), toolsafetest.NoKeepAliveClient()), toolsafe.WithCircuitBreaker(cb))
 		cb.Open()
-		waitHalfOpen(cb)
+		fixture.HalfOpen(cb)
 
 		const callers = 6
 		results := make(chan middleware.Result, callers)
 		for range callers {
 			go func() { results <- tool.Run(context.Background(), inv) }()
 		}
-		<-h.arrived
-		<-h.arrived
+		<-h.Arrived
+		<-h.Arrived
 		for range callers - 2 { // the others are refused while the probes run
-			if r := <-results; kindOf(r) != middleware.KindCircuitOpen || r.Attempts != 0 {
-				t.Errorf("got %q after %d attempts; want circuit-open after 0", kindOf(r), r.Attempts)
+			if r := <-results; outcome.Kind(r) != middleware.KindCircuitOpen || r.Attempts != 0 {
+				t.Errorf("got %q after %d attempts; want circuit-open after 0", outcome.Kind(r), r.Attempts)
 			}
 		}
-		close(h.release)
+		close(h.Release)
 		for range 2 {
 			if r := <-results; r.Status() != "ok" {
 				t.Errorf("probe: %q; want ok", r.Status())
@@ -169,29 +135,29 @@ func TestCircuitBreaker(t *testing.T) {
 	t.Run("tool-error does not move it", func(t *testing.T) {
 		t.Parallel()
 		cb := policy.NewCircuitBreaker("billing", policy.Breaker{FailureThreshold: 2, Delay: time.Millisecond})
-		tool, srv := billingTool(t, toolsafe.WithCircuitBreaker(cb))
-		srv.Enqueue(path, flaky.ResetConn())
+		tool, srv := fixture.Billing(t, toolsafe.WithCircuitBreaker(cb))
+		srv.Enqueue(path, toolsafetest.Reset())
 		tool.Run(context.Background(), inv) // 1 failure of 2
 		for range 3 {
 			// A number that does not exist: the upstream answers 404.
-			if r := tool.Run(context.Background(), "INV-9999"); kindOf(r) != middleware.KindToolError {
-				t.Fatalf("got %q; want tool-error", kindOf(r))
+			if r := tool.Run(context.Background(), "INV-9999"); outcome.Kind(r) != middleware.KindToolError {
+				t.Fatalf("got %q; want tool-error", outcome.Kind(r))
 			}
 		}
 		if m := cb.Metrics(); m.Failures() != 1 || m.Successes() != 0 || !cb.IsClosed() {
 			t.Fatalf("breaker %v with %d failures, %d successes; want closed with 1 and 0: tool-errors count neither way",
 				cb.State(), m.Failures(), m.Successes())
 		}
-		srv.Enqueue(path, flaky.ResetConn())
+		srv.Enqueue(path, toolsafetest.Reset())
 		tool.Run(context.Background(), inv)
 		if !cb.IsOpen() {
 			t.Fatalf("breaker %v; want open: the tool-errors between the 2 failures must not reset the count", cb.State())
 		}
 
-		waitHalfOpen(cb)
+		fixture.HalfOpen(cb)
 		for range 3 { // tool-errors while half-open neither close it nor keep its only probe
-			if r := tool.Run(context.Background(), "INV-9999"); kindOf(r) != middleware.KindToolError {
-				t.Fatalf("half-open: got %q; want tool-error", kindOf(r))
+			if r := tool.Run(context.Background(), "INV-9999"); outcome.Kind(r) != middleware.KindToolError {
+				t.Fatalf("half-open: got %q; want tool-error", outcome.Kind(r))
 			}
 		}
 		if !cb.IsHalfOpen() {
@@ -204,24 +170,24 @@ func TestCircuitBreaker(t *testing.T) {
 
 	t.Run("the caller's cancellation does not move it and a cancelled probe gives its permit back", func(t *testing.T) {
 		t.Parallel()
-		h := holding(billing.Handler())
-		srv := flaky.Start(h)
+		h := stub.Hold(billing.Handler())
+		srv := toolsafetest.NewUpstream(h)
 		t.Cleanup(srv.Close)
 		cb := policy.NewCircuitBreaker("billing", policy.Breaker{FailureThreshold: 2, Delay: time.Millisecond, Probes: 1})
-		tool := toolsafe.Wrap(billing.FetchInvoice(srv.URL(), noKeepAlive()),
+		tool := toolsafe.Wrap(billing.FetchInvoice(srv.URL(), toolsafetest.NoKeepAliveClient()),
 			toolsafe.WithCircuitBreaker(cb), toolsafe.WithTimeout(time.Hour))
 
 		cancelled := func() middleware.Result {
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
-			go func() { <-h.arrived; cancel() }()
+			go func() { <-h.Arrived; cancel() }()
 			return tool.Run(ctx, inv)
 		}
 
 		// Closed: cancellations are neither failures nor successes.
 		for range 3 {
-			if r := cancelled(); kindOf(r) != middleware.KindCanceled {
-				t.Fatalf("got %q; want canceled", kindOf(r))
+			if r := cancelled(); outcome.Kind(r) != middleware.KindCanceled {
+				t.Fatalf("got %q; want canceled", outcome.Kind(r))
 			}
 		}
 		if m := cb.Metrics(); m.Executions() != 0 || !cb.IsClosed() {
@@ -231,16 +197,16 @@ func TestCircuitBreaker(t *testing.T) {
 		// Half-open with one probe: a cancelled probe must not close it, and
 		// must not keep the only permit.
 		cb.Open()
-		waitHalfOpen(cb)
+		fixture.HalfOpen(cb)
 		for range 3 {
-			if r := cancelled(); kindOf(r) != middleware.KindCanceled {
-				t.Fatalf("half-open: got %q; want canceled", kindOf(r))
+			if r := cancelled(); outcome.Kind(r) != middleware.KindCanceled {
+				t.Fatalf("half-open: got %q; want canceled", outcome.Kind(r))
 			}
 			if !cb.IsHalfOpen() || cb.Metrics().Executions() != 0 {
 				t.Fatalf("breaker %v with %d executions after a cancelled probe; want half-open with 0", cb.State(), cb.Metrics().Executions())
 			}
 		}
-		close(h.release)
+		close(h.Release)
 		if r := tool.Run(context.Background(), inv); r.Status() != "ok" {
 			t.Fatalf("the next probe: %q (%s); want ok: the cancelled probes gave their permit back", r.Status(), r.Observation())
 		}
@@ -255,12 +221,12 @@ func TestCircuitBreaker(t *testing.T) {
 	t.Run("a plain failsafe-go breaker works too", func(t *testing.T) {
 		t.Parallel()
 		cb := circuitbreaker.NewBuilder[string]().WithFailureThreshold(1).WithDelay(time.Hour).Build()
-		tool, srv := billingTool(t, toolsafe.WithCircuitBreaker(cb))
-		srv.Always(path, flaky.ResetConn())
+		tool, srv := fixture.Billing(t, toolsafe.WithCircuitBreaker(cb))
+		srv.Always(path, toolsafetest.Reset())
 		tool.Run(context.Background(), inv)
 		r := tool.Run(context.Background(), inv)
-		if kindOf(r) != middleware.KindCircuitOpen || srv.Requests(path) != 1 {
-			t.Fatalf("got %q with %d requests; want circuit-open with 1", kindOf(r), srv.Requests(path))
+		if outcome.Kind(r) != middleware.KindCircuitOpen || srv.Requests(path) != 1 {
+			t.Fatalf("got %q with %d requests; want circuit-open with 1", outcome.Kind(r), srv.Requests(path))
 		}
 		if want := "fetch_invoice was not called: its dependency is down for about"; !strings.HasPrefix(r.Observation(), want) {
 			t.Errorf("observation %q; want it to start with %q", r.Observation(), want)
@@ -281,10 +247,10 @@ func TestCircuitBreaker(t *testing.T) {
 			})
 		})
 		cb := policy.NewCircuitBreaker("billing", policy.Breaker{FailureThreshold: 1, Delay: time.Millisecond})
-		tool, srv := billingTool(t, toolsafe.WithCircuitBreaker(cb), observe)
-		srv.Enqueue(path, flaky.ResetConn())
+		tool, srv := fixture.Billing(t, toolsafe.WithCircuitBreaker(cb), observe)
+		srv.Enqueue(path, toolsafetest.Reset())
 		tool.Run(context.Background(), inv)
-		waitHalfOpen(cb)
+		fixture.HalfOpen(cb)
 		tool.Run(context.Background(), inv)
 		want := []string{"billing: closed -> open", "billing: open -> half-open", "billing: half-open -> closed"}
 		if !slices.Equal(changes, want) {
@@ -295,10 +261,10 @@ func TestCircuitBreaker(t *testing.T) {
 	t.Run("an attempt timeout counts as a failure", func(t *testing.T) {
 		t.Parallel()
 		cb := policy.NewCircuitBreaker("billing", policy.Breaker{FailureThreshold: 1, Delay: time.Hour})
-		tool, srv := billingTool(t, toolsafe.WithCircuitBreaker(cb), toolsafe.WithTimeout(20*time.Millisecond))
-		srv.Enqueue(path, flaky.HangUp())
-		if r := tool.Run(context.Background(), inv); kindOf(r) != middleware.KindTimeout {
-			t.Fatalf("got %q; want tool-timeout", kindOf(r))
+		tool, srv := fixture.Billing(t, toolsafe.WithCircuitBreaker(cb), toolsafe.WithTimeout(20*time.Millisecond))
+		srv.Enqueue(path, toolsafetest.Hang())
+		if r := tool.Run(context.Background(), inv); outcome.Kind(r) != middleware.KindTimeout {
+			t.Fatalf("got %q; want tool-timeout", outcome.Kind(r))
 		}
 		if !cb.IsOpen() {
 			t.Errorf("breaker %v; want open", cb.State())
@@ -324,17 +290,17 @@ func TestStorm(t *testing.T) {
 			wg.Go(func() {
 				r := tool.(*toolsafe.Tool).Run(context.Background(), "INV-1001")
 				mu.Lock()
-				kinds[kindOf(r)]++
+				kinds[outcome.Kind(r)]++
 				mu.Unlock()
 			})
 		}
 		wg.Wait()
 		return kinds
 	}
-	retry := policy.Retry{MaxRetries: maxRetries, Backoff: fixed(5 * time.Millisecond)}
+	retry := policy.Retry{MaxRetries: maxRetries, Backoff: fixture.Backoff(5 * time.Millisecond)}
 
-	naive, naiveSrv := billingTool(t, toolsafe.WithRetry(retry))
-	naiveSrv.Always(path, flaky.ResetConn())
+	naive, naiveSrv := fixture.Billing(t, toolsafe.WithRetry(retry))
+	naiveSrv.Always(path, toolsafetest.Reset())
 	naiveKinds := storm(naive)
 	naiveRequests := naiveSrv.Requests(path)
 	t.Logf("naive retries: %d calls, %d upstream requests, %.2f per call, outcomes %v",
@@ -344,11 +310,11 @@ func TestStorm(t *testing.T) {
 	}
 
 	cb := policy.NewCircuitBreaker("billing", policy.Breaker{FailureThreshold: threshold, Delay: time.Hour})
-	guarded, srv := billingTool(t,
+	guarded, srv := fixture.Billing(t,
 		toolsafe.WithRetry(retry),
 		toolsafe.WithCircuitBreaker(cb),
 		toolsafe.WithRetryBudget(budget.NewBuilder().WithMaxRate(0.2).Build()))
-	srv.Always(path, flaky.ResetConn())
+	srv.Always(path, toolsafetest.Reset())
 	kinds := storm(guarded)
 	first := srv.Requests(path)
 	t.Logf("breaker and budget, wave 1: %d calls, %d upstream requests, %.2f per call, outcomes %v",
@@ -382,7 +348,7 @@ func TestRetryBudget(t *testing.T) {
 	const callers = 100
 	release := make(chan struct{})
 	retrying := make(chan struct{}, callers)
-	srv := flaky.Start(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	srv := toolsafetest.NewUpstream(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Header.Get(attemptHeader) == "1" {
 			http.Error(w, "struggling", http.StatusServiceUnavailable)
 			return
@@ -395,7 +361,7 @@ func TestRetryBudget(t *testing.T) {
 		}
 	}))
 	t.Cleanup(srv.Close)
-	client := noKeepAlive()
+	client := toolsafetest.NoKeepAliveClient()
 	get := middleware.Func("status", "reads the status", func(ctx context.Context, _ string) (string, error) {
 		req, err := http.NewRequestWithContext(ctx, http.MethodGet, srv.URL()+"/status", nil)
 		if err != nil {
@@ -410,7 +376,7 @@ func TestRetryBudget(t *testing.T) {
 		return "ok", middleware.FromHTTPResponse(resp)
 	})
 	tool := toolsafe.Wrap(get,
-		toolsafe.WithRetry(policy.Retry{MaxRetries: 3, Backoff: fixed(time.Millisecond)}),
+		toolsafe.WithRetry(policy.Retry{MaxRetries: 3, Backoff: fixture.Backoff(time.Millisecond)}),
 		toolsafe.WithRetryBudget(budget.NewBuilder().WithMaxRate(0.2).WithMinConcurrency(3).Build()))
 
 	results := make(chan middleware.Result, callers)
@@ -425,8 +391,8 @@ func TestRetryBudget(t *testing.T) {
 		case <-retrying:
 			retried++
 		case r := <-results:
-			if kindOf(r) != middleware.KindBudget || r.Attempts != 1 {
-				t.Fatalf("a call ended with %q after %d attempts; want budget-exceeded after 1", kindOf(r), r.Attempts)
+			if outcome.Kind(r) != middleware.KindBudget || r.Attempts != 1 {
+				t.Fatalf("a call ended with %q after %d attempts; want budget-exceeded after 1", outcome.Kind(r), r.Attempts)
 			}
 			if !strings.Contains(r.Observation(), "retries are being held back") {
 				t.Errorf("observation %q does not say why it was not retried", r.Observation())

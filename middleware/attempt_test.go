@@ -1,0 +1,114 @@
+package middleware_test
+
+import (
+	"context"
+	"runtime"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/toolsafe/toolsafe"
+	"github.com/toolsafe/toolsafe/internal/billing"
+	"github.com/toolsafe/toolsafe/internal/fixture"
+	"github.com/toolsafe/toolsafe/internal/stub"
+	"github.com/toolsafe/toolsafe/middleware"
+	"github.com/toolsafe/toolsafe/policy"
+	"github.com/toolsafe/toolsafe/toolsafetest"
+)
+
+func TestTimeouts(t *testing.T) {
+	t.Run("a tool that ignores its context times out on every attempt", func(t *testing.T) {
+		release := make(chan struct{})
+		defer close(release) // goleak in TestMain proves the abandoned attempts end
+		tool := toolsafe.Wrap(stub.Stuck(release, nil),
+			toolsafe.WithRetry(policy.Retry{MaxRetries: 2, Backoff: fixture.Backoff(time.Millisecond)}),
+			toolsafe.WithTimeout(20*time.Millisecond))
+		r := tool.Run(context.Background(), "x")
+		f := r.Failure
+		if f == nil || f.Kind != middleware.KindTimeout || r.Attempts != 3 || f.Retryable {
+			t.Fatalf("got %v after %d attempts; want a final tool-timeout after 3", f, r.Attempts)
+		}
+		if r.Abandoned != 3 {
+			t.Errorf("abandoned %d; want 3", r.Abandoned)
+		}
+		if f.Timeout != 20*time.Millisecond || !strings.Contains(r.Observation(), "did not answer within 20ms") {
+			t.Errorf("timeout %v, message %q", f.Timeout, r.Observation())
+		}
+	})
+	t.Run("a cooperative tool that gives up at its deadline is a timeout too", func(t *testing.T) {
+		srv := toolsafetest.NewUpstream(billing.Handler())
+		defer srv.Close()
+		srv.Always(billing.InvoicePath("INV-1001"), toolsafetest.Hang())
+		tool := toolsafe.Wrap(billing.FetchInvoice(srv.URL(), toolsafetest.NoKeepAliveClient()),
+			toolsafe.WithRetry(policy.Retry{MaxRetries: 1}),
+			toolsafe.WithTimeout(30*time.Millisecond))
+		r := tool.Run(context.Background(), "INV-1001")
+		if r.Failure == nil || r.Failure.Kind != middleware.KindTimeout || r.Attempts != 2 {
+			t.Fatalf("got %v after %d attempts; want tool-timeout after 2", r.Failure, r.Attempts)
+		}
+		if srv.Requests("") != 2 {
+			t.Errorf("upstream saw %d requests; want 2", srv.Requests(""))
+		}
+	})
+}
+
+func TestCancellation(t *testing.T) {
+	t.Run("cancelling during an attempt of a tool that ignores its context returns at once", func(t *testing.T) {
+		release := make(chan struct{})
+		defer close(release)
+		calls := make(chan struct{})
+		ctx, cancel := context.WithCancel(context.Background())
+		go func() { <-calls; cancel() }()
+		r := toolsafe.Wrap(stub.Stuck(release, calls), toolsafe.WithRetry(policy.Retry{MaxRetries: 3})).Run(ctx, "x")
+		if r.Failure == nil || r.Failure.Kind != middleware.KindCanceled || r.Status() != "error" || r.Observation() != "" {
+			t.Fatalf("got %+v; want canceled with no observation", r)
+		}
+		if r.Attempts != 1 || r.Abandoned != 1 {
+			t.Errorf("attempts %d abandoned %d; want 1 and 1", r.Attempts, r.Abandoned)
+		}
+	})
+}
+
+// Regression (fresh-eyes review): a call whose context had already ended
+// still ran the tool and threw the answer away.
+func TestACancelledCallStartsNoAttempt(t *testing.T) {
+	var ran atomic.Int32
+	tool := middleware.Func("refund", "refunds", func(context.Context, string) (string, error) {
+		ran.Add(1)
+		return "refunded", nil
+	})
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	w := toolsafe.Wrap(tool, toolsafe.WithTimeout(time.Second), toolsafe.WithRetry(policy.Retry{MaxRetries: 2}))
+	for range 20 {
+		r := w.Run(ctx, "x")
+		if r.Failure == nil || r.Failure.Kind != middleware.KindCanceled || r.Attempts != 0 {
+			t.Fatalf("got %v after %d attempts; want canceled after none", r.Failure, r.Attempts)
+		}
+	}
+	if n := ran.Load(); n != 0 {
+		t.Errorf("the tool ran %d times for a caller that had gone", n)
+	}
+}
+
+// Regression (fresh-eyes review): a tool that ended its goroutine with
+// runtime.Goexit (t.FailNow in a test double) kept its bulkhead permit for
+// good, and every later call was refused as tool-busy.
+func TestGoexitReturnsTheBulkheadPermit(t *testing.T) {
+	b := policy.NewBulkhead("dep", 1, 0)
+	tool := middleware.Func("g", "exits", func(_ context.Context, in string) (string, error) {
+		if in == "exit" {
+			runtime.Goexit()
+		}
+		return "ok", nil
+	})
+	w := toolsafe.Wrap(tool, toolsafe.WithTimeout(time.Minute), toolsafe.WithBulkhead(b))
+	r := w.Run(context.Background(), "exit")
+	if r.Failure == nil || r.Failure.Kind != middleware.KindPanic {
+		t.Fatalf("got %v; want tool-panic", r.Failure)
+	}
+	if r := w.Run(context.Background(), "fine"); r.Failure != nil || r.Output != "ok" {
+		t.Errorf("the next call: %v %q; want ok", r.Failure, r.Observation())
+	}
+}

@@ -1,0 +1,63 @@
+package toolsafe_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/toolsafe/toolsafe"
+	"github.com/toolsafe/toolsafe/internal/stub"
+	"github.com/toolsafe/toolsafe/middleware"
+	"github.com/toolsafe/toolsafe/policy"
+)
+
+// New names every invalid option, and a Tool that Wrap made from invalid
+// options answers every call with the configuration error (tool.go).
+func TestInvalidOptions(t *testing.T) {
+	echo := middleware.Func("echo", "echoes", func(_ context.Context, in string) (string, error) { return in, nil })
+	_, err := toolsafe.New(echo,
+		toolsafe.WithRetry(policy.Retry{MaxRetries: -1}),
+		toolsafe.WithTimeout(time.Minute),
+		toolsafe.WithDeadline(time.Second))
+	if err == nil {
+		t.Fatal("New accepted invalid options")
+	}
+	for _, want := range []string{`tool "echo"`, "max retries -1 is negative", "longer than the deadline"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q lacks %q", err, want)
+		}
+	}
+	_, err = toolsafe.New(echo, toolsafe.WithRetry(policy.Retry{Backoff: policy.Backoff{Jitter: 2}}))
+	if err == nil || !strings.Contains(err.Error(), "jitter 2 is outside [0, 1]") {
+		t.Errorf("err = %v; want the jitter named", err)
+	}
+	if _, err := toolsafe.New(nil); err == nil || err.Error() != "toolsafe: the tool to wrap is nil: pass a tools.Tool" {
+		t.Errorf("err = %v; want a nil tool named", err)
+	}
+
+	w := toolsafe.Wrap(echo, toolsafe.WithTimeout(-time.Second))
+	if w.Err() == nil || w.Name() != "echo" {
+		t.Fatalf("Wrap kept no error (%v) or lost the name %q", w.Err(), w.Name())
+	}
+	if _, err := w.Call(context.Background(), "hi"); err == nil || !strings.Contains(err.Error(), "negative") {
+		t.Errorf("Call on a misconfigured tool = %v; want the configuration error", err)
+	}
+}
+
+// Call's contract: the caller's own cancellation comes back as its error.
+// Cancellation inside the retry's wait and inside an attempt is tested in
+// packages policy and middleware.
+func TestCancellation(t *testing.T) {
+	t.Run("a caller's deadline is returned as its error, not as a failure for the model", func(t *testing.T) {
+		release := make(chan struct{})
+		defer close(release)
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
+		defer cancel()
+		_, err := toolsafe.Wrap(stub.Stuck(release, nil), toolsafe.WithDeadline(time.Hour)).Call(ctx, "x")
+		if !errors.Is(err, context.DeadlineExceeded) {
+			t.Fatalf("err = %v; want context.DeadlineExceeded", err)
+		}
+	})
+}
