@@ -418,16 +418,6 @@ func (c *Call) mayHaveApplied() bool {
 	return c.sideEffect == SideEffectUnknown
 }
 
-// waitingFor is what the call was waiting for when it last said so.
-func (c *Call) waitingFor() WaitingFor {
-	if c == nil {
-		return NotWaiting
-	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.waiting
-}
-
 // approved reports whether g approved input for this call.
 func (c *Call) approved(g *gate, input string) bool {
 	c.mu.Lock()

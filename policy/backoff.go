@@ -39,6 +39,15 @@ func DefaultBackoff() Backoff {
 	return Backoff{Base: 500 * time.Millisecond, Max: 30 * time.Second, Multiplier: 2, Jitter: 0.25}
 }
 
+// OrDefault returns DefaultBackoff for the zero Backoff and b otherwise:
+// the waits a Retry with b waits (see Retry.Backoff).
+func (b Backoff) OrDefault() Backoff {
+	if b.Base == 0 && b.Max == 0 && b.Multiplier == 0 && b.Jitter == 0 && b.Rand == nil {
+		return DefaultBackoff()
+	}
+	return b
+}
+
 // Constant returns a Backoff that waits d before every retry, with no
 // jitter: Constant(0) retries at once. (A Retry with the zero Backoff waits
 // as DefaultBackoff instead.)

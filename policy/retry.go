@@ -155,12 +155,7 @@ func (r Retry) judge(ctx context.Context, n int, start time.Time, err error) *at
 
 // backoff is the Backoff the retry waits by: DefaultBackoff for the zero
 // one.
-func (r Retry) backoff() Backoff {
-	if b := r.Backoff; b.Base == 0 && b.Max == 0 && b.Multiplier == 0 && b.Jitter == 0 && b.Rand == nil {
-		return DefaultBackoff()
-	}
-	return r.Backoff
-}
+func (r Retry) backoff() Backoff { return r.Backoff.OrDefault() }
 
 // deadline is the earlier of the context's deadline and MaxDuration after
 // the first attempt began.

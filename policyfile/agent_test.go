@@ -10,14 +10,14 @@ import (
 	"github.com/tmc/langchaingo/schema"
 
 	"github.com/toolsafe/toolsafe/internal/billing"
-	"github.com/toolsafe/toolsafe/internal/flaky"
+	"github.com/toolsafe/toolsafe/toolsafetest"
 )
 
 // An argument that breaks the tool's args_schema reaches the model, through
 // a real langchaingo executor, as an args-invalid observation that says
 // what to fix, and nothing reaches the upstream.
 func TestArgsInvalidFromTheSchemaReachesTheModel(t *testing.T) {
-	srv := flaky.Start(billing.Handler())
+	srv := toolsafetest.NewUpstream(billing.Handler())
 	defer srv.Close()
 	cfg := mustParse(t, `
 tools:
@@ -31,7 +31,7 @@ tools:
       properties:
         number: {type: string, pattern: "^INV-[0-9]+$"}
 `)
-	wrapped, err := cfg.WrapAll(billing.FetchInvoice(srv.URL(), noKeepAlive()))
+	wrapped, err := cfg.WrapAll(billing.FetchInvoice(srv.URL(), toolsafetest.NoKeepAliveClient()))
 	if err != nil {
 		t.Fatal(err)
 	}

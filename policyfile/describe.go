@@ -60,7 +60,7 @@ func (c *File) Describe(name string) string {
 	}
 	dep := c.deps[r.dependency]
 	if r.retries > 0 {
-		notes := []string{describeBackoff(r.backoff)}
+		notes := []string{describeBackoff(r.backoff.OrDefault())}
 		if dep != nil && dep.retryBudget.v > 0 {
 			notes = append(notes, fmt.Sprintf("budget %s %s", dep.name, percent(dep.retryBudget.v)))
 		}

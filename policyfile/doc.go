@@ -22,7 +22,10 @@
 // Every field is optional. Durations are Go duration strings ("500ms",
 // "2s", "1m30s"; a bare 0 is allowed); a number without a unit is an error.
 // A field left out takes the value from defaults, and a default left out
-// means "none": no retry, no time limit, no breaker.
+// means "none": no retry, no time limit, no breaker. The one exception is
+// the backoff: retries with no backoff field at all wait as
+// policy.DefaultBackoff (500ms, 1s, 2s, ... up to 30s, jitter 0.25), never
+// in a busy loop; write base: 0 with multiplier: 1 to retry at once.
 //
 //	version: 1                 # the format of this file; 1, the only one so far
 //
@@ -30,7 +33,7 @@
 //	  retries: 2               # retries after the first attempt: 2 means up to 3 attempts; 0: none; at most 10
 //	  timeout: 10s             # limit of each attempt, held even if the tool ignores its context; 0: none
 //	  deadline: 30s            # limit of the whole call, attempts and waits included; 0: none
-//	  backoff:                 # the wait before each retry: min(max, base × multiplier^(n−1)) × (1 + up to jitter)
+//	  backoff:                 # the wait before each retry: min(max, base × multiplier^(n−1)) × (1 + up to jitter); left out: 500ms..30s ×2 +25%
 //	    base: 500ms            # the wait after the first failed attempt; 0: no wait
 //	    max: 30s               # cap of a wait before jitter (a wait can reach max × (1+jitter)); 0: no cap
 //	    multiplier: 2          # growth from one wait to the next; 0 or 1: constant

@@ -126,7 +126,7 @@ func ExampleLoad() {
 	out, _ = agentTools.Lookup("refund").Call(ctx, `{"number":"INV-1001"}`)
 	fmt.Println(out)
 	// Output:
-	// fetch_invoice: surface → retry 3 (no wait) → breaker billing → bulkhead billing(8) → timeout 2s
+	// fetch_invoice: surface → retry 3 (500ms..30s ×2 +25%) → breaker billing → bulkhead billing(8) → timeout 2s
 	// refund: surface → approval per call → breaker billing → bulkhead billing(8) → timeout 5s
 	// INV-1001: 120 EUR, paid
 	// refund paused for approval: true

@@ -96,13 +96,13 @@ tools:
 `,
 			chains: map[string]string{
 				"once":  "surface",
-				"other": "surface → deadline 30s → retry 2 (no wait) → timeout 10s",
+				"other": "surface → deadline 30s → retry 2 (500ms..30s ×2 +25%) → timeout 10s",
 			},
 		},
 		{
 			name:   "retries at the cap are allowed",
 			yaml:   "defaults: {retries: 10}\n",
-			chains: map[string]string{"any": "surface → retry 10 (no wait)"},
+			chains: map[string]string{"any": "surface → retry 10 (500ms..30s ×2 +25%)"},
 		},
 		{
 			name: "a constant backoff, an uncapped one",
@@ -127,7 +127,7 @@ tools:
   lookup: {fallback: cached_lookup, tracing: false}
 `,
 			chains: map[string]string{
-				"pay":    "trace → surface → retry 1 (no wait; not after a timeout) → approval per call → bulkhead payments(2) → timeout 5s",
+				"pay":    "trace → surface → retry 1 (500ms..30s ×2 +25%; not after a timeout) → approval per call → bulkhead payments(2) → timeout 5s",
 				"lookup": "surface → fallback(cached_lookup)",
 			},
 		},
@@ -135,7 +135,7 @@ tools:
 			name: "JSON is YAML too",
 			yaml: `{"defaults": {"deadline": "10s"}, "tools": {"a": {"retries": 1, "timeout": "2s"}}}`,
 			chains: map[string]string{
-				"a": "surface → deadline 10s → retry 1 (no wait) → timeout 2s",
+				"a": "surface → deadline 10s → retry 1 (500ms..30s ×2 +25%) → timeout 2s",
 			},
 		},
 		{
@@ -170,7 +170,7 @@ tools:
   a:
   b: {timeout: ~}
 `,
-			chains: map[string]string{"a": "surface → retry 1 (no wait)", "b": "surface → retry 1 (no wait)"},
+			chains: map[string]string{"a": "surface → retry 1 (500ms..30s ×2 +25%)", "b": "surface → retry 1 (500ms..30s ×2 +25%)"},
 		},
 	}
 	for _, tt := range tests {

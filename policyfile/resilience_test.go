@@ -11,9 +11,9 @@ import (
 	"github.com/toolsafe/toolsafe"
 	"github.com/toolsafe/toolsafe/fallback"
 	"github.com/toolsafe/toolsafe/internal/billing"
-	"github.com/toolsafe/toolsafe/internal/flaky"
 	"github.com/toolsafe/toolsafe/middleware"
 	"github.com/toolsafe/toolsafe/policyfile"
+	"github.com/toolsafe/toolsafe/toolsafetest"
 )
 
 // run calls a tool wrapped by WrapAll and returns the structured result.
@@ -36,10 +36,10 @@ func cfgKind(r middleware.Result) middleware.Kind {
 // The tools of one dependency share its breaker: once fetch_invoice opened
 // it, list_invoices fails fast without a request upstream.
 func TestToolsOfADependencyShareItsBreaker(t *testing.T) {
-	srv := flaky.Start(billing.Handler())
+	srv := toolsafetest.NewUpstream(billing.Handler())
 	defer srv.Close()
-	srv.Always(billing.InvoicePath("INV-2001"), flaky.ResetConn())
-	fetch := billing.FetchInvoice(srv.URL(), noKeepAlive())
+	srv.Always(billing.InvoicePath("INV-2001"), toolsafetest.Reset())
+	fetch := billing.FetchInvoice(srv.URL(), toolsafetest.NoKeepAliveClient())
 	list := middleware.Func("list_invoices", "lists invoices", fetch.Call)
 
 	cfg := mustParse(t, `
@@ -81,17 +81,17 @@ tools:
 
 // window counts failures among the last attempts rather than in a row.
 func TestABreakerWindowCountsFailuresAmongTheLastAttempts(t *testing.T) {
-	srv := flaky.Start(billing.Handler())
+	srv := toolsafetest.NewUpstream(billing.Handler())
 	defer srv.Close()
 	path := billing.InvoicePath("INV-1001")
-	srv.Enqueue(path, flaky.ResetConn(), flaky.OK(), flaky.ResetConn())
+	srv.Enqueue(path, toolsafetest.Reset(), toolsafetest.Pass(), toolsafetest.Reset())
 	cfg := mustParse(t, `
 dependencies:
   billing: {breaker: {failures: 2, window: 3, delay: 1m}}
 tools:
   fetch_invoice: {dependency: billing}
 `)
-	wrapped, err := cfg.WrapAll(billing.FetchInvoice(srv.URL(), noKeepAlive()))
+	wrapped, err := cfg.WrapAll(billing.FetchInvoice(srv.URL(), toolsafetest.NoKeepAliveClient()))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -160,11 +160,11 @@ func TestSideEffectsDecideWhetherAResetIsRetried(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run("side_effects "+tt.sideEffects, func(t *testing.T) {
-			srv := flaky.Start(billing.Handler())
+			srv := toolsafetest.NewUpstream(billing.Handler())
 			defer srv.Close()
-			srv.Always(billing.InvoicePath("INV-2001"), flaky.ResetConn())
-			cfg := mustParse(t, "tools:\n  fetch_invoice: {retries: 3, side_effects: "+tt.sideEffects+"}\n")
-			wrapped, err := cfg.WrapAll(billing.FetchInvoice(srv.URL(), noKeepAlive()))
+			srv.Always(billing.InvoicePath("INV-2001"), toolsafetest.Reset())
+			cfg := mustParse(t, "tools:\n  fetch_invoice: {retries: 3, backoff: {base: 1ms}, side_effects: "+tt.sideEffects+"}\n")
+			wrapped, err := cfg.WrapAll(billing.FetchInvoice(srv.URL(), toolsafetest.NoKeepAliveClient()))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -226,7 +226,7 @@ func TestFallbackFromTheFileRunsTheOtherWrappedTool(t *testing.T) {
 	})
 	cfg := mustParse(t, `
 tools:
-  search: {retries: 2, fallback: {tool: archive_search, on: [tool-failed]}}
+  search: {retries: 2, backoff: {base: 1ms}, fallback: {tool: archive_search, on: [tool-failed]}}
   archive_search:
     args_schema: {type: object, required: [q]}
 `)

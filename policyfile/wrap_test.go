@@ -14,9 +14,9 @@ import (
 
 	"github.com/toolsafe/toolsafe"
 	"github.com/toolsafe/toolsafe/internal/billing"
-	"github.com/toolsafe/toolsafe/internal/flaky"
 	"github.com/toolsafe/toolsafe/middleware"
 	"github.com/toolsafe/toolsafe/policyfile"
+	"github.com/toolsafe/toolsafe/toolsafetest"
 )
 
 func mustParse(t *testing.T, yaml string) *policyfile.File {
@@ -29,10 +29,10 @@ func mustParse(t *testing.T, yaml string) *policyfile.File {
 }
 
 func TestWrapAllGivesEachToolItsPolicies(t *testing.T) {
-	srv := flaky.Start(billing.Handler())
+	srv := toolsafetest.NewUpstream(billing.Handler())
 	defer srv.Close()
-	srv.Always(billing.InvoicePath("INV-2001"), flaky.ResetConn())
-	fetch := billing.FetchInvoice(srv.URL(), noKeepAlive())
+	srv.Always(billing.InvoicePath("INV-2001"), toolsafetest.Reset())
+	fetch := billing.FetchInvoice(srv.URL(), toolsafetest.NoKeepAliveClient())
 	// lookup calls the same upstream under another name; the file does not
 	// name it, so it gets the defaults.
 	lookup := middleware.Func("lookup", "looks an invoice up", fetch.Call)
@@ -71,7 +71,7 @@ tools:
 }
 
 func TestWrapAllChecksTheSchemaBeforeAnyAttempt(t *testing.T) {
-	srv := flaky.Start(billing.Handler())
+	srv := toolsafetest.NewUpstream(billing.Handler())
 	defer srv.Close()
 	cfg := mustParse(t, `
 tools:
@@ -83,7 +83,7 @@ tools:
       additionalProperties: false
       properties: {number: {type: string, pattern: "^INV-[0-9]+$"}}
 `)
-	wrapped, err := cfg.WrapAll(billing.FetchInvoice(srv.URL(), noKeepAlive()))
+	wrapped, err := cfg.WrapAll(billing.FetchInvoice(srv.URL(), toolsafetest.NoKeepAliveClient()))
 	if err != nil {
 		t.Fatal(err)
 	}
