@@ -174,14 +174,31 @@ func TestCircuitBreaker(t *testing.T) {
 		srv := toolsafetest.NewUpstream(h)
 		t.Cleanup(srv.Close)
 		cb := policy.NewCircuitBreaker("billing", policy.Breaker{FailureThreshold: 2, Delay: time.Millisecond, Probes: 1})
+		// A probe's permit comes back once its tool has really returned: an
+		// attempt the cancellation cut is followed to its end.
+		returned := make(chan struct{}, 16)
+		follow := toolsafe.With(func(next tools.Tool) tools.Tool {
+			return middleware.Func(next.Name(), next.Description(), func(ctx context.Context, input string) (string, error) {
+				middleware.Observe(ctx, middleware.ObserverFunc(func(e middleware.Event) {
+					if _, ok := e.(middleware.AbandonedReturned); ok {
+						returned <- struct{}{}
+					}
+				}))
+				return next.Call(ctx, input)
+			})
+		})
 		tool := toolsafe.Wrap(billing.FetchInvoice(srv.URL(), toolsafetest.NoKeepAliveClient()),
-			toolsafe.WithCircuitBreaker(cb), toolsafe.WithTimeout(time.Hour))
+			toolsafe.WithCircuitBreaker(cb), toolsafe.WithTimeout(time.Hour), follow)
 
 		cancelled := func() middleware.Result {
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
 			go func() { <-h.Arrived; cancel() }()
-			return tool.Run(ctx, inv)
+			r := tool.Run(ctx, inv)
+			for range r.Abandoned {
+				<-returned // the tool took longer than the grace to return
+			}
+			return r
 		}
 
 		// Closed: cancellations are neither failures nor successes.
