@@ -388,6 +388,16 @@ func (c *Call) runEntries() ([]Entry, bool) {
 	return c.entries, c.entriesOK
 }
 
+// adoptID makes id the call's ID, unless the model gave the call one or the
+// ID was asked for already: a replayed call keeps the ID of the call it
+// replays.
+func (c *Call) adoptID(id string) {
+	if c == nil || c.idKnown || id == "" {
+		return
+	}
+	c.idOnce.Do(func() { c.id = id })
+}
+
 // fallbackName is the alternative the call was routed to, or "".
 func (c *Call) fallbackName() string {
 	if c == nil {

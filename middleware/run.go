@@ -211,6 +211,7 @@ func RunLedger(replay bool) Middleware {
 				}
 				if e, ok := r.claim(entries, tool, canon); ok {
 					if !e.SideEffectUnknown {
+						call.adoptID(e.CallID)
 						call.record(Replayed{Entry: e})
 						return e.Output, nil
 					}

@@ -20,6 +20,12 @@
 //   - The refund of order A-1002 is denied: the model is told so, and the
 //     refund never reaches the upstream.
 //
+//   - Each resumed run asks for every refund of the request again, as a
+//     real model does once the executor has dropped the paused turn. The
+//     runs are one agent run, scoped with middleware.WithRun: a refund that
+//     completed before a pause is answered from the run ledger instead of
+//     being sent again, so the upstream applies each refund once.
+//
 //     go run ./examples/approval
 //
 // The model is scripted (langchaingo's llms/fake), so the demo runs offline.
@@ -63,8 +69,10 @@ var script = []string{
 	// Run 3: the retry is re-sent with the same key, then A-1002 pauses.
 	"Thought: Two refunds. First order A-1001.\nAction: refund\nAction Input: " + refund1,
 	"Thought: A-1001 is refunded. Now order A-1002.\nAction: refund\nAction Input: " + refund2,
-	// Run 4: A-1002 was denied.
-	"Thought: A-1001 was refunded already. Now order A-1002.\nAction: refund\nAction Input: " + refund2,
+	// Run 4: the model asks for both refunds again; A-1001 completed before
+	// the pause, so the run ledger answers it, and A-1002 was denied.
+	"Thought: Two refunds. First order A-1001.\nAction: refund\nAction Input: " + refund1,
+	"Thought: A-1001 is refunded. Now order A-1002.\nAction: refund\nAction Input: " + refund2,
 	"Thought: The user denied the refund of A-1002; I must not ask again.\n" +
 		"Final Answer: Order A-1001 was refunded 25 EUR. The 900 EUR refund for order A-1002 was not approved, so it was not made.",
 }
@@ -111,11 +119,14 @@ func run(ctx context.Context, w io.Writer) error {
 	refund := wrapped[0]
 
 	llm := fake.NewFakeLLM(script)
-	runCtx := ctx
+	// One agent run, however often it pauses: its completed calls are kept in
+	// the run ledger (the process's in-memory one here), so a resumed run
+	// does not repeat them.
+	runCtx := middleware.WithRun(ctx, "refunds-for-A-1001-and-A-1002", nil)
 	for i := 1; ; i++ {
 		fmt.Fprintf(w, "\n== run %d\n", i)
 		agent := agents.NewOneShotAgent(llm, []tools.Tool{refund})
-		out, err := agents.NewExecutor(agent, agents.WithMaxIterations(4)).Call(runCtx, map[string]any{"input": question})
+		out, err := agents.NewExecutor(agent, agents.WithMaxIterations(5)).Call(runCtx, map[string]any{"input": question})
 		var ar *middleware.ApprovalRequired
 		switch {
 		case errors.As(err, &ar):
@@ -136,8 +147,9 @@ func run(ctx context.Context, w io.Writer) error {
 				grants.Deny(ar.Tool, ar.Input)
 				fmt.Fprintf(w, "the user denies it; the run resumes\n")
 			}
-			// The resumed call keeps the paused call's idempotency key.
-			runCtx = middleware.Resume(ctx, ar)
+			// The resumed call keeps the paused call's idempotency key, and the
+			// resumed run (ar.RunID) answers completed calls from the ledger.
+			runCtx = middleware.Resume(runCtx, ar)
 			continue
 		case err != nil:
 			return fmt.Errorf("the agent run failed: %w", err)

@@ -22,6 +22,7 @@ func TestDemo(t *testing.T) {
 		`"refund":"R-1","status":"applied"`,
 		"run 3 paused: refund {\"order\":\"A-1002\"",
 		"status: error (approval-denied)", "The user denied approval for refund.",
+		"replayed: the run ledger answered",
 		"final answer: Order A-1001 was refunded 25 EUR.",
 		"refund requests received upstream: 2",
 		"refunds applied by the upstream: 1",

@@ -19,6 +19,12 @@ func Print(w io.Writer, n int, r middleware.Result) {
 	fmt.Fprintf(w, "[%d] %s (call %s)\n", n, r.Tool, r.CallID)
 	fmt.Fprintf(w, "    status: %s   attempts: %d   waits: %s   took: %s\n",
 		Status(r), r.Attempts, Waits(r.Delays), Took(r.Elapsed))
+	if r.Replayed {
+		fmt.Fprintf(w, "    replayed: the run ledger answered; this call completed before the pause, so the tool was not called again\n")
+	}
+	if r.Fallback != "" && r.Primary != nil {
+		fmt.Fprintf(w, "    fell back to %s because %s: %s\n", r.Fallback, r.Primary.Kind, OneLine(r.Primary.MessageWithoutArguments()))
+	}
 	obs := OneLine(r.Observation())
 	if r.Status() == "paused" {
 		obs = "(none: the run pauses for approval)"
