@@ -146,6 +146,39 @@ func TestAbandonedAttemptsAreBoundedPerTool(t *testing.T) {
 		}
 		close(release)
 	})
+	t.Run("a burst of concurrent calls cannot pile up goroutines", func(t *testing.T) {
+		release := make(chan struct{})
+		var started atomic.Int32
+		never := middleware.Func("stuck", "", func(context.Context, string) (string, error) {
+			started.Add(1)
+			<-release
+			return "", nil
+		})
+		tool := toolsafe.Wrap(never, toolsafe.WithTimeout(time.Millisecond),
+			toolsafe.WithRetry(policy.Retry{MaxRetries: 3, Backoff: policy.Constant(0)}), toolsafe.WithMaxAbandoned(8))
+		before := runtime.NumGoroutine()
+		var wg sync.WaitGroup
+		var busy atomic.Int32
+		for range 10_000 {
+			wg.Go(func() {
+				if tool.Run(context.Background(), "x").Kind() == middleware.KindBusy {
+					busy.Add(1)
+				}
+			})
+		}
+		wg.Wait()
+		// At most 16 × 8 attempts ever ran at once; the rest were refused.
+		if n := started.Load(); n > 16*8 {
+			t.Errorf("%d attempts started; want at most 128", n)
+		}
+		if grown := runtime.NumGoroutine() - before; grown > 16*8+8 {
+			t.Errorf("%d goroutines left running; want at most the 128 stuck attempts", grown)
+		}
+		if busy.Load() < 10_000-16*8 {
+			t.Errorf("%d calls refused; want all but the ones that ran", busy.Load())
+		}
+		close(release)
+	})
 	t.Run("a tool that honours its context is not abandoned", func(t *testing.T) {
 		prompt := middleware.Func("prompt", "", func(ctx context.Context, _ string) (string, error) {
 			<-ctx.Done()

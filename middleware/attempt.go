@@ -32,12 +32,15 @@ type attemptOptionFunc func(*attemptConfig)
 
 func (f attemptOptionFunc) applyAttempt(c *attemptConfig) { f(c) }
 
-// MaxAbandoned caps the abandoned attempts of one tool that may still be
-// running at once (DefaultMaxAbandoned when not given): past it, an attempt
-// is refused at once with tool-busy, and the model is told that earlier
-// attempts are still stuck. It bounds the goroutines and the load that a
-// tool that never returns can pile up. n of zero or less means
-// DefaultMaxAbandoned.
+// MaxAbandoned bounds what a tool that ignores its context can pile up
+// (DefaultMaxAbandoned when not given): once an attempt of the tool has
+// been abandoned and is still running, at most n of its attempts run at
+// once; past that, an attempt is refused at once with tool-busy, and the
+// model is told that earlier attempts are still stuck. A tool with no
+// stuck attempt may run 16n attempts at once (1,024 by default) before
+// the next is refused with tool-busy. So abandoned attempts number at most
+// 16n, and at most n once the tool has shown that it ignores its context.
+// n of zero or less means DefaultMaxAbandoned.
 func MaxAbandoned(n int) AttemptOption {
 	return attemptOptionFunc(func(c *attemptConfig) {
 		if n > 0 {
@@ -74,13 +77,23 @@ func AttemptTimeout(d time.Duration, opts ...AttemptOption) Middleware {
 		}
 	}
 	return func(next tools.Tool) tools.Tool {
-		stuck := new(atomic.Int64) // this tool's abandoned attempts still running
+		var g attemptGauge // this tool's attempts on goroutines, and the abandoned ones
 		return wrap(next, func(ctx context.Context, input string) (string, error) {
 			if err := ctx.Err(); err != nil {
 				return "", err // the caller is gone: start nothing
 			}
-			if stuck.Load() >= int64(cfg.maxAbandoned) {
-				return "", errStuck
+			onGoroutine := d > 0 || ctx.Done() != nil
+			if onGoroutine {
+				// Reserve a place among the tool's attempts in flight first,
+				// so that callers racing here cannot all pass.
+				switch running := g.running.Add(1); {
+				case g.stuck.Load() > 0 && running > int64(cfg.maxAbandoned):
+					g.running.Add(-1)
+					return "", errStuck
+				case running > 16*int64(cfg.maxAbandoned):
+					g.running.Add(-1)
+					return "", errTooMany
+				}
 			}
 			call := CallFrom(ctx)
 			n := call.beginAttempt()
@@ -95,18 +108,19 @@ func AttemptTimeout(d time.Duration, opts ...AttemptOption) Middleware {
 				r.ctx.Context = tctx
 			}
 			actx := &r.ctx
-			if actx.Done() == nil {
+			if !onGoroutine {
 				// Nothing can end this attempt early: no need for a goroutine.
 				return next.Call(actx, input)
 			}
 
 			r.done = make(chan struct{})
+			r.running = &g.running // reserved above; the goroutine gives it back
 			go r.run(next, input)
 
 			select {
 			case <-r.done:
 			case <-actx.Done():
-				if !r.waitOrAbandon(ctx, call, n, stuck) {
+				if !r.waitOrAbandon(ctx, call, n, &g.stuck) {
 					break // it returned within the grace
 				}
 				if HowEnded(actx) == EndedByAttemptTimeout {
@@ -155,6 +169,13 @@ type attemptRun struct {
 	mu       sync.Mutex
 	returned bool
 	finish   func()
+	running  *atomic.Int64 // the tool's attempts on goroutines
+}
+
+// attemptGauge counts one tool's attempts on goroutines of their own, and
+// those among them that were abandoned.
+type attemptGauge struct {
+	running, stuck atomic.Int64
 }
 
 func (r *attemptRun) run(next tools.Tool, input string) {
@@ -165,6 +186,7 @@ func (r *attemptRun) run(next tools.Tool, input string) {
 		if !returned {
 			r.answer.out, r.answer.err = "", errGoexit
 		}
+		r.running.Add(-1)
 		close(r.done)
 		r.mu.Lock()
 		r.returned = true

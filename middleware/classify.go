@@ -80,7 +80,7 @@ func Classify(err error) (Kind, bool) {
 		return KindCircuitOpen, false
 	case errors.Is(err, bulkhead.ErrFull), errors.Is(err, ratelimiter.ErrExceeded),
 		errors.Is(err, adaptivelimiter.ErrExceeded), errors.Is(err, adaptivethrottler.ErrExceeded),
-		errors.Is(err, errStuck):
+		errors.Is(err, errStuck), errors.Is(err, errTooMany):
 		return KindBusy, false
 	case errors.Is(err, budget.ErrExceeded):
 		return KindBudget, false

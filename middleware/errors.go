@@ -192,6 +192,10 @@ var errDenied = errors.New("toolsafe: approval denied")
 // tool are still running after their time ran out.
 var errStuck = errors.New("toolsafe: earlier attempts at this tool are still running after their time ran out")
 
+// errTooMany refuses an attempt while very many attempts at the same tool
+// are in flight (see MaxAbandoned).
+var errTooMany = errors.New("toolsafe: too many attempts at this tool are in flight")
+
 // attemptTimeoutError is an attempt whose own time limit passed.
 type attemptTimeoutError struct {
 	limit time.Duration

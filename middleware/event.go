@@ -63,6 +63,12 @@ type BreakerStateChanged struct {
 	Breaker, From, To string
 }
 
+// BreakerProbe: the circuit breaker Breaker let this attempt through as a
+// half-open probe; the probe ends when the attempt's tool really returns.
+type BreakerProbe struct {
+	Breaker string
+}
+
 // FallbackRouted: the call was routed to its alternative tool To, because
 // the primary failed with Primary.
 type FallbackRouted struct {
@@ -89,6 +95,7 @@ func (Waiting) isEvent()             {}
 func (AttemptAbandoned) isEvent()    {}
 func (AbandonedReturned) isEvent()   {}
 func (BreakerStateChanged) isEvent() {}
+func (BreakerProbe) isEvent()        {}
 func (FallbackRouted) isEvent()      {}
 func (FallbackFailed) isEvent()      {}
 func (FallbackSkipped) isEvent()     {}

@@ -319,6 +319,9 @@ func (cb *CircuitBreaker) Middleware() middleware.Middleware {
 			if !ok {
 				return "", middleware.Refused(circuitbreaker.ErrOpen, cb.dependency, cb.RemainingDelay())
 			}
+			if p.halfOpen {
+				middleware.Record(ctx, middleware.BreakerProbe{Breaker: cb.dependency})
+			}
 			o := neutral
 			hctx, done := middleware.Hold(ctx, func() { cb.release(p, o) })
 			defer done()

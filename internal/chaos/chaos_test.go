@@ -17,6 +17,7 @@ import (
 
 	"github.com/failsafe-go/failsafe-go/budget"
 	"github.com/tmc/langchaingo/tools"
+	"go.opentelemetry.io/otel/codes"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
@@ -24,6 +25,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/toolsafe/toolsafe"
+	"github.com/toolsafe/toolsafe/fallback"
 	"github.com/toolsafe/toolsafe/middleware"
 	"github.com/toolsafe/toolsafe/otelhook"
 	"github.com/toolsafe/toolsafe/policy"
@@ -35,7 +37,7 @@ func TestMain(m *testing.M) {
 }
 
 const (
-	calls      = 2000 // logical calls, not counting resumed ones
+	calls      = 5000 // logical calls, not counting resumed ones
 	workers    = 50   // goroutines making them
 	maxRetries = 3
 	// margin is how late past its deadline a call may return: time for the
@@ -46,6 +48,9 @@ const (
 	// late too, and the call is not blamed for the stall.
 	margin = 250 * time.Millisecond
 	seed   = 20261129
+	// stubbornCap is the most abandoned attempts of the stubborn tool that
+	// may still run at once.
+	stubbornCap = 3
 )
 
 // faults are the random faults of every request no script applies to. A
@@ -126,12 +131,83 @@ func runOf(ctx context.Context) int {
 }
 
 // counts is what the test sees from inside: tool invocations and results,
-// by Run, and destructive invocations by operation.
+// by Run, destructive invocations and alternatives' runs by operation, the
+// half-open probes at the upstream at once, and abandoned attempts of the
+// stubborn tool still running.
 type counts struct {
 	mu          sync.Mutex
 	invocations map[int]int
 	results     map[int]int
 	deletes     map[string]int
+	alternative map[string]int // "tool op" → runs of an alternative
+	probes      sync.Map       // call ID → the next attempt is a half-open probe
+	probing     int
+	mostProbing int
+	stuck       int   // abandoned attempts of the stubborn tool still running
+	mostStuck   int   // the most at once
+	allowed     int   // the most the cap allows: its own, or the attempts in flight when one first got stuck
+	inFlight    int64 // stubborn invocations running
+}
+
+// observe is a middleware that follows each call's events: half-open
+// probes (so the tool can count the probes it serves at once) and the
+// stubborn tool's abandoned attempts.
+func (c *counts) observe(next tools.Tool) tools.Tool {
+	return middleware.Func(next.Name(), next.Description(), func(ctx context.Context, input string) (string, error) {
+		id, stubborn := middleware.CallID(ctx), next.Name() == "stubborn"
+		middleware.Observe(ctx, middleware.ObserverFunc(func(e middleware.Event) {
+			switch e.(type) {
+			case middleware.BreakerProbe:
+				c.probes.Store(id, true)
+			case middleware.AttemptAbandoned:
+				if !stubborn {
+					return // an HTTP tool slower than the grace to notice its context
+				}
+				c.mu.Lock()
+				if c.stuck == 0 {
+					c.allowed = max(c.allowed, stubbornCap, int(c.inFlight))
+				}
+				c.stuck++
+				c.mostStuck = max(c.mostStuck, c.stuck)
+				c.mu.Unlock()
+			case middleware.AbandonedReturned:
+				if stubborn {
+					c.mu.Lock()
+					c.stuck--
+					c.mu.Unlock()
+				}
+			}
+		}))
+		return next.Call(ctx, input)
+	})
+}
+
+// probe counts an invocation that is a half-open probe until done is
+// called.
+func (c *counts) probe(ctx context.Context) (done func()) {
+	if _, ok := c.probes.LoadAndDelete(middleware.CallID(ctx)); !ok {
+		return func() {}
+	}
+	c.mu.Lock()
+	c.probing++
+	c.mostProbing = max(c.mostProbing, c.probing)
+	c.mu.Unlock()
+	return func() {
+		c.mu.Lock()
+		c.probing--
+		c.mu.Unlock()
+	}
+}
+
+// alternativeTool is the plain alternative of a tool: it counts its runs
+// by operation, and answers.
+func (c *counts) alternativeTool(name string) tools.Tool {
+	return middleware.Func(name, "chaos test alternative "+name, func(ctx context.Context, op string) (string, error) {
+		c.mu.Lock()
+		c.alternative[name+" "+op]++
+		c.mu.Unlock()
+		return name + " " + op, nil
+	})
 }
 
 func (c *counts) add(m map[int]int, run int) {
@@ -145,6 +221,7 @@ func (c *counts) add(m map[int]int, run int) {
 func httpTool(name, method, base string, client *http.Client, key bool, seen *counts) tools.Tool {
 	return middleware.Func(name, "chaos test tool "+name, func(ctx context.Context, op string) (string, error) {
 		seen.add(seen.invocations, runOf(ctx))
+		defer seen.probe(ctx)()
 		if name == "delete_record" {
 			seen.mu.Lock()
 			seen.deletes[op]++
@@ -207,7 +284,7 @@ func TestChaos(t *testing.T) {
 	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
 	hook := otelhook.New(otelhook.WithTracerProvider(tp), otelhook.WithMeterProvider(mp))
 
-	seen := &counts{invocations: map[int]int{}, results: map[int]int{}, deletes: map[string]int{}}
+	seen := &counts{invocations: map[int]int{}, results: map[int]int{}, deletes: map[string]int{}, alternative: map[string]int{}}
 	breaker := policy.NewCircuitBreaker("upstream", policy.Breaker{FailureThreshold: 5, Delay: 10 * time.Millisecond, Probes: 2})
 	bulkhead := policy.NewBulkhead("upstream", 12, 25*time.Millisecond)
 	retryBudget := budget.NewBuilder().WithMaxRate(0.2).Build()
@@ -222,6 +299,7 @@ func TestChaos(t *testing.T) {
 		toolsafe.WithTracing(hook),
 		toolsafe.WithLogger(slog.New(slog.DiscardHandler)),
 		toolsafe.WithOnResult(func(ctx context.Context, _ middleware.Result) { seen.add(seen.results, runOf(ctx)) }),
+		toolsafe.With(seen.observe),
 	}
 	type wrapped struct {
 		tool     *toolsafe.Tool
@@ -245,16 +323,46 @@ func TestChaos(t *testing.T) {
 	// more: a fifth of its calls are scripted to hang, then answer too
 	// late, so the deadline ends them in the middle of an attempt.
 	quick := wrap("quick_lookup", http.MethodGet, "/read/", 150*time.Millisecond)
+	// A charge that fails for good goes to a queue for later, unless it may
+	// have landed; a delete to an archive, behind the same gate.
 	charge := wrap("charge", http.MethodPost, "/charge/", 600*time.Millisecond,
-		toolsafe.WithSideEffects(middleware.SideEffectsWithKey))
+		toolsafe.WithSideEffects(middleware.SideEffectsWithKey),
+		toolsafe.WithFallback(fallback.To(seen.alternativeTool("charge_later"))))
 	remove := wrap("delete_record", http.MethodPost, "/delete/", 800*time.Millisecond,
 		toolsafe.WithSideEffects(middleware.SideEffectsWithKey),
-		toolsafe.WithApproval(grants), toolsafe.WithDestructive())
+		toolsafe.WithApproval(grants), toolsafe.WithDestructive(),
+		toolsafe.WithFallback(fallback.To(seen.alternativeTool("archive_delete"))))
+	// A tool that ignores its context half the time, so the attempt timeout
+	// abandons it: at most stubbornCap of its attempts are left running.
+	var stubbornRuns atomic.Int64
+	stubbornTool := middleware.Func("stubborn", "chaos test tool stubborn", func(ctx context.Context, op string) (string, error) {
+		seen.add(seen.invocations, runOf(ctx))
+		seen.mu.Lock()
+		seen.inFlight++
+		seen.mu.Unlock()
+		defer func() {
+			seen.mu.Lock()
+			seen.inFlight--
+			seen.mu.Unlock()
+		}()
+		if stubbornRuns.Add(1)%2 == 0 {
+			time.Sleep(60 * time.Millisecond) // ignores ctx
+		}
+		return "stubborn " + op, nil
+	})
+	stubborn, err := toolsafe.New(stubbornTool, append(slices.Clip(common[1:]), // no breaker: its own limits
+		toolsafe.WithRetry(policy.Retry{MaxRetries: 1, Backoff: policy.Constant(time.Millisecond)}),
+		toolsafe.WithTimeout(5*time.Millisecond), toolsafe.WithDeadline(300*time.Millisecond),
+		toolsafe.WithMaxAbandoned(stubbornCap))...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stubbornW := wrapped{stubborn, 300 * time.Millisecond, "/stubborn/"}
 
 	var (
 		mu      sync.Mutex
 		runs    []run
-		granted = map[string]int{} // delete operation → grants issued
+		granted = map[string]int{} // "tool op" → grants issued
 		nextRun atomic.Int64
 	)
 	do := func(ctx context.Context, w wrapped, op string) middleware.Result {
@@ -275,12 +383,13 @@ func TestChaos(t *testing.T) {
 		mu.Unlock()
 		return r
 	}
-	grant := func(op string) {
-		grants.Grant("delete_record", op)
+	grantTo := func(tool, op string) {
+		grants.Grant(tool, op)
 		mu.Lock()
-		granted[op]++
+		granted[tool+" "+op]++
 		mu.Unlock()
 	}
+	grant := func(op string) { grantTo("delete_record", op) }
 
 	jobs := make(chan int, calls)
 	for i := range calls {
@@ -293,8 +402,18 @@ func TestChaos(t *testing.T) {
 			ctx := context.Background()
 			for i := range jobs {
 				switch i % 10 {
-				case 0, 1, 2, 3:
+				case 0, 1, 2:
 					do(ctx, lookup, fmt.Sprintf("r-%d", i))
+				case 3:
+					if i%20 == 3 {
+						// A caller that gives up early: its cancellation
+						// turns no span red and counts against nothing.
+						cctx, cancel := context.WithTimeout(ctx, 15*time.Millisecond)
+						do(cctx, lookup, fmt.Sprintf("r-%d", i))
+						cancel()
+					} else {
+						do(ctx, stubbornW, fmt.Sprintf("s-%d", i))
+					}
 				case 4:
 					op := fmt.Sprintf("q-%d", i)
 					if i/10%5 == 0 {
@@ -314,12 +433,13 @@ func TestChaos(t *testing.T) {
 					case 4:
 						grant(op)
 						grant(op)
+						grantTo("archive_delete", op) // its fallback may run, once
 					}
 					r := do(ctx, remove, op)
 					// A retry that waits for its own approval gets it once,
 					// and the call is resumed with its idempotency key.
 					var ar *middleware.ApprovalRequired
-					if r.Failure != nil && errors.As(r.Failure, &ar) && ar.Attempt > 1 {
+					if r.Failure != nil && errors.As(r.Failure, &ar) && ar.Attempt > 1 && ar.Tool == "delete_record" {
 						grant(op)
 						do(middleware.Resume(ctx, ar), remove, op)
 					}
@@ -340,7 +460,7 @@ func TestChaos(t *testing.T) {
 	kinds, okByTool := map[string]int{}, map[string]int{}
 	allowed := map[string]bool{
 		"ok": true, "tool-failed": true, "tool-timeout": true, "circuit-open": true, "tool-busy": true,
-		"budget-exceeded": true, "approval-required": true, "approval-denied": true,
+		"budget-exceeded": true, "approval-required": true, "approval-denied": true, "canceled": true,
 	}
 	attempts, retried, retryAfterStops, deadlineStops := 0, 0, 0, 0
 	latest, lag := time.Duration(math.MinInt64), time.Duration(0) // the latest return, the latest timer
@@ -385,13 +505,21 @@ func TestChaos(t *testing.T) {
 		if n := seen.invocations[r.id]; n != res.Attempts {
 			t.Errorf("%s: the tool ran %d times", what, n)
 		}
-		if r.tool != "delete_record" {
+		// No route after an outcome that may have landed: an alternative
+		// runs only for a call whose primary applied nothing.
+		if res.Fallback != "" && (res.Primary == nil || res.Primary.SideEffect == middleware.SideEffectUnknown) {
+			t.Errorf("%s: routed to %s after %+v", what, res.Fallback, res.Primary)
+		}
+		if r.tool == "charge" && seen.alternative["charge_later "+r.op] > 0 && book.applied[r.op] > 0 {
+			t.Errorf("%s: charged upstream and queued for later too", what)
+		}
+		if r.tool != "delete_record" && r.tool != "stubborn" {
 			// One Run per operation: its requests are its attempts.
 			if n := srv.Requests(r.path); n > maxRetries+1 {
 				t.Errorf("%s: the upstream got %d requests", what, n)
 			}
 		}
-		if obs := res.Observation(); res.Status() == "error" {
+		if obs := res.Observation(); res.Status() == "error" && kind != "canceled" {
 			if !strings.Contains(obs, r.tool) {
 				t.Errorf("%s: the model's message does not name the tool: %q", what, obs)
 			}
@@ -433,39 +561,110 @@ func TestChaos(t *testing.T) {
 			continue
 		}
 		deleteRuns++
-		if n, g := seen.deletes[r.op], granted[r.op]; n > g {
+		if n, g := seen.deletes[r.op], granted["delete_record "+r.op]; n > g {
 			t.Errorf("delete %s ran %d times on %d grants", r.op, n, g)
 		}
-		if n, g := srv.Requests(r.path), granted[r.op]; n > g {
+		if n, g := srv.Requests(r.path), granted["delete_record "+r.op]; n > g {
 			t.Errorf("delete %s reached the upstream %d times on %d grants", r.op, n, g)
+		}
+		// No gated alternative without a gate: the archive ran only on a
+		// grant of its own.
+		if n, g := seen.alternative["archive_delete "+r.op], granted["archive_delete "+r.op]; n > g {
+			t.Errorf("archive_delete %s ran %d times on %d grants", r.op, n, g)
 		}
 	}
 	mu.Unlock()
 
-	// The telemetry agrees: a call span per call, an attempt span per
-	// attempt, every call counted, no abandoned attempt still in flight.
-	callSpans, attemptSpans := 0, 0
+	// Half-open probes bounded, abandoned attempts bounded.
+	if seen.mostProbing > 2 {
+		t.Errorf("%d half-open probes at the upstream at once; want at most Probes = 2", seen.mostProbing)
+	}
+	// The new invariants were put to the test: calls fell back, probes ran.
+	fellBack := map[string]int{}
+	for k, n := range seen.alternative {
+		fellBack[strings.Fields(k)[0]] += n
+	}
+	if fellBack["charge_later"] == 0 || seen.mostProbing == 0 {
+		t.Errorf("alternatives ran %v, at most %d probes at once; want fallbacks and probes", fellBack, seen.mostProbing)
+	}
+	t.Logf("alternatives ran %v; at most %d half-open probes at once; at most %d stuck attempts of the stubborn tool (allowed %d)",
+		fellBack, seen.mostProbing, seen.mostStuck, seen.allowed)
+
+	// The cap binds once an attempt is stuck: past it only the attempts
+	// already in flight then may join them.
+	if seen.mostStuck > seen.allowed || seen.mostStuck == 0 {
+		t.Errorf("%d abandoned attempts of the stubborn tool running at once; want some, and at most %d (its cap of %d, or what was in flight when one first got stuck)",
+			seen.mostStuck, seen.allowed, stubbornCap)
+	}
+
+	// The telemetry agrees: a call span per call (the alternatives' calls
+	// have their own), an attempt span per attempt, every call counted, no
+	// abandoned attempt still in flight; and the caller's cancellation
+	// turned no span red.
+	all := spans.GetSpans()
+	primary := map[string]tracetest.SpanStub{} // call span ID → span of a Run
+	byCallID := map[string]tracetest.SpanStub{}
+	runTools := map[string]bool{"lookup": true, "quick_lookup": true, "charge": true, "delete_record": true, "stubborn": true}
+	callSpans, attemptSpans, primaryAttempts := 0, 0, 0
 	attemptKinds := map[string]int{}
-	for _, s := range spans.GetSpans() {
-		switch {
-		case strings.HasPrefix(s.Name, "execute_tool "):
+	for _, s := range all {
+		if strings.HasPrefix(s.Name, "execute_tool ") {
 			callSpans++
-		case strings.HasPrefix(s.Name, "attempt "):
-			attemptSpans++
-			for _, kv := range s.Attributes {
-				if kv.Key == "error.type" {
-					attemptKinds[kv.Value.AsString()]++
+			if runTools[strings.TrimPrefix(s.Name, "execute_tool ")] && !s.Parent.IsValid() {
+				primary[s.SpanContext.SpanID().String()] = s
+				for _, kv := range s.Attributes {
+					if kv.Key == otelhook.CallIDKey {
+						byCallID[kv.Value.AsString()] = s
+					}
 				}
 			}
 		}
 	}
-	if callSpans != len(runs) || attemptSpans != attempts {
-		t.Errorf("%d call spans and %d attempt spans; want %d and %d", callSpans, attemptSpans, len(runs), attempts)
+	for _, s := range all {
+		if !strings.HasPrefix(s.Name, "attempt ") {
+			continue
+		}
+		attemptSpans++
+		if _, ok := primary[s.Parent.SpanID().String()]; ok {
+			primaryAttempts++
+		}
+		for _, kv := range s.Attributes {
+			if kv.Key == "error.type" {
+				attemptKinds[kv.Value.AsString()]++
+			}
+		}
+	}
+	if len(primary) != len(runs) || primaryAttempts != attempts {
+		t.Errorf("%d call spans of the Runs, with %d attempt spans; want %d and %d", len(primary), primaryAttempts, len(runs), attempts)
+	}
+	canceled := 0
+	for _, r := range runs {
+		if r.result.Failure == nil || r.result.Failure.Kind != middleware.KindCanceled {
+			continue
+		}
+		canceled++
+		s, ok := byCallID[r.result.CallID]
+		if !ok {
+			t.Errorf("run %d: no call span for call %s", r.id, r.result.CallID)
+			continue
+		}
+		if s.Status.Code == codes.Error {
+			t.Errorf("run %d: the caller's cancellation turned its call span red: %v", r.id, s.Status)
+		}
+		for _, a := range all {
+			if a.Parent.SpanID() == s.SpanContext.SpanID() && a.Status.Code == codes.Error && strings.HasPrefix(a.Name, "attempt ") {
+				for _, kv := range a.Attributes {
+					if kv.Key == "error.type" && kv.Value.AsString() == "canceled" {
+						t.Errorf("run %d: a canceled attempt span is red", r.id)
+					}
+				}
+			}
+		}
 	}
 	sums := metricSums(t, reader)
-	if sums["toolsafe.tool.calls"] != int64(len(runs)) || sums["toolsafe.tool.attempts"] != int64(attempts) || sums["toolsafe.tool.abandoned_attempts"] != 0 {
+	if sums["toolsafe.tool.calls"] != int64(callSpans) || sums["toolsafe.tool.attempts"] != int64(attemptSpans) || sums["toolsafe.tool.abandoned_attempts"] != 0 {
 		t.Errorf("metrics: %d calls, %d attempts, %d abandoned attempts in flight; want %d, %d and 0",
-			sums["toolsafe.tool.calls"], sums["toolsafe.tool.attempts"], sums["toolsafe.tool.abandoned_attempts"], len(runs), attempts)
+			sums["toolsafe.tool.calls"], sums["toolsafe.tool.attempts"], sums["toolsafe.tool.abandoned_attempts"], callSpans, attemptSpans)
 	}
 
 	// The chaos did happen: attempts failed and timed out, calls were
@@ -476,7 +675,7 @@ func TestChaos(t *testing.T) {
 	if attemptKinds["tool-failed"] == 0 || attemptKinds["tool-timeout"] == 0 || retried == 0 {
 		t.Errorf("attempts by failure %v, %d calls retried; want failures, timeouts and retries", attemptKinds, retried)
 	}
-	if len(okByTool) != 4 || kinds["tool-failed"] == 0 || kinds["approval-required"] == 0 || kinds["approval-denied"] == 0 {
+	if len(okByTool) != 5 || kinds["tool-failed"] == 0 || kinds["approval-required"] == 0 || kinds["approval-denied"] == 0 {
 		t.Errorf("outcomes %v, successes by tool %v; want every tool to succeed, and failures, pauses and denials", kinds, okByTool)
 	}
 	if retryAfterStops == 0 || deadlineStops == 0 || len(runs) == calls {
