@@ -93,8 +93,9 @@ func LoopGuard(l CallLimits) Middleware {
 	}
 }
 
-// check counts the run's calls (one per idempotency key) and refuses the
-// call of tool with input when a limit is reached.
+// check counts the run's calls (one per idempotency key; the guard's own
+// refusals made no call and are not counted) and refuses the call of tool
+// with input when a limit is reached.
 func (l CallLimits) check(entries []Entry, tool, input string) error {
 	latest := map[string]Entry{} // key → how the call ended
 	var order []string
@@ -108,6 +109,12 @@ func (l CallLimits) check(entries []Entry, tool, input string) error {
 	var last *Entry
 	for _, k := range order {
 		e := latest[k]
+		if e.Tool == tool && e.Input == input {
+			last = &e
+		}
+		if e.Kind == KindCallLimit {
+			continue // refused: no call was made, so it counts against no limit
+		}
 		total++
 		if e.Tool != tool {
 			continue
@@ -118,7 +125,6 @@ func (l CallLimits) check(entries []Entry, tool, input string) error {
 			if e.Kind != "" {
 				identicalFailed++
 			}
-			last = &e
 		}
 	}
 	switch {

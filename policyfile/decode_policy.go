@@ -8,9 +8,14 @@ import (
 // The fields both defaults and a tool may set, and the defaults section.
 
 var (
-	policyFields  = []string{"retries", "timeout", "deadline", "backoff", "tracing"}
+	policyFields  = []string{"retries", "timeout", "deadline", "backoff", "tracing", "calls"}
 	backoffFields = []string{"base", "max", "multiplier", "jitter"}
+	callsFields   = []string{"identical", "per_tool", "total", "repeats"}
 )
+
+// MaxCallLimit is the largest limit of calls per run the file accepts: a
+// run of an agent makes tens of calls, not tens of thousands.
+const MaxCallLimit = 10_000
 
 // policySpec is what both defaults and a tool may set. Each field keeps
 // whether it was set, so that a tool's own value wins over the default.
@@ -22,6 +27,9 @@ type policySpec struct {
 	multiplier opt[float64]
 	jitter     opt[float64]
 	tracing    opt[bool]
+	// The loop guard's limits per agent run (calls:).
+	identical, perTool, total opt[int]
+	repeats                   opt[string]
 }
 
 func (d *decoder) defaults(e entry, p *policySpec) {
@@ -78,8 +86,46 @@ func (d *decoder) policyField(f entry, p *policySpec) bool {
 				d.unknown(b, backoffFields)
 			}
 		}
+	case "calls":
+		for _, c := range d.mapping(f.val, f.w) {
+			switch c.key {
+			case "identical":
+				p.identical = d.callLimit(c)
+			case "per_tool":
+				p.perTool = d.callLimit(c)
+			case "total":
+				p.total = d.callLimit(c)
+			case "repeats":
+				p.repeats = d.enum(c.val, c.w, repeatsRefuse, repeatsAllow)
+			default:
+				d.unknown(c, callsFields)
+			}
+		}
 	default:
 		return false
 	}
 	return true
+}
+
+// The values of calls.repeats.
+const (
+	repeatsRefuse = "refuse"
+	repeatsAllow  = "allow"
+)
+
+// callLimit decodes one limit of calls per run: a whole number from 1 to
+// MaxCallLimit.
+func (d *decoder) callLimit(c entry) opt[int] {
+	n := d.count(c.val, c.w, "use a positive number, or leave the field out for no limit")
+	switch {
+	case !n.set:
+	case n.v == 0:
+		d.errf(c.w, "%s 0 would refuse every call: use a positive number, or leave the field out for no limit", c.key)
+		return opt[int]{}
+	case n.v > MaxCallLimit:
+		d.errf(c.w, "%s %d is more than %d, the most a policies file allows: a run of an agent makes tens of calls; use a limit that stops a model repeating itself",
+			c.key, n.v, MaxCallLimit)
+		return opt[int]{}
+	}
+	return n
 }

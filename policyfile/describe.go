@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/toolsafe/toolsafe/middleware"
 	"github.com/toolsafe/toolsafe/policy"
 )
 
@@ -47,6 +48,9 @@ func (c *File) Describe(name string) string {
 	parts = append(parts, "surface")
 	if r.argsSchema != nil {
 		parts = append(parts, "args schema")
+	}
+	if r.limited {
+		parts = append(parts, describeLimits(r.limits))
 	}
 	if r.fallback != "" {
 		if r.fallbackOn != nil {
@@ -170,4 +174,25 @@ func plural(n int) string {
 		return ""
 	}
 	return "s"
+}
+
+// describeLimits writes the loop guard's limits as "loop guard (identical
+// 3, per tool 10, total 50)", or "loop guard (repeats allowed)".
+func describeLimits(l middleware.CallLimits) string {
+	var ps []string
+	for _, f := range []struct {
+		name string
+		n    int
+	}{{"identical", l.Identical}, {"per tool", l.PerTool}, {"total", l.Total}} {
+		if f.n > 0 {
+			ps = append(ps, fmt.Sprintf("%s %d", f.name, f.n))
+		}
+	}
+	if l.AllowRepeats {
+		ps = append(ps, "repeats allowed")
+	}
+	if len(ps) == 0 {
+		return "loop guard"
+	}
+	return "loop guard (" + strings.Join(ps, ", ") + ")"
 }

@@ -152,6 +152,8 @@ type resolved struct {
 	fallback    string
 	fallbackOn  []middleware.Kind
 	argsSchema  *argschema.Schema
+	limits      middleware.CallLimits
+	limited     bool // the file gives the loop guard limits or repeats
 }
 
 // resolve returns the effective policy of the tool called name: its entry
@@ -181,6 +183,9 @@ func (c *File) resolve(name string) resolved {
 		fallbackOn:  t.fallbackOn.v,
 		argsSchema:  t.argsSchema.v,
 	}
+	identical, perTool, total, repeats := t.identical.or(d.identical), t.perTool.or(d.perTool), t.total.or(d.total), t.repeats.or(d.repeats)
+	r.limits = middleware.CallLimits{Identical: identical.v, PerTool: perTool.v, Total: total.v, AllowRepeats: repeats.v == repeatsAllow}
+	r.limited = identical.set || perTool.set || total.set || repeats.set
 	if r.sideEffects == "" {
 		r.sideEffects = sideEffectsNone
 	}

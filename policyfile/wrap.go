@@ -205,6 +205,9 @@ func (c *File) options(b *binder, name string) ([]toolsafe.Option, error) {
 	if r.tracing {
 		opts = append(opts, toolsafe.WithTracing(c.shared.hook))
 	}
+	if r.limited {
+		opts = append(opts, toolsafe.WithCallLimits(r.limits))
+	}
 	if r.argsSchema != nil {
 		opts = append(opts, toolsafe.WithArgs(r.argsSchema))
 	}
