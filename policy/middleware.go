@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/failsafe-go/failsafe-go"
+	"github.com/failsafe-go/failsafe-go/budget"
 	"github.com/failsafe-go/failsafe-go/circuitbreaker"
 	"github.com/tmc/langchaingo/tools"
 
@@ -56,13 +57,16 @@ func Middleware(r *Retry, policies ...failsafe.Policy[string]) (middleware.Middl
 				start = time.Now()
 			}
 			var first *attemptError
+			if r != nil && r.Shared != nil {
+				r.Shared.Admit(ctx, false)
+			}
 			if direct {
 				out, err := next.Call(ctx, input)
 				if err == nil {
 					return out, nil
 				}
 				first = r.judge(ctx, 1, start, err)
-				if !first.retryable || first.stop || r.MaxRetries == 0 || ctx.Err() != nil {
+				if !first.retryable || first.stop || first.budget || r.MaxRetries == 0 || ctx.Err() != nil {
 					return "", stopped(ctx, first)
 				}
 			}
@@ -107,8 +111,22 @@ func Middleware(r *Retry, policies ...failsafe.Policy[string]) (middleware.Middl
 // stopped ends the call with the error of the attempt judged by ae,
 // recording that retries stopped when it was retryable.
 func stopped(ctx context.Context, ae *attemptError) error {
+	if ae.budget {
+		return &budgetRefused{err: ae.err}
+	}
 	if ae.retryable && ctx.Err() == nil {
 		middleware.Record(ctx, middleware.RetriesStopped{Attempt: middleware.CallFrom(ctx).Attempts(), Wait: ae.wait})
 	}
 	return ae.err
 }
+
+// budgetRefused is a retry the shared retry budget refused: its kind is
+// budget-exceeded (it is failsafe-go's budget.ErrExceeded), its cause the
+// attempt that would have been retried.
+type budgetRefused struct{ err error }
+
+func (e *budgetRefused) Error() string { return "retry budget exceeded: " + e.err.Error() }
+func (e *budgetRefused) Unwrap() error { return e.err }
+
+// Is makes it budget.ErrExceeded.
+func (e *budgetRefused) Is(target error) bool { return target == budget.ErrExceeded }

@@ -45,6 +45,24 @@ type Retry struct {
 	// multiply its load. When it is spent, the call ends with
 	// budget-exceeded instead of retrying.
 	Budget budget.Budget
+	// Shared, if not nil, is a retry budget shared beyond this process (by
+	// the replicas of a fleet, through a store such as Redis): it is told of
+	// every attempt and asked before every retry; when it refuses, the call
+	// ends with budget-exceeded instead of retrying. It may be given with
+	// Budget or instead of it.
+	Shared SharedBudget
+}
+
+// SharedBudget is a retry budget kept outside the process, so that the
+// replicas of a fleet share one: retries fleet-wide stay within a ratio of
+// the attempts. A SharedBudget must be safe for concurrent use, and must
+// answer quickly whatever happens to its store (a store that is down
+// answers from a local budget; see the module redisstore).
+type SharedBudget interface {
+	// Admit is called as an attempt begins, and reports whether it may: a
+	// first attempt (retry false) is always admitted and counted; a retry
+	// is admitted, and counted, only while retries stay within the budget.
+	Admit(ctx context.Context, retry bool) bool
 }
 
 // DefaultMaxWait is the longest wait before a retry when Retry.MaxWait is
@@ -76,6 +94,7 @@ func (r Retry) Validate() error {
 // time.
 type attemptError struct {
 	err       error
+	budget    bool // a retry the shared budget refused
 	retryable bool
 	delay     time.Duration // the wait before the next attempt
 	stop      bool          // retryable, but the next attempt would not start in time
@@ -97,7 +116,7 @@ func (r Retry) policy() retrypolicy.RetryPolicy[string] {
 			if !errors.As(err, &ae) {
 				return err != nil // an inner policy refused: circuit open, bulkhead full
 			}
-			return !ae.retryable || ae.stop
+			return !ae.retryable || ae.stop || ae.budget
 		}).
 		WithDelayFunc(func(e failsafe.ExecutionAttempt[string]) time.Duration {
 			var ae *attemptError
@@ -124,6 +143,10 @@ func (r Retry) judge(ctx context.Context, n int, start time.Time, err error) *at
 	_, retryable := middleware.Classify(err)
 	ae := &attemptError{err: err, retryable: retryable}
 	if !retryable || n > r.MaxRetries || ctx.Err() != nil {
+		return ae
+	}
+	if r.Shared != nil && !r.Shared.Admit(ctx, true) {
+		ae.budget = true // the fleet's retries are spent: stop, as budget-exceeded
 		return ae
 	}
 	delay := r.backoff().Delay(n)
