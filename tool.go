@@ -254,11 +254,7 @@ func (t *Tool) Description() string {
 //   - the configuration error of a Tool made by Wrap with invalid options.
 func (t *Tool) Call(ctx context.Context, input string) (string, error) {
 	if t == nil || t.chain == nil || len(t.cfg.onResult) > 0 {
-		r, err := t.run(ctx, input)
-		if err != nil {
-			return "", err
-		}
-		return r.Observation(), nil
+		return t.callWithResult(ctx, input)
 	}
 	// No Result is read: build none.
 	ctx, call := middleware.Begin(ctx, t.name, t.cfg.callIDs.take(ctx, t.name, input), input, t.cfg.logger)
@@ -267,6 +263,15 @@ func (t *Tool) Call(ctx context.Context, input string) (string, error) {
 		return "", err
 	}
 	return call.Observation(out), nil
+}
+
+// callWithResult is Call for a Tool whose Result someone reads.
+func (t *Tool) callWithResult(ctx context.Context, input string) (string, error) {
+	r, err := t.run(ctx, input)
+	if err != nil {
+		return "", err
+	}
+	return r.Observation(), nil
 }
 
 // Run runs the tool and returns the structured outcome: status, attempts,

@@ -43,7 +43,7 @@ func BenchmarkInflight(b *testing.B) {
 				}
 			default:
 				w := toolsafe.Wrap(blocked, toolsafe.WithRetry(policy.Retry{MaxRetries: maxRetries, Backoff: policy.Constant(0)}),
-					toolsafe.WithTimeout(time.Hour))
+					toolsafe.WithTimeout(time.Hour), toolsafe.WithMaxAbandoned(1<<20))
 				call = func() (string, error) { return w.Call(context.Background(), "x") }
 			}
 			var done sync.WaitGroup

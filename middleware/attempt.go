@@ -102,40 +102,48 @@ func AttemptTimeout(d time.Duration, opts ...AttemptOption) Middleware {
 			// hand-over with its goroutine.
 			r := &attemptRun{cause: limitCause{ended: EndedByAttemptTimeout, limit: d, call: call}}
 			r.ctx = attemptCtx{Context: ctx, n: n}
-			if d > 0 {
-				tctx, cancel := context.WithTimeoutCause(ctx, d, &r.cause)
-				defer cancel()
-				r.ctx.Context = tctx
-			}
 			actx := &r.ctx
 			if !onGoroutine {
 				// Nothing can end this attempt early: no need for a goroutine.
 				return next.Call(actx, input)
 			}
-
-			r.done = make(chan struct{})
-			r.running = &g.running // reserved above; the goroutine gives it back
+			// The attempt's context ends when its time is up, when ctx ends,
+			// or when the tool returns (its goroutine cancels it then), so
+			// the caller waits on that one channel.
+			var cancel context.CancelFunc
+			if d > 0 {
+				r.ctx.Context, cancel = context.WithTimeoutCause(ctx, d, &r.cause)
+			} else {
+				r.ctx.Context, cancel = context.WithCancel(ctx)
+			}
+			defer cancel()
+			r.cancel = cancel
+			r.gauge = &g // its place among the tool's attempts, reserved above; the goroutine gives it back
 			go r.run(next, input)
 
-			select {
-			case <-r.done:
-			case <-actx.Done():
+			<-actx.Done()
+			if !r.answered.Load() {
 				if !r.waitOrAbandon(ctx, call, n, &g.stuck) {
-					break // it returned within the grace
+					return r.result(actx, d) // it returned within the grace
 				}
 				if HowEnded(actx) == EndedByAttemptTimeout {
 					return "", &attemptTimeoutError{limit: d}
 				}
 				return "", ctx.Err()
 			}
-			a := r.answer
-			if a.err != nil && HowEnded(actx) == EndedByAttemptTimeout {
-				// The tool gave up because its attempt's time was up.
-				return "", &attemptTimeoutError{limit: d, err: a.err}
-			}
-			return a.out, a.err
+			return r.result(actx, d)
 		})
 	}
+}
+
+// result is the attempt's outcome once its tool has returned.
+func (r *attemptRun) result(actx context.Context, d time.Duration) (string, error) {
+	a := r.answer
+	if a.err != nil && HowEnded(actx) == EndedByAttemptTimeout {
+		// The tool gave up because its attempt's time was up.
+		return "", &attemptTimeoutError{limit: d, err: a.err}
+	}
+	return a.out, a.err
 }
 
 // attemptCtx is an attempt's context: it carries the attempt's number.
@@ -157,11 +165,12 @@ func (ac *attemptCtx) Value(key any) any {
 type attemptRun struct {
 	ctx    attemptCtx
 	cause  limitCause
-	done   chan struct{} // closed when answer is set
+	cancel context.CancelFunc // ends ctx: the tool's goroutine calls it once it has answered
 	answer struct {
 		out string
 		err error
 	}
+	answered atomic.Bool // answer is set
 
 	// returned and finish hand the end of an abandoned attempt over to its
 	// goroutine: exactly one side sees the other's mark, so finish (the
@@ -169,7 +178,7 @@ type attemptRun struct {
 	mu       sync.Mutex
 	returned bool
 	finish   func()
-	running  *atomic.Int64 // the tool's attempts on goroutines
+	gauge    *attemptGauge // the tool's attempts on goroutines
 }
 
 // attemptGauge counts one tool's attempts on goroutines of their own, and
@@ -186,8 +195,9 @@ func (r *attemptRun) run(next tools.Tool, input string) {
 		if !returned {
 			r.answer.out, r.answer.err = "", errGoexit
 		}
-		r.running.Add(-1)
-		close(r.done)
+		r.gauge.running.Add(-1)
+		r.answered.Store(true)
+		r.cancel() // wakes the caller, if it still waits
 		r.mu.Lock()
 		r.returned = true
 		f := r.finish
@@ -211,10 +221,8 @@ func (r *attemptRun) waitOrAbandon(ctx context.Context, call *Call, attempt int,
 	// for the poller's millisecond.
 	for start := time.Now(); time.Since(start) < AbandonGrace; {
 		runtime.Gosched()
-		select {
-		case <-r.done:
+		if r.answered.Load() {
 			return false
-		default:
 		}
 	}
 	r.mu.Lock()

@@ -30,8 +30,17 @@ type Call struct {
 	keyOnce sync.Once
 	key     string // made on first use: most calls never ask for it
 
-	mu         sync.Mutex
-	attempts   int
+	mu        sync.Mutex
+	attempts  int
+	failure   *Failure
+	x         *callFacts // what only some calls record; nil until one does
+	observers []CallObserver
+}
+
+// callFacts is what only some calls record: waits, retries that stopped,
+// fallbacks, approvals, a run's entries. A call that answers at its first
+// attempt never allocates it, so an in-flight call holds little memory.
+type callFacts struct {
 	delays     []time.Duration
 	abandoned  int
 	sideEffect SideEffect
@@ -44,13 +53,29 @@ type Call struct {
 	primary    *Failure
 	altFailure *Failure
 	altSkipped string
-	failure    *Failure
 	replayed   bool
 	entries    []Entry // the run's entries, as the run ledger read them
 	entriesOK  bool
 	approvals  []approval // what each gate approved for this call
-	observers  []CallObserver
-	obsBuf     [2]CallObserver // observers' first backing array: a traced call has two
+}
+
+// noFacts is what a call that recorded none of them reads: never written.
+var noFacts callFacts
+
+// f returns the call's facts to read; c.mu is held.
+func (c *Call) f() *callFacts {
+	if c.x == nil {
+		return &noFacts
+	}
+	return c.x
+}
+
+// w returns the call's facts to write, making them; c.mu is held.
+func (c *Call) w() *callFacts {
+	if c.x == nil {
+		c.x = &callFacts{}
+	}
+	return c.x
 }
 
 // approval is one gate's approval of one input for the call.
@@ -209,14 +234,14 @@ func (c *Call) Result(ctx context.Context, output string, err error) Result {
 		CallID:    c.ID(),
 		Attempts:  c.attempts,
 		Elapsed:   time.Since(c.start),
-		Fallback:  c.fallback,
-		Abandoned: c.abandoned,
+		Fallback:  c.f().fallback,
+		Abandoned: c.f().abandoned,
 		Failure:   f,
-		Primary:   c.primary,
-		Replayed:  c.replayed,
+		Primary:   c.f().primary,
+		Replayed:  c.f().replayed,
 	}
-	if len(c.delays) > 0 {
-		r.Delays = append([]time.Duration(nil), c.delays...)
+	if len(c.f().delays) > 0 {
+		r.Delays = append([]time.Duration(nil), c.f().delays...)
 	}
 	if f == nil {
 		r.Output = output
@@ -229,7 +254,7 @@ func (c *Call) Result(ctx context.Context, output string, err error) Result {
 // building the rest of the Result.
 func (c *Call) Observation(output string) string {
 	c.mu.Lock()
-	r := Result{Tool: c.tool, Output: output, Fallback: c.fallback, Failure: c.failure}
+	r := Result{Tool: c.tool, Output: output, Fallback: c.f().fallback, Failure: c.failure}
 	c.mu.Unlock()
 	if r.Failure != nil {
 		r.Output = ""
@@ -255,14 +280,14 @@ func (c *Call) facts() facts {
 	return facts{
 		attempts:   c.attempts,
 		elapsed:    time.Since(c.start),
-		sideEffect: c.sideEffect,
-		waiting:    c.waiting,
-		waitingDep: c.waitingDep,
-		stopped:    c.stopped,
-		stopWait:   c.stopWait,
-		deadline:   c.deadline,
-		altFailure: c.altFailure,
-		altSkipped: c.altSkipped,
+		sideEffect: c.f().sideEffect,
+		waiting:    c.f().waiting,
+		waitingDep: c.f().waitingDep,
+		stopped:    c.f().stopped,
+		stopWait:   c.f().stopWait,
+		deadline:   c.f().deadline,
+		altFailure: c.f().altFailure,
+		altSkipped: c.f().altSkipped,
 	}
 }
 
@@ -290,23 +315,23 @@ func (c *Call) record(e Event) {
 	c.mu.Lock()
 	switch e := e.(type) {
 	case RetryScheduled:
-		c.delays = append(c.delays, e.Delay)
+		c.w().delays = append(c.w().delays, e.Delay)
 	case RetriesStopped:
-		c.stopped, c.stopWait = true, e.Wait
+		c.w().stopped, c.w().stopWait = true, e.Wait
 	case DeadlinePassed:
-		c.deadline = e.Deadline
+		c.w().deadline = e.Deadline
 	case Waiting:
-		c.waiting, c.waitingDep = e.For, e.Dependency
+		c.w().waiting, c.w().waitingDep = e.For, e.Dependency
 	case AttemptAbandoned:
-		c.abandoned++
+		c.w().abandoned++
 	case FallbackRouted:
-		c.fallback, c.primary = e.To, e.Primary
+		c.w().fallback, c.w().primary = e.To, e.Primary
 	case FallbackFailed:
-		c.altFailure = e.Failure
+		c.w().altFailure = e.Failure
 	case FallbackSkipped:
-		c.altSkipped = e.To
+		c.w().altSkipped = e.To
 	case Replayed:
-		c.replayed, c.fallback = true, e.Entry.Fallback
+		c.w().replayed, c.w().fallback = true, e.Entry.Fallback
 	}
 	obs := c.observers
 	c.mu.Unlock()
@@ -327,7 +352,7 @@ func (c *Call) observe(o CallObserver) {
 	}
 	c.mu.Lock()
 	if c.observers == nil {
-		c.observers = c.obsBuf[:0]
+		c.observers = make([]CallObserver, 0, 2) // a traced call has two
 	}
 	// Appending never changes the elements a notifier copied out before.
 	c.observers = append(c.observers, o)
@@ -352,7 +377,7 @@ func (c *Call) markSideEffectUnknown() {
 		return
 	}
 	c.mu.Lock()
-	c.sideEffect = SideEffectUnknown
+	c.w().sideEffect = SideEffectUnknown
 	c.mu.Unlock()
 }
 
@@ -374,7 +399,7 @@ func (c *Call) keepRunEntries(entries []Entry, ok bool) {
 		return
 	}
 	c.mu.Lock()
-	c.entries, c.entriesOK = entries, ok
+	c.w().entries, c.w().entriesOK = entries, ok
 	c.mu.Unlock()
 }
 
@@ -385,7 +410,7 @@ func (c *Call) runEntries() ([]Entry, bool) {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.entries, c.entriesOK
+	return c.f().entries, c.f().entriesOK
 }
 
 // adoptID makes id the call's ID, unless the model gave the call one or the
@@ -405,7 +430,7 @@ func (c *Call) fallbackName() string {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.fallback
+	return c.f().fallback
 }
 
 // runOf is the run of the call, read from its record when it has one (the
@@ -425,14 +450,14 @@ func (c *Call) mayHaveApplied() bool {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.sideEffect == SideEffectUnknown
+	return c.f().sideEffect == SideEffectUnknown
 }
 
 // approved reports whether g approved input for this call.
 func (c *Call) approved(g *gate, input string) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	for _, a := range c.approvals {
+	for _, a := range c.f().approvals {
 		if a.gate == g && a.input == input {
 			return true
 		}
@@ -443,7 +468,7 @@ func (c *Call) approved(g *gate, input string) bool {
 // approve records that g approved input for this call.
 func (c *Call) approve(g *gate, input string) {
 	c.mu.Lock()
-	c.approvals = append(c.approvals, approval{g, input})
+	c.w().approvals = append(c.w().approvals, approval{g, input})
 	c.mu.Unlock()
 }
 

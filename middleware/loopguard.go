@@ -74,23 +74,29 @@ func LoopGuard(l CallLimits) Middleware {
 			if r == nil {
 				return next.Call(ctx, input)
 			}
-			canon, err := Canonical(input)
-			if err != nil {
-				return "", err
-			}
-			entries, ok := call.runEntries()
-			if !ok {
-				if entries, err = r.ledger.Entries(ctx, r.id); err != nil {
-					debugLog(ctx, call, "toolsafe: the loop guard could not read the run ledger", "run", r.id, "error", errorText(err))
-					return next.Call(ctx, input)
-				}
-			}
-			if err := l.check(entries, next.Name(), canon); err != nil {
-				return "", err
-			}
-			return next.Call(ctx, input)
+			return l.guard(ctx, r, call, next, input)
 		})
 	}
+}
+
+// guard runs the call of next with input in run r, unless l refuses it
+// (see LoopGuard).
+func (l CallLimits) guard(ctx context.Context, r *run, call *Call, next tools.Tool, input string) (string, error) {
+	canon, err := Canonical(input)
+	if err != nil {
+		return "", err
+	}
+	entries, ok := call.runEntries()
+	if !ok {
+		if entries, err = r.ledger.Entries(ctx, r.id); err != nil {
+			debugLog(ctx, call, "toolsafe: the loop guard could not read the run ledger", "run", r.id, "error", errorText(err))
+			return next.Call(ctx, input)
+		}
+	}
+	if err := l.check(entries, next.Name(), canon); err != nil {
+		return "", err
+	}
+	return next.Call(ctx, input)
 }
 
 // check counts the run's calls (one per idempotency key; the guard's own

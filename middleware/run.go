@@ -196,46 +196,52 @@ func RunLedger(replay bool) Middleware {
 			if r == nil {
 				return next.Call(ctx, input)
 			}
-			canon, err := Canonical(input)
-			if err != nil {
-				return "", err
-			}
-			tool := next.Name()
-			if replay {
-				entries, err := r.ledger.Entries(ctx, r.id)
-				call.keepRunEntries(entries, err == nil)
-				if err != nil {
-					logAt(ctx, call, slog.LevelWarn, "toolsafe: the run ledger could not be read; the call is refused", "run", r.id)
-					debugLog(ctx, call, "toolsafe: the run ledger could not be read", "run", r.id, "error", errorText(err))
-					return "", Permanent(errLedger)
-				}
-				if e, ok := r.claim(entries, tool, canon); ok {
-					if !e.SideEffectUnknown {
-						call.adoptID(e.CallID)
-						call.record(Replayed{Entry: e})
-						return e.Output, nil
-					}
-					call.continueCall(e.Key)
-				}
-			}
-			out, err := next.Call(ctx, input)
-			e := Entry{Tool: tool, Input: canon, CallID: call.ID(), Output: out, At: time.Now()}
-			if err != nil {
-				f := FailureOf(ctx, err)
-				if f.Kind == KindApprovalRequired || (f.Kind == KindCanceled && f.SideEffect != SideEffectUnknown) {
-					return out, err // not finished: nothing to record
-				}
-				e.Kind, e.Retryable, e.SideEffectUnknown, e.Output = f.Kind, f.Retryable, f.SideEffect == SideEffectUnknown, ""
-			}
-			e.Key, e.Fallback = call.Key(), call.fallbackName()
-			r.claimKey(e.Key)
-			if aerr := r.ledger.Append(context.WithoutCancel(ctx), r.id, e); aerr != nil {
-				logAt(ctx, call, slog.LevelWarn, "toolsafe: the call could not be added to the run ledger; a resumed run may repeat it", "run", r.id)
-				debugLog(ctx, call, "toolsafe: the call could not be added to the run ledger", "run", r.id, "error", errorText(aerr))
-			}
-			return out, err
+			// Out of line, so that a call outside a run keeps a small frame.
+			return r.call(ctx, call, next, input, replay)
 		})
 	}
+}
+
+// call runs the call of next with input in run r (see RunLedger).
+func (r *run) call(ctx context.Context, call *Call, next tools.Tool, input string, replay bool) (string, error) {
+	canon, err := Canonical(input)
+	if err != nil {
+		return "", err
+	}
+	tool := next.Name()
+	if replay {
+		entries, err := r.ledger.Entries(ctx, r.id)
+		call.keepRunEntries(entries, err == nil)
+		if err != nil {
+			logAt(ctx, call, slog.LevelWarn, "toolsafe: the run ledger could not be read; the call is refused", "run", r.id)
+			debugLog(ctx, call, "toolsafe: the run ledger could not be read", "run", r.id, "error", errorText(err))
+			return "", Permanent(errLedger)
+		}
+		if e, ok := r.claim(entries, tool, canon); ok {
+			if !e.SideEffectUnknown {
+				call.adoptID(e.CallID)
+				call.record(Replayed{Entry: e})
+				return e.Output, nil
+			}
+			call.continueCall(e.Key)
+		}
+	}
+	out, err := next.Call(ctx, input)
+	e := Entry{Tool: tool, Input: canon, CallID: call.ID(), Output: out, At: time.Now()}
+	if err != nil {
+		f := FailureOf(ctx, err)
+		if f.Kind == KindApprovalRequired || (f.Kind == KindCanceled && f.SideEffect != SideEffectUnknown) {
+			return out, err // not finished: nothing to record
+		}
+		e.Kind, e.Retryable, e.SideEffectUnknown, e.Output = f.Kind, f.Retryable, f.SideEffect == SideEffectUnknown, ""
+	}
+	e.Key, e.Fallback = call.Key(), call.fallbackName()
+	r.claimKey(e.Key)
+	if aerr := r.ledger.Append(context.WithoutCancel(ctx), r.id, e); aerr != nil {
+		logAt(ctx, call, slog.LevelWarn, "toolsafe: the call could not be added to the run ledger; a resumed run may repeat it", "run", r.id)
+		debugLog(ctx, call, "toolsafe: the call could not be added to the run ledger", "run", r.id, "error", errorText(aerr))
+	}
+	return out, err
 }
 
 // Replayed: the call was answered from the run ledger's entry, without

@@ -26,18 +26,24 @@ func Surface() Middleware {
 			if err == nil {
 				return out, nil
 			}
-			f := call.settle(ctx, err)
-			debugLog(ctx, call, "toolsafe: tool call failed", "kind", string(f.Kind),
-				"attempts", f.Attempts, "side_effect", f.SideEffect.String(), "error", errorText(err))
-			switch f.Kind {
-			case KindApprovalRequired:
-				var ar *ApprovalRequired
-				errors.As(err, &ar)
-				return "", ar
-			case KindCanceled:
-				return "", ctx.Err()
-			}
-			return f.Error(), nil
+			return surface(ctx, call, err)
 		})
 	}
+}
+
+// surface builds the call's Failure from err and says what the model sees,
+// out of line, so that a call that succeeds keeps a small frame.
+func surface(ctx context.Context, call *Call, err error) (string, error) {
+	f := call.settle(ctx, err)
+	debugLog(ctx, call, "toolsafe: tool call failed", "kind", string(f.Kind),
+		"attempts", f.Attempts, "side_effect", f.SideEffect.String(), "error", errorText(err))
+	switch f.Kind {
+	case KindApprovalRequired:
+		var ar *ApprovalRequired
+		errors.As(err, &ar)
+		return "", ar
+	case KindCanceled:
+		return "", ctx.Err()
+	}
+	return f.Error(), nil
 }

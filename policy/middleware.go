@@ -50,62 +50,92 @@ func Middleware(r *Retry, policies ...failsafe.Policy[string]) (middleware.Middl
 	// the failure already judged, so its retries, delays and listeners go
 	// exactly as if it had run the first attempt itself.
 	direct := r != nil && r.Budget == nil && len(policies) == 0
+	rt := &retrier{r: r, exec: exec, policies: policies}
 	return func(next tools.Tool) tools.Tool {
 		return middleware.Func(next.Name(), next.Description(), func(ctx context.Context, input string) (string, error) {
+			if !direct {
+				return rt.run(ctx, next, input, nil, time.Time{})
+			}
 			start := middleware.CallFrom(ctx).Start() // MaxDuration runs from the call's start
 			if start.IsZero() {
 				start = time.Now()
 			}
-			var first *attemptError
-			if r != nil && r.Shared != nil {
+			if r.Shared != nil {
 				r.Shared.Admit(ctx, false)
 			}
-			if direct {
-				out, err := next.Call(ctx, input)
-				if err == nil {
-					return out, nil
-				}
-				first = r.judge(ctx, 1, start, err)
-				if !first.retryable || first.stop || first.budget || r.MaxRetries == 0 || ctx.Err() != nil {
-					return "", stopped(ctx, first)
-				}
-			}
-			var last error // the last attempt's own error: failsafe-go drops it when ctx ends
-			if first != nil {
-				last = first.err
-			}
-			out, err := exec.WithContext(ctx).GetWithExecution(func(e failsafe.Execution[string]) (string, error) {
-				if first != nil && e.Attempts() == 1 {
-					return "", first // judged already
-				}
-				out, err := next.Call(e.Context(), input)
-				last = err
-				if err != nil && r != nil {
-					return out, r.judge(e.Context(), e.Attempts(), start, err)
-				}
-				return out, err
-			})
+			out, err := next.Call(ctx, input)
 			if err == nil {
 				return out, nil
 			}
-			if ctx.Err() != nil && last != nil {
-				return "", last // what the deadline or the caller cut short
-			}
-			var ae *attemptError
-			if errors.As(err, &ae) {
-				return "", stopped(ctx, ae)
-			}
-			if errors.Is(err, circuitbreaker.ErrOpen) {
-				// A breaker of the caller's own among the policies.
-				for _, p := range policies {
-					if cb, ok := p.(circuitbreaker.CircuitBreaker[string]); ok && cb.IsOpen() {
-						return "", middleware.Refused(err, "", cb.RemainingDelay())
-					}
-				}
-			}
-			return "", err
+			return rt.run(ctx, next, input, err, start)
 		})
 	}, nil
+}
+
+// retrier is the executor of one Middleware and what it was made of.
+type retrier struct {
+	r        *Retry
+	exec     failsafe.Executor[string]
+	policies []failsafe.Policy[string]
+}
+
+// run runs the call of next with input through the executor. firstErr is
+// the error of the first attempt when it ran already, outside the
+// executor, which then begins by answering with it, and start when the
+// call began; nil and the zero time when the executor runs the first
+// attempt itself.
+func (rt *retrier) run(ctx context.Context, next tools.Tool, input string, firstErr error, start time.Time) (string, error) {
+	r := rt.r
+	if start.IsZero() {
+		start = middleware.CallFrom(ctx).Start() // MaxDuration runs from the call's start
+		if start.IsZero() {
+			start = time.Now()
+		}
+		if r != nil && r.Shared != nil {
+			r.Shared.Admit(ctx, false)
+		}
+	}
+	var first *attemptError
+	if firstErr != nil {
+		first = r.judge(ctx, 1, start, firstErr)
+		if !first.retryable || first.stop || first.budget || r.MaxRetries == 0 || ctx.Err() != nil {
+			return "", stopped(ctx, first)
+		}
+	}
+	var last error // the last attempt's own error: failsafe-go drops it when ctx ends
+	if first != nil {
+		last = first.err
+	}
+	out, err := rt.exec.WithContext(ctx).GetWithExecution(func(e failsafe.Execution[string]) (string, error) {
+		if first != nil && e.Attempts() == 1 {
+			return "", first // judged already
+		}
+		out, err := next.Call(e.Context(), input)
+		last = err
+		if err != nil && r != nil {
+			return out, r.judge(e.Context(), e.Attempts(), start, err)
+		}
+		return out, err
+	})
+	if err == nil {
+		return out, nil
+	}
+	if ctx.Err() != nil && last != nil {
+		return "", last // what the deadline or the caller cut short
+	}
+	var ae *attemptError
+	if errors.As(err, &ae) {
+		return "", stopped(ctx, ae)
+	}
+	if errors.Is(err, circuitbreaker.ErrOpen) {
+		// A breaker of the caller's own among the policies.
+		for _, p := range rt.policies {
+			if cb, ok := p.(circuitbreaker.CircuitBreaker[string]); ok && cb.IsOpen() {
+				return "", middleware.Refused(err, "", cb.RemainingDelay())
+			}
+		}
+	}
+	return "", err
 }
 
 // stopped ends the call with the error of the attempt judged by ae,
