@@ -30,7 +30,7 @@ import (
 // The layers, outermost first, as the package documentation lists them.
 var designedOrder = []string{
 	"call span", "surface", "args", "run ledger", "loop guard", "with", "fallback", "deadline", "retry", "side effects",
-	"approval", "policies", "breaker", "bulkhead", "attempt timeout", "attempt span", "recover",
+	"approval", "policies", "breaker", "bulkhead", "attempt timeout", "recover",
 }
 
 // Every layer on, whatever the order of the options, runs in the designed

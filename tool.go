@@ -47,8 +47,8 @@ var (
 // (WithSideEffects); the approval gate (WithApproval), asked before any
 // permit is taken; the failsafe-go policies given to WithPolicies; the
 // circuit breaker (WithCircuitBreaker) and the bulkhead (WithBulkhead); the
-// hard attempt timeout (WithTimeout); the attempt span; panic recovery; the
-// tool. A tool that describes its own input (argschema.Schemer, as an MCP
+// hard attempt timeout (WithTimeout), which starts and ends the attempt
+// span (WithTracing); panic recovery; the tool. A tool that describes its own input (argschema.Schemer, as an MCP
 // server's tools do) has it checked as WithArgsSchema would, unless an
 // option gives a schema.
 func New(t tools.Tool, opts ...Option) (*Tool, error) {
@@ -105,9 +105,12 @@ func (c *config) layers() ([]layer, error) {
 	if err != nil {
 		return nil, err
 	}
-	var callSpan, attemptSpan middleware.Middleware
+	var callSpan middleware.Middleware
+	var attemptHook middleware.AttemptHook
 	if c.hook != nil {
-		callSpan, attemptSpan = c.hook.CallSpan(), c.hook.AttemptSpan()
+		// The attempt span starts where the attempt timeout numbers the
+		// attempt, on the caller's goroutine, not on the attempt's own.
+		callSpan, attemptHook = c.hook.CallSpan(), c.hook.AttemptHook()
 	}
 	var args, fb, gate, policies, breaker, bulkhead middleware.Middleware
 	if c.args != nil {
@@ -144,8 +147,8 @@ func (c *config) layers() ([]layer, error) {
 		layer{"policies", policies},
 		layer{"breaker", breaker},
 		layer{"bulkhead", bulkhead},
-		layer{"attempt timeout", middleware.AttemptTimeout(c.timeout, middleware.MaxAbandoned(c.maxAbandoned))},
-		layer{"attempt span", attemptSpan},
+		layer{"attempt timeout", middleware.AttemptTimeout(c.timeout, middleware.MaxAbandoned(c.maxAbandoned),
+			middleware.WithAttemptHook(attemptHook))},
 		layer{"recover", middleware.Recover()},
 	), nil
 }

@@ -26,7 +26,35 @@ const AbandonGrace = 200 * time.Microsecond
 // AttemptOption configures AttemptTimeout.
 type AttemptOption interface{ applyAttempt(*attemptConfig) }
 
-type attemptConfig struct{ maxAbandoned int }
+type attemptConfig struct {
+	maxAbandoned int
+	hook         AttemptHook
+}
+
+// AttemptHook is told of each attempt as it begins and as it ends: an
+// attempt span (otelhook) is one. Begin is called on the caller's
+// goroutine once the attempt is numbered (n, 1-based), before the tool
+// runs; the context it returns is the tool's (the span's), and the
+// AttemptEnd's End is called exactly once, on the caller's goroutine, when
+// the attempt ends for its caller: with the tool's error (nil on success)
+// or, abandoned true, when the attempt timeout gave it up while the tool
+// still runs.
+type AttemptHook interface {
+	Begin(ctx context.Context, n int) (context.Context, AttemptEnd)
+}
+
+// AttemptEnd ends what an AttemptHook began for one attempt.
+type AttemptEnd interface {
+	End(err error, abandoned bool)
+}
+
+// WithAttemptHook gives the attempt timeout a hook told of each attempt
+// (see AttemptHook). Starting an attempt's span here, on the caller's
+// goroutine, rather than in a layer inside the attempt timeout, spares the
+// attempt's fresh goroutine the tracing SDK's deep calls. Nil means none.
+func WithAttemptHook(h AttemptHook) AttemptOption {
+	return attemptOptionFunc(func(c *attemptConfig) { c.hook = h })
+}
 
 type attemptOptionFunc func(*attemptConfig)
 
@@ -97,43 +125,64 @@ func AttemptTimeout(d time.Duration, opts ...AttemptOption) Middleware {
 			}
 			call := CallFrom(ctx)
 			n := call.beginAttempt()
-			// One allocation holds the attempt: its context (which carries
-			// its number), the cause its timeout ends it with, and the
-			// hand-over with its goroutine.
-			r := &attemptRun{cause: limitCause{ended: EndedByAttemptTimeout, limit: d, call: call}}
-			r.ctx = attemptCtx{Context: ctx, n: n}
-			actx := &r.ctx
-			if !onGoroutine {
-				// Nothing can end this attempt early: no need for a goroutine.
-				return next.Call(actx, input)
+			if cfg.hook != nil {
+				hctx, end := cfg.hook.Begin(ctx, n)
+				out, abandoned, err := g.attempt(hctx, call, n, d, &cfg, next, input)
+				end.End(err, abandoned)
+				return out, err
 			}
-			// The attempt's context ends when its time is up, when ctx ends,
-			// or when the tool returns (its goroutine cancels it then), so
-			// the caller waits on that one channel.
-			var cancel context.CancelFunc
-			if d > 0 {
-				r.ctx.Context, cancel = context.WithTimeoutCause(ctx, d, &r.cause)
-			} else {
-				r.ctx.Context, cancel = context.WithCancel(ctx)
-			}
-			defer cancel()
-			r.cancel = cancel
-			r.gauge = &g // its place among the tool's attempts, reserved above; the goroutine gives it back
-			go r.run(next, input)
-
-			<-actx.Done()
-			if !r.answered.Load() {
-				if !r.waitOrAbandon(ctx, call, n, &g.stuck) {
-					return r.result(actx, d) // it returned within the grace
-				}
-				if HowEnded(actx) == EndedByAttemptTimeout {
-					return "", &attemptTimeoutError{limit: d}
-				}
-				return "", ctx.Err()
-			}
-			return r.result(actx, d)
+			out, _, err := g.attempt(ctx, call, n, d, &cfg, next, input)
+			return out, err
 		})
 	}
+}
+
+// attempt runs attempt n of the call of next with input: on a goroutine of
+// its own when it can be cut short. It reports whether the attempt was
+// abandoned.
+func (g *attemptGauge) attempt(ctx context.Context, call *Call, n int, d time.Duration, cfg *attemptConfig, next tools.Tool, input string) (out string, abandoned bool, err error) {
+	onGoroutine := d > 0 || ctx.Done() != nil
+	// One allocation holds the attempt: its context (which carries its
+	// number), the cause its timeout ends it with, and the hand-over with
+	// its goroutine.
+	r := &attemptRun{cause: limitCause{ended: EndedByAttemptTimeout, limit: d, call: call}}
+	r.ctx = attemptCtx{Context: ctx, n: n}
+	actx := &r.ctx
+	if !onGoroutine {
+		// Nothing can end this attempt early: no need for a goroutine.
+		out, err := next.Call(actx, input)
+		return out, false, err
+	}
+	// The attempt's context ends when its time is up, when ctx ends, or
+	// when the tool returns (its goroutine cancels it then), so the caller
+	// waits on that one channel.
+	var cancel context.CancelFunc
+	if d > 0 {
+		r.ctx.Context, cancel = context.WithTimeoutCause(ctx, d, &r.cause)
+	} else {
+		r.ctx.Context, cancel = context.WithCancel(ctx)
+	}
+	defer cancel()
+	r.cancel = cancel
+	r.gauge = g // its place among the tool's attempts, reserved by the caller; the goroutine gives it back
+	go r.run(next, input)
+
+	runtime.Gosched() // let a tool that answers at once do so before this goroutine parks
+	if !r.answered.Load() {
+		<-actx.Done()
+	}
+	if !r.answered.Load() {
+		if !r.waitOrAbandon(ctx, call, n, &g.stuck) {
+			out, err := r.result(actx, d) // it returned within the grace
+			return out, false, err
+		}
+		if HowEnded(actx) == EndedByAttemptTimeout {
+			return "", true, &attemptTimeoutError{limit: d}
+		}
+		return "", true, ctx.Err()
+	}
+	out, err = r.result(actx, d)
+	return out, false, err
 }
 
 // result is the attempt's outcome once its tool has returned.

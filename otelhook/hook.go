@@ -251,6 +251,39 @@ func (h *Hook) AttemptSpan() middleware.Middleware {
 	}
 }
 
+// AttemptHook returns the hook of the attempt span, for the attempt timeout
+// (middleware.WithAttemptHook): one child span "attempt {n}" per attempt,
+// started on the caller's goroutine as the attempt timeout numbers the
+// attempt, and ended when the attempt ends for its caller (when the tool
+// returns, or when the attempt timeout gives up on it). toolsafe.WithTracing
+// uses it; AttemptSpan is the same span as a layer of its own, for a stack
+// built by hand.
+func (h *Hook) AttemptHook() middleware.AttemptHook { return attemptHook{h} }
+
+type attemptHook struct{ h *Hook }
+
+// Begin starts the span of attempt n.
+func (ah attemptHook) Begin(ctx context.Context, n int) (context.Context, middleware.AttemptEnd) {
+	a := &attemptSpan{n: n}
+	st := attemptStart(n)
+	a.ctx, a.span = ah.h.tracer().Start(ctx, st.name, st.opts...)
+	return a.ctx, a
+}
+
+// End ends the span of an attempt that returned err, or that the attempt
+// timeout abandoned.
+func (a *attemptSpan) End(err error, abandoned bool) {
+	if !abandoned {
+		a.end(err)
+		return
+	}
+	kind, retryable := middleware.Classify(err)
+	if k, r, ok := endedBy(a.ctx); ok {
+		kind, retryable = k, r
+	}
+	a.finish(failedAttempt(kind, retryable, "", AttemptAbandonedKey.Bool(true)), kind)
+}
+
 // attemptSpan is one attempt's span. It ends once: when the tool returns,
 // or when the attempt timeout gives up on it, whichever comes first. It is
 // the attempt's observer, to learn the latter.
