@@ -21,7 +21,13 @@ const DefaultMaxAbandoned = 64
 // context returns within it (the attempt timeout yields to the tool's
 // goroutine meanwhile) and is not counted; only one that ignores its
 // context is.
-const AbandonGrace = 200 * time.Microsecond
+const AbandonGrace = time.Millisecond
+
+// yieldGrace is how long, within AbandonGrace, the attempt timeout first
+// yields to the tool's goroutine before it waits on a timer: a tool that
+// honours its context is runnable at once and mostly returns within it,
+// and a timer this short would wait for the poller's millisecond anyway.
+const yieldGrace = 200 * time.Microsecond
 
 // AttemptOption configures AttemptTimeout.
 type AttemptOption interface{ applyAttempt(*attemptConfig) }
@@ -226,6 +232,7 @@ type attemptRun struct {
 	// AbandonedReturned observers, the layers' holds) runs once.
 	mu       sync.Mutex
 	returned bool
+	notify   chan struct{} // closed when the tool returns, if set: the grace waits on it
 	finish   func()
 	gauge    *attemptGauge // the tool's attempts on goroutines
 }
@@ -250,6 +257,9 @@ func (r *attemptRun) run(next tools.Tool, input string) {
 		r.mu.Lock()
 		r.returned = true
 		f := r.finish
+		if r.notify != nil {
+			close(r.notify)
+		}
 		r.mu.Unlock()
 		if f != nil {
 			f()
@@ -265,16 +275,28 @@ func (r *attemptRun) run(next tools.Tool, input string) {
 // AbandonedReturned when the tool returns. It reports whether it abandoned
 // the attempt.
 func (r *attemptRun) waitOrAbandon(ctx context.Context, call *Call, attempt int, stuck *atomic.Int64) bool {
-	// A tool that honours its context is runnable now: yield to it until
-	// it returns or the grace is over. No timer: one this short would wait
-	// for the poller's millisecond.
-	for start := time.Now(); time.Since(start) < AbandonGrace; {
+	// A tool that honours its context is runnable now: yield to it first,
+	// then wait for it on a timer until the grace is over.
+	start := time.Now()
+	for time.Since(start) < yieldGrace {
 		runtime.Gosched()
 		if r.answered.Load() {
 			return false
 		}
 	}
 	r.mu.Lock()
+	if !r.returned {
+		r.notify = make(chan struct{})
+		notify := r.notify
+		r.mu.Unlock()
+		t := time.NewTimer(AbandonGrace - time.Since(start))
+		select {
+		case <-notify:
+		case <-t.C:
+		}
+		t.Stop()
+		r.mu.Lock()
+	}
 	if r.returned {
 		r.mu.Unlock()
 		return false
