@@ -78,6 +78,13 @@ func contenders(t tools.Tool) map[string]runner {
 	wrapped := toolsafe.Wrap(t,
 		toolsafe.WithRetry(policy.Retry{MaxRetries: maxRetries, Backoff: policy.Constant(0)}),
 		toolsafe.WithTimeout(attemptTimeout))
+	// In a run scoped with WithRun, a tool with side effects: every call is
+	// recorded in the run ledger, which it reads first (a run just begun).
+	inRun := toolsafe.Wrap(t,
+		toolsafe.WithRetry(policy.Retry{MaxRetries: maxRetries, Backoff: policy.Constant(0)}),
+		toolsafe.WithTimeout(attemptTimeout),
+		toolsafe.WithSideEffects(middleware.SideEffectsWithKey))
+	ledger := middleware.NewMemoryLedger()
 	// Without an attempt timeout (and a context that cannot end) there is
 	// nothing to hand control back early for: no goroutine per attempt.
 	untimed := toolsafe.Wrap(t, toolsafe.WithRetry(policy.Retry{MaxRetries: maxRetries, Backoff: policy.Constant(0)}))
@@ -102,6 +109,9 @@ func contenders(t tools.Tool) map[string]runner {
 		},
 		"toolsafe": func(ctx context.Context) (string, error) {
 			return wrapped.Call(ctx, "x")
+		},
+		"toolsafe-run": func(ctx context.Context) (string, error) {
+			return inRun.Call(middleware.WithRun(ctx, "", ledger), "x")
 		},
 		"toolsafe-no-timeout": func(ctx context.Context) (string, error) {
 			return untimed.Call(ctx, "x")
@@ -149,7 +159,7 @@ func contenders(t tools.Tool) map[string]runner {
 
 // order is the order of the sub-benchmarks, so benchstat tables line up.
 var order = []string{"direct", "failsafe", "failsafe-retry", "failsafe-hard", "toolsafe", "toolsafe-traced",
-	"toolsafe-no-timeout", "handrolled", "handrolled-hard", "backoff", "retrygo"}
+	"toolsafe-run", "toolsafe-no-timeout", "handrolled", "handrolled-hard", "backoff", "retrygo"}
 
 func bench(b *testing.B, fails int) {
 	tl := &tool{fails: fails}
