@@ -6,6 +6,9 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/failsafe-go/failsafe-go/adaptivethrottler"
+	"github.com/failsafe-go/failsafe-go/ratelimiter"
 )
 
 // Failure is how a call failed. Its Error method is the model-facing
@@ -180,6 +183,10 @@ func (f *Failure) message(args bool) string {
 		switch {
 		case errors.Is(f.Cause, errStuck):
 			b.WriteString("earlier attempts at it are still running after their time ran out (it does not stop when asked).")
+		case errors.Is(f.Cause, ratelimiter.ErrExceeded):
+			b.WriteString("it was called too often in a short time (a rate limit).")
+		case errors.Is(f.Cause, adaptivethrottler.ErrExceeded):
+			b.WriteString("its service is failing for many callers, so calls are being held back.")
 		case f.Dependency != "":
 			fmt.Fprintf(&b, "too many calls to its dependency %s are in flight.", f.Dependency)
 		default:

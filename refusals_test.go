@@ -1,0 +1,149 @@
+package toolsafe_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/failsafe-go/failsafe-go/adaptivelimiter"
+	"github.com/failsafe-go/failsafe-go/adaptivethrottler"
+	"github.com/failsafe-go/failsafe-go/budget"
+	"github.com/failsafe-go/failsafe-go/bulkhead"
+	"github.com/failsafe-go/failsafe-go/circuitbreaker"
+	"github.com/failsafe-go/failsafe-go/hedgepolicy"
+	"github.com/failsafe-go/failsafe-go/ratelimiter"
+	"github.com/failsafe-go/failsafe-go/timeout"
+
+	"github.com/toolsafe/toolsafe"
+	"github.com/toolsafe/toolsafe/middleware"
+	"github.com/toolsafe/toolsafe/policy"
+)
+
+// Every refusal failsafe-go can return, from a policy of the caller's own
+// (WithPolicies runs them per attempt, inside the retry), ends the call
+// with its kind, not retried; the model is told it was not attempted or
+// why not again. Regression: a rate limiter's refusal came back as
+// "tool-failed attempts=0: get_item failed. It may work if get_item is
+// called again later."
+func TestEveryFailsafeRefusalHasItsKind(t *testing.T) {
+	var calls atomic.Int32
+	ok := middleware.Func("get_item", "", func(context.Context, string) (string, error) {
+		calls.Add(1)
+		return "item", nil
+	})
+	failing := middleware.Func("get_item", "", func(context.Context, string) (string, error) {
+		calls.Add(1)
+		return "", middleware.Transient(errors.New("reset"))
+	})
+	slow := middleware.Func("get_item", "", func(ctx context.Context, _ string) (string, error) {
+		calls.Add(1)
+		<-ctx.Done()
+		return "", ctx.Err()
+	})
+	retry := toolsafe.WithRetry(policy.Retry{MaxRetries: 3, Backoff: policy.Constant(0)})
+	tests := []struct {
+		name string
+		tool func() *toolsafe.Tool
+		// warm makes the policy refuse; then one more call is the one checked.
+		warm  int
+		kind  middleware.Kind
+		calls int32 // tool calls made by the checked call
+		says  string
+	}{
+		{"a rate limiter", func() *toolsafe.Tool {
+			return toolsafe.Wrap(ok, retry, toolsafe.WithPolicies(ratelimiter.NewBursty[string](1, time.Hour)))
+		}, 1, middleware.KindBusy, 0, "get_item was not called: it was called too often in a short time (a rate limit)"},
+		{"a bulkhead of failsafe-go's", func() *toolsafe.Tool {
+			bh := bulkhead.New[string](1)
+			_ = bh.TryAcquirePermit() // one call holds the only permit
+			return toolsafe.Wrap(ok, retry, toolsafe.WithPolicies(bh))
+		}, 0, middleware.KindBusy, 0, "get_item was not called"},
+		{"an adaptive limiter", func() *toolsafe.Tool {
+			al := adaptivelimiter.NewBuilder[string]().WithLimits(1, 1, 1).Build()
+			_, _ = al.TryAcquirePermit()
+			return toolsafe.Wrap(ok, retry, toolsafe.WithPolicies(al))
+		}, 0, middleware.KindBusy, 0, "get_item was not called"},
+		{"an adaptive throttler", func() *toolsafe.Tool {
+			at := adaptivethrottler.NewBuilder[string]().WithFailureRateThreshold(0.01, 1, time.Hour).WithMaxRejectionRate(1).Build()
+			for range 100 {
+				at.RecordFailure()
+			}
+			return toolsafe.Wrap(ok, toolsafe.WithPolicies(at))
+		}, 0, middleware.KindBusy, 0, "get_item was not called: its service is failing for many callers, so calls are being held back"},
+		{"a circuit breaker of failsafe-go's", func() *toolsafe.Tool {
+			cb := circuitbreaker.NewBuilder[string]().WithDelay(time.Hour).Build()
+			cb.Open()
+			return toolsafe.Wrap(ok, retry, toolsafe.WithPolicies(cb))
+		}, 0, middleware.KindCircuitOpen, 0, "get_item was not called: its dependency is down for about"},
+		{"failsafe-go's timeout", func() *toolsafe.Tool {
+			return toolsafe.Wrap(slow, toolsafe.WithPolicies(timeout.New[string](10*time.Millisecond)))
+		}, 0, middleware.KindTimeout, 1, "get_item did not answer"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tool := tt.tool()
+			for range tt.warm {
+				tool.Run(context.Background(), "x")
+			}
+			calls.Store(0)
+			r := tool.Run(context.Background(), "x")
+			if r.Kind() != tt.kind || calls.Load() != tt.calls {
+				t.Fatalf("%v with %d tool calls (%q); want %v with %d", r.Kind(), calls.Load(), r.Observation(), tt.kind, tt.calls)
+			}
+			if r.Failure.Retryable && tt.kind != middleware.KindTimeout {
+				t.Errorf("a refusal is retryable: %+v", r.Failure)
+			}
+			if !strings.Contains(r.Observation(), tt.says) {
+				t.Errorf("the model is told %q; want it to say %q", r.Observation(), tt.says)
+			}
+		})
+	}
+
+	t.Run("a retry budget", func(t *testing.T) {
+		b := budget.NewBuilder().WithMaxRate(0.0001).WithMinConcurrency(0).Build()
+		held, release := make(chan struct{}), make(chan struct{})
+		var n atomic.Int32
+		holder := toolsafe.Wrap(middleware.Func("get_item", "", func(context.Context, string) (string, error) {
+			if n.Add(1) == 2 { // its retry: in flight until released
+				close(held)
+				<-release
+				return "item", nil
+			}
+			return "", middleware.Transient(errors.New("reset"))
+		}), retry, toolsafe.WithRetryBudget(b))
+		done := make(chan middleware.Result)
+		go func() { done <- holder.Run(context.Background(), "x") }()
+		<-held
+		calls.Store(0)
+		r := toolsafe.Wrap(failing, retry, toolsafe.WithRetryBudget(b)).Run(context.Background(), "x")
+		close(release)
+		<-done
+		if r.Kind() != middleware.KindBudget || calls.Load() != 1 ||
+			!strings.Contains(r.Observation(), "get_item failed after 1 attempt and was not retried again") {
+			t.Fatalf("%v after %d calls: %q; want budget-exceeded after 1", r.Kind(), calls.Load(), r.Observation())
+		}
+	})
+
+	t.Run("a hedge answers with the first attempt that does", func(t *testing.T) {
+		var n atomic.Int32
+		first := make(chan struct{})
+		hedged := middleware.Func("get_item", "", func(ctx context.Context, _ string) (string, error) {
+			if n.Add(1) == 1 {
+				<-ctx.Done() // the slow one, cancelled once the hedge answers
+				close(first)
+				return "", ctx.Err()
+			}
+			return "hedged", nil
+		})
+		tool := toolsafe.Wrap(hedged, toolsafe.WithTimeout(time.Minute),
+			toolsafe.WithPolicies(hedgepolicy.NewWithDelay[string](5*time.Millisecond)))
+		r := tool.Run(context.Background(), "x")
+		<-first
+		if r.Status() != "ok" || r.Output != "hedged" {
+			t.Fatalf("%+v; want the hedge's answer", r)
+		}
+	})
+}
