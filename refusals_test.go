@@ -3,6 +3,7 @@ package toolsafe_test
 import (
 	"context"
 	"errors"
+	"net/http"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -20,6 +21,7 @@ import (
 	"github.com/toolsafe/toolsafe"
 	"github.com/toolsafe/toolsafe/middleware"
 	"github.com/toolsafe/toolsafe/policy"
+	"github.com/toolsafe/toolsafe/toolsafetest"
 )
 
 // Every refusal failsafe-go can return, from a policy of the caller's own
@@ -146,4 +148,35 @@ func TestEveryFailsafeRefusalHasItsKind(t *testing.T) {
 			t.Fatalf("%+v; want the hedge's answer", r)
 		}
 	})
+}
+
+// Regression: a 404's message, "the service answered 404 Not Found", named
+// neither the tool nor what to do.
+func TestAnHTTPStatusThatIsTheInputsFaultNamesTheToolAndWhatToDo(t *testing.T) {
+	up := toolsafetest.NewUpstream(nil)
+	defer up.Close()
+	client := toolsafetest.NoKeepAliveClient()
+	fetch := toolsafe.Wrap(middleware.Func("fetch_invoice", "", func(ctx context.Context, in string) (string, error) {
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, up.URL()+"/invoices/"+in, nil)
+		resp, err := client.Do(req)
+		if err != nil {
+			return "", err
+		}
+		defer resp.Body.Close()
+		return "", middleware.FromHTTPResponse(resp)
+	}), toolsafe.WithRetry(policy.Retry{MaxRetries: 2, Backoff: policy.Constant(0)}))
+	for _, tt := range []struct {
+		code int
+		want string
+	}{
+		{404, "fetch_invoice failed: the service answered 404 Not Found, so what the input names was not found. Check the input before calling fetch_invoice again, or tell the user."},
+		{422, "fetch_invoice failed: the service answered 422 Unprocessable Entity, so it refused the input as invalid. Fix the input before calling fetch_invoice again."},
+		{403, "fetch_invoice failed: the service answered 403 Forbidden, so it refused access. Do not call fetch_invoice again for this request; tell the user it is not allowed."},
+	} {
+		up.Enqueue("/invoices/INV-9", toolsafetest.Respond(tt.code, "db password leaked"))
+		r := fetch.Run(context.Background(), "INV-9")
+		if r.Kind() != middleware.KindToolError || r.Attempts != 1 || r.Observation() != tt.want {
+			t.Errorf("%d: %v after %d attempts: %q; want tool-error after 1: %q", tt.code, r.Kind(), r.Attempts, r.Observation(), tt.want)
+		}
+	}
 }

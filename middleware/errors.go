@@ -19,6 +19,7 @@ type ToolError struct {
 	msg       string
 	retryable bool
 	cause     error
+	status    int // the HTTP status, when FromHTTPResponse made it
 }
 
 // NewToolError returns a semantic, non-retryable error whose message (made

@@ -126,6 +126,10 @@ func (f *Failure) message(args bool) string {
 	}
 	switch f.Kind {
 	case KindToolError:
+		var te *ToolError
+		if errors.As(f.Cause, &te) && te.status != 0 && !hasMarker(f.Cause) {
+			return httpAdvice(tool, te.status)
+		}
 		return f.reason()
 	case KindArgsInvalid:
 		if f.Attempts > 0 {
@@ -411,4 +415,24 @@ func roundForModel(d time.Duration) time.Duration {
 	default:
 		return d.Round(time.Millisecond)
 	}
+}
+
+// httpAdvice is the model's message for a tool whose service answered an
+// HTTP status that is the input's fault, or the caller's: which status, and
+// what to do about it.
+func httpAdvice(tool string, code int) string {
+	head := fmt.Sprintf("%s failed: the service answered %d %s", tool, code, httpStatusText(code))
+	switch code {
+	case 400, 422:
+		return head + ", so it refused the input as invalid. Fix the input before calling " + tool + " again."
+	case 401, 403, 407:
+		return head + ", so it refused access. Do not call " + tool + " again for this request; tell the user it is not allowed."
+	case 404, 410:
+		return head + ", so what the input names was not found. Check the input before calling " + tool + " again, or tell the user."
+	case 409:
+		return head + ", so the request conflicts with the current state. Check the current state before calling " + tool + " again."
+	case 413, 414, 431:
+		return head + ", so the request is too large. Send less before calling " + tool + " again."
+	}
+	return head + ". Do not call " + tool + " again with the same input for this request; change the input or tell the user."
 }

@@ -45,8 +45,11 @@ const maxBody = 1 << 10
 //     header: RetryAfter with the header's wait (RFC 9110 §10.2.3: delay
 //     seconds or an HTTP-date; a date in the past asks for no wait);
 //   - 408, 425, 429, 500, 502, 503 and 504: Transient, so retried;
-//   - any other status: a ToolError (tool-error, not retried) whose message
-//     names only the status, such as "the service answered 404 Not Found".
+//   - any other status: a ToolError (tool-error, not retried); the model's
+//     message names the tool, the status and what to do, such as
+//     "fetch_invoice failed: the service answered 404 Not Found, so what
+//     the input names was not found. Check the input before calling
+//     fetch_invoice again, or tell the user."
 //
 // It reads at most 1 KiB of the body of a non-2xx answer into
 // HTTPError.Body, for logs; the caller still closes resp.Body. A nil resp is
@@ -74,7 +77,9 @@ func FromHTTPResponse(resp *http.Response) error {
 		http.StatusBadGateway, http.StatusGatewayTimeout:
 		return Transient(he)
 	}
-	return NewToolError("the service answered %d %s", code, httpStatusText(code)).WithCause(he)
+	te := NewToolError("the service answered %d %s", code, httpStatusText(code)).WithCause(he)
+	te.status = code
+	return te
 }
 
 // ParseRetryAfter parses the value of a Retry-After header (RFC 9110
