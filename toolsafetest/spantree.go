@@ -42,15 +42,19 @@ func WithoutDurations() TreeOption {
 // 1ms from a millisecond up, else to 1µs) and its outcome, then its child
 // spans and its span events, two spaces deeper, in the order they happened.
 // A span whose parent is not among spans is a root; roots are in the order
-// they started. For toolsafe's spans (package otelhook) the outcome is the
-// call's summary, or an attempt's error type and reason, and the model's
-// tool-call ID in brackets when known; a retry event shows the attempt that
-// failed, the wait before the next one and why:
+// they started. For toolsafe's spans (package otelhook) the outcome of a
+// call is its summary ("ok after 2 attempts"); of a failed call, its error
+// type and number of attempts, or, when no attempt was made, its error type
+// and the model's message; of an attempt, its error type and reason. The
+// model's tool-call ID follows in brackets when known. A retry event shows
+// the attempt that failed, the wait before the next one and why:
 //
-//	execute_tool fetch_invoice  1.52s  ok after 4 attempts
+//	execute_tool fetch_invoice  1.52s  ok after 2 attempts
 //	  attempt 1  2ms  tool-failed: the connection was reset
 //	  · retry after attempt 1, wait 500ms (tool-failed)
 //	  attempt 2  1ms
+//	execute_tool fetch_invoice  61µs  tool-error after 1 attempt
+//	  attempt 1  41µs  tool-error: "1002" is not an invoice number
 //
 // Give it the ended spans of a tracetest.SpanRecorder (Ended) or the spans
 // of a tracetest.InMemoryExporter (GetSpans().Snapshots()). It writes
@@ -143,10 +147,20 @@ func (c treeConfig) writeSpan(w *errWriter, s sdktrace.ReadOnlySpan, kids map[tr
 func describe(s sdktrace.ReadOnlySpan) string {
 	get := func(k attribute.Key) (attribute.Value, bool) { return lookup(s.Attributes(), k) }
 	var parts []string
-	if v, ok := get(otelhook.SummaryKey); ok {
-		parts = append(parts, v.AsString())
-	} else if v, ok := get(semconv.ErrorTypeKey); ok {
-		p := v.AsString()
+	summary, hasSummary := get(otelhook.SummaryKey)
+	errType, failed := get(semconv.ErrorTypeKey)
+	attempts, _ := get(otelhook.AttemptsKey)
+	switch {
+	case hasSummary && failed && attempts.AsInt64() > 0:
+		// The attempts below say why each failed; the model's message
+		// would say it again.
+		parts = append(parts, fmt.Sprintf("%s after %s", errType.AsString(), plural(attempts.AsInt64(), "attempt")))
+	case hasSummary && failed:
+		parts = append(parts, errType.AsString()+": "+summary.AsString())
+	case hasSummary:
+		parts = append(parts, summary.AsString())
+	case failed:
+		p := errType.AsString()
 		if r, ok := get(otelhook.ReasonKey); ok {
 			p += ": " + r.AsString()
 		}
@@ -154,8 +168,11 @@ func describe(s sdktrace.ReadOnlySpan) string {
 			p += " (abandoned: the tool was still running)"
 		}
 		parts = append(parts, p)
-	} else if s.Status().Code == codes.Error {
+	case s.Status().Code == codes.Error:
 		parts = append(parts, "error")
+	}
+	if v, ok := get(otelhook.SideEffectKey); ok {
+		parts = append(parts, "side effect "+v.AsString())
 	}
 	if v, ok := get(semconv.GenAIToolCallIDKey); ok {
 		parts = append(parts, "["+v.AsString()+"]")
@@ -178,6 +195,13 @@ func describeEvent(kvs []attribute.KeyValue) string {
 		}
 	}
 	return b.String()
+}
+
+func plural(n int64, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
 }
 
 func lookup(kvs []attribute.KeyValue, key attribute.Key) (attribute.Value, bool) {

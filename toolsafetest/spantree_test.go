@@ -103,12 +103,32 @@ $`)
 		tool := toolsafe.Wrap(stuck, toolsafe.WithTimeout(5*time.Millisecond), toolsafe.WithTracing(hook),
 			toolsafe.WithFallback(fallback.To(archive)))
 		r := tool.Run(context.Background(), "INV-1001")
-		want := `execute_tool fetch_invoice  ` + r.Observation() + `
+		if r.Kind() != middleware.KindTimeout {
+			t.Fatalf("kind %s; want tool-timeout", r.Kind())
+		}
+		// The model's message is not repeated: the attempts say why.
+		want := `execute_tool fetch_invoice  tool-timeout after 1 attempt
   attempt 1  tool-timeout (abandoned: the tool was still running)
   · fallback fallback=search_archive
-  execute_tool search_archive  not archived
+  execute_tool search_archive  tool-error after 1 attempt
     attempt 1  tool-error: not archived
 `
+		if got := tree(t, spans.Ended(), toolsafetest.WithoutDurations()); got != want {
+			t.Errorf("tree:\n%s\nwant:\n%s", got, want)
+		}
+	})
+
+	t.Run("a call refused before any attempt shows the model's message", func(t *testing.T) {
+		spans, hook, _ := recorder(t)
+		tool := toolsafe.Wrap(middleware.Func("fetch_invoice", "", func(context.Context, string) (string, error) {
+			return "never", nil
+		}), toolsafe.WithTracing(hook), toolsafe.WithArgsSchema([]byte(`{"type":"object","required":["number"]}`)))
+		r := tool.Run(context.Background(), `{}`)
+		if r.Attempts != 0 || r.Kind() != middleware.KindArgsInvalid {
+			t.Fatalf("attempts %d kind %s; want 0 and args-invalid", r.Attempts, r.Kind())
+		}
+		// Spans carry no argument text unless asked to (otelhook.WithRecordArguments).
+		want := "execute_tool fetch_invoice  args-invalid: " + r.Failure.MessageWithoutArguments() + "\n"
 		if got := tree(t, spans.Ended(), toolsafetest.WithoutDurations()); got != want {
 			t.Errorf("tree:\n%s\nwant:\n%s", got, want)
 		}

@@ -134,7 +134,16 @@ func (p *printer) print(_ context.Context, r middleware.Result) {
 	fmt.Fprintf(&b, "%s    status: %s   attempts: %d   waits: %s   took: %s\n",
 		indent, transcript.Status(r), r.Attempts, transcript.Waits(r.Delays), transcript.Took(r.Elapsed))
 	if r.Fallback != "" {
-		fmt.Fprintf(&b, "%s    routed to the fallback: %s\n", indent, r.Fallback)
+		why := ""
+		if r.Primary != nil {
+			attempts := "1 attempt"
+			if r.Primary.Attempts != 1 {
+				attempts = fmt.Sprintf("%d attempts", r.Primary.Attempts)
+			}
+			why = fmt.Sprintf(", because %s failed (%s: %s) after %s",
+				r.Tool, r.Primary.Kind, middleware.Reason(r.Primary.Cause), attempts)
+		}
+		fmt.Fprintf(&b, "%s    routed to the fallback: %s%s\n", indent, r.Fallback, why)
 	}
 	fmt.Fprintf(&b, "%s    observation: %s\n", indent, transcript.OneLine(r.Observation()))
 	if p.depth > 0 {
