@@ -2,6 +2,7 @@ package policyfile
 
 import (
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"slices"
@@ -71,12 +72,7 @@ func Load(path string) (*File, error) {
 	if err != nil {
 		return nil, fmt.Errorf("toolsafe: %w", err)
 	}
-	defer f.Close()
-	data, err := readFile(f)
-	if err != nil {
-		return nil, fmt.Errorf("toolsafe: %w", err)
-	}
-	return parse(path, data)
+	return load(path, f)
 }
 
 // LoadFS reads the File called name in fsys (see Parse), such as a
@@ -94,6 +90,11 @@ func LoadFS(fsys fs.FS, name string) (*File, error) {
 	if err != nil {
 		return nil, fmt.Errorf("toolsafe: %w", err)
 	}
+	return load(name, f)
+}
+
+// load reads and parses the open file f called name, and closes it.
+func load(name string, f io.ReadCloser) (*File, error) {
 	defer f.Close()
 	data, err := readFile(f)
 	if err != nil {

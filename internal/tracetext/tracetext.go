@@ -122,8 +122,11 @@ func (t *Tracing) Finish(ctx context.Context, w io.Writer) error {
 		}
 		return err
 	}
+	// The traces in the order they started.
+	spans = slices.Clone(spans)
+	slices.SortStableFunc(spans, func(a, b sdktrace.ReadOnlySpan) int { return a.StartTime().Compare(b.StartTime()) })
 	var ids []string
-	for _, s := range roots(spans) {
+	for _, s := range spans {
 		if id := s.SpanContext().TraceID().String(); !slices.Contains(ids, id) {
 			ids = append(ids, id)
 		}
@@ -135,20 +138,4 @@ func (t *Tracing) Finish(ctx context.Context, w io.Writer) error {
 	fmt.Fprintf(w, "traces: %d spans exported over OTLP/HTTP to %s; trace IDs: %s\n",
 		len(spans), t.endpoint, strings.Join(ids, ", "))
 	return nil
-}
-
-// roots are the spans whose parent is not among spans, by start time.
-func roots(spans []sdktrace.ReadOnlySpan) []sdktrace.ReadOnlySpan {
-	ids := make(map[trace.SpanID]bool, len(spans))
-	for _, s := range spans {
-		ids[s.SpanContext().SpanID()] = true
-	}
-	var rs []sdktrace.ReadOnlySpan
-	for _, s := range spans {
-		if !s.Parent().IsValid() || !ids[s.Parent().SpanID()] {
-			rs = append(rs, s)
-		}
-	}
-	slices.SortStableFunc(rs, func(a, b sdktrace.ReadOnlySpan) int { return a.StartTime().Compare(b.StartTime()) })
-	return rs
 }
