@@ -193,7 +193,7 @@ func TestApprovalTimeoutMessage(t *testing.T) {
 		if ran.Load() != 1 || r.Failure == nil || r.Failure.Attempts != 1 {
 			t.Fatalf("got %+v after %d runs; want 1 attempt, then a wait for the second's approval", r, ran.Load())
 		}
-		want := "refund failed after 1 attempt and was not tried again: its time (100ms) ran out while it was still waiting for approval. The action may have been applied; check before calling again. Tell the user it needs their approval; call refund again once they have given it."
+		want := "refund failed after 1 attempt, and the next attempt was not made: its time (100ms) ran out while it was still waiting for approval. The action may have been applied; check before calling again. Tell the user it needs their approval; call refund again once they have given it."
 		if got := r.Observation(); got != want {
 			t.Errorf("observation\n got %q\nwant %q", got, want)
 		}

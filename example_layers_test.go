@@ -58,5 +58,5 @@ func ExampleWithPolicies() {
 	// Output:
 	// 3 results for vpn
 	// tool-busy after 0 attempts
-	// search was not called: it was called too often in a short time (a rate limit). Try again shortly, or go on without it.
+	// search was not called: it was called too often (a rate limit). Wait before calling it again, or go on without it.
 }

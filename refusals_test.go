@@ -57,7 +57,7 @@ func TestEveryFailsafeRefusalHasItsKind(t *testing.T) {
 	}{
 		{"a rate limiter", func() *toolsafe.Tool {
 			return toolsafe.Wrap(ok, retry, toolsafe.WithPolicies(ratelimiter.NewBursty[string](1, time.Hour)))
-		}, 1, middleware.KindBusy, 0, "get_item was not called: it was called too often in a short time (a rate limit)"},
+		}, 1, middleware.KindBusy, 0, "get_item was not called: it was called too often (a rate limit). Wait before calling it again, or go on without it."},
 		{"a bulkhead of failsafe-go's", func() *toolsafe.Tool {
 			bh := bulkhead.New[string](1)
 			_ = bh.TryAcquirePermit() // one call holds the only permit
@@ -103,6 +103,21 @@ func TestEveryFailsafeRefusalHasItsKind(t *testing.T) {
 			}
 		})
 	}
+
+	t.Run("a retry the rate limiter refuses after its wait", func(t *testing.T) {
+		calls.Store(0)
+		tool := toolsafe.Wrap(failing, toolsafe.WithPolicies(ratelimiter.NewBursty[string](1, time.Hour)),
+			toolsafe.WithRetry(policy.Retry{MaxRetries: 3, Backoff: policy.Constant(time.Millisecond)}))
+		r := tool.Run(context.Background(), "x")
+		// The wait was spent, so it is in Delays; no second attempt began.
+		if r.Kind() != middleware.KindBusy || r.Attempts != 1 || calls.Load() != 1 || len(r.Delays) != 1 {
+			t.Fatalf("%v after %d attempts (%d tool calls), delays %v; want tool-busy after 1, one delay", r.Kind(), r.Attempts, calls.Load(), r.Delays)
+		}
+		want := "get_item failed after 1 attempt, and the next attempt was not made: it was called too often (a rate limit). Wait before calling it again, or go on without it."
+		if r.Observation() != want {
+			t.Errorf("the model is told %q; want %q", r.Observation(), want)
+		}
+	})
 
 	t.Run("a retry budget", func(t *testing.T) {
 		b := budget.NewBuilder().WithMaxRate(0.0001).WithMinConcurrency(0).Build()

@@ -188,7 +188,10 @@ func (f *Failure) message(args bool) string {
 		case errors.Is(f.Cause, errStuck):
 			b.WriteString("earlier attempts at it are still running after their time ran out (it does not stop when asked).")
 		case errors.Is(f.Cause, ratelimiter.ErrExceeded):
-			b.WriteString("it was called too often in a short time (a rate limit).")
+			b.WriteString("it was called too often (a rate limit).")
+			f.writeSideEffect(&b)
+			b.WriteString(" Wait before calling it again, or go on without it.")
+			return b.String()
 		case errors.Is(f.Cause, adaptivethrottler.ErrExceeded):
 			b.WriteString("its service is failing for many callers, so calls are being held back.")
 		case f.Dependency != "":
@@ -258,8 +261,9 @@ func (f *Failure) message(args bool) string {
 }
 
 // writeNotCalled starts the message of a call refused before an attempt:
-// "X was not called: " for the first, "X failed after 2 attempts and was not
-// tried again: " when earlier attempts failed.
+// "X was not called: " for the first, "X failed after 2 attempts, and the
+// next attempt was not made: " when earlier attempts failed (a retry that
+// was refused, maybe after its wait).
 func (f *Failure) writeNotCalled(b *strings.Builder, tool string) {
 	if f.Attempts < 1 {
 		fmt.Fprintf(b, "%s was not called: ", tool)
@@ -267,7 +271,7 @@ func (f *Failure) writeNotCalled(b *strings.Builder, tool string) {
 	}
 	fmt.Fprintf(b, "%s failed", tool)
 	f.writeAttempts(b)
-	b.WriteString(" and was not tried again: ")
+	b.WriteString(", and the next attempt was not made: ")
 }
 
 func (f *Failure) writeAttempts(b *strings.Builder) {

@@ -28,7 +28,7 @@ tools:
 		fmt.Printf("tool %s, field %s, line %d\n", p.Tool, p.Field, p.Line)
 	}
 	// Output:
-	// toolsafe: the toolsafe config has 3 problems:
+	// toolsafe: the policies file has 3 problems:
 	//   line 3, column 3: defaults.retries: retries -1 is negative: use 0 for a single attempt, 3 for up to 4 attempts
 	//   line 4, column 13: defaults.backoff.jitter: jitter 1.5 is outside [0, 1]: it is the largest fraction added to a wait, 0.25 turns 1s into 1s..1.25s
 	//   line 7, column 5: tools.fetch_invoice.timout: unknown field "timout"; did you mean "timeout"?

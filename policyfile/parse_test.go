@@ -453,7 +453,7 @@ tools:
 			t.Errorf("no problem reads %q in:\n%v", w, err)
 		}
 	}
-	if !strings.HasPrefix(err.Error(), "toolsafe: the toolsafe config has 5 problems:\n") {
+	if !strings.HasPrefix(err.Error(), "toolsafe: the policies file has 5 problems:\n") {
 		t.Errorf("the error begins %q", strings.SplitN(err.Error(), "\n", 2)[0])
 	}
 	// errors.As finds each problem.

@@ -73,7 +73,7 @@ func (p *Problem) Format(file string) string {
 // column where known, after a line that counts them.
 func (e *Error) Error() string {
 	var b strings.Builder
-	where := "the toolsafe config"
+	where := "the policies file"
 	if e.File != "" {
 		where = e.File
 	}

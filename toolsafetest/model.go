@@ -84,6 +84,11 @@ type Request struct {
 //
 // A Model records every request (Requests), so a test can check what the
 // agent told the model, such as the observations it saw (Observations).
+// langchaingo does not pass a tool-call ID to the tool, so Result.CallID
+// (and the call's span and log lines) carry the script's IDs only when the
+// executor has toolsafe.NewCallIDs() as its callbacks handler and each tool
+// toolsafe.WithCallIDs with it; without them toolsafe makes up its own.
+//
 // It is safe for concurrent use: concurrent requests get the script's
 // turns in the order they arrive, so give each concurrent agent run a Model
 // of its own unless that order does not matter. When the script is used
