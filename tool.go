@@ -35,20 +35,31 @@ var (
 // retry with negative MaxRetries, a jitter outside [0, 1], a timeout longer
 // than the deadline, a destructive tool without an approver, ...).
 //
-// The layers, outermost first, whatever the order of the options: the call
-// span (WithTracing); surface, which turns what happened into the model's
-// message; argument validation (WithArgsSchema); the run ledger, which in a
-// run scoped with middleware.WithRun records each call and answers a
-// resumed run's completed calls of a tool with side effects or a gate
-// without calling it again; the loop guard (WithCallLimits), which in such
-// a run refuses calls past the run's limits and repeats of calls that
-// failed for good; the middlewares given to With; the fallback (WithFallback); the total deadline (WithDeadline); the
-// retry (WithRetry, with WithRetryBudget); the side-effect guard
-// (WithSideEffects); the approval gate (WithApproval), asked before any
-// permit is taken; the failsafe-go policies given to WithPolicies; the
-// circuit breaker (WithCircuitBreaker) and the bulkhead (WithBulkhead); the
-// hard attempt timeout (WithTimeout), which starts and ends the attempt
-// span (WithTracing); panic recovery; the tool. A tool that describes its own input (argschema.Schemer, as an MCP
+// The layers, outermost first, whatever the order of the options:
+//
+//  1. the call span (WithTracing);
+//  2. surface, which turns what happened into the model's message;
+//  3. argument validation (WithArgsSchema);
+//  4. the run ledger, which in a run scoped with middleware.WithRun
+//     records each call and answers a resumed run's completed calls of a
+//     tool with side effects or a gate without calling it again;
+//  5. the loop guard (WithCallLimits), which in such a run refuses calls
+//     past the run's limits and repeats of calls that failed for good;
+//  6. the middlewares given to With;
+//  7. the fallback (WithFallback);
+//  8. the total deadline (WithDeadline);
+//  9. the retry (WithRetry, with WithRetryBudget);
+//  10. the side-effect guard (WithSideEffects);
+//  11. the approval gate (WithApproval), asked before any permit is taken;
+//  12. the failsafe-go policies given to WithPolicies;
+//  13. the circuit breaker (WithCircuitBreaker) and the bulkhead
+//     (WithBulkhead);
+//  14. the hard attempt timeout (WithTimeout), which starts and ends the
+//     attempt span (WithTracing);
+//  15. panic recovery;
+//  16. the tool.
+//
+// A tool that describes its own input (argschema.Schemer, as an MCP
 // server's tools do) has it checked as WithArgsSchema would, unless an
 // option gives a schema.
 func New(t tools.Tool, opts ...Option) (*Tool, error) {
