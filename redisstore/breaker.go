@@ -1,0 +1,536 @@
+package redisstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/failsafe-go/failsafe-go/circuitbreaker"
+	"github.com/failsafe-go/failsafe-go/common"
+	fspolicy "github.com/failsafe-go/failsafe-go/policy"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/toolsafe/toolsafe/policy"
+)
+
+// MaxBreakerWindow is the largest policy.Breaker.Window a shared breaker
+// takes: the outcomes of the last Window attempts are kept in Redis, one
+// byte each.
+const MaxBreakerWindow = 10_000
+
+// CircuitBreaker returns the circuit breaker of the dependency named
+// dependency, configured by b as policy.NewCircuitBreaker is, whose state
+// every replica shares through Redis, adopted with policy.FromCircuitBreaker
+// so that toolsafe decides what counts (transient failures and timeouts of
+// attempts that reached the tool; the caller's cancellation is neutral).
+// Give it to every tool of the dependency (toolsafe.WithCircuitBreaker), in
+// every replica, with the same b.
+//
+// Failures count fleet-wide: b.FailureThreshold failures in a row (or
+// among the last b.Window attempts) of all replicas together open it for
+// every replica, for b.Delay; then at most b.Probes attempts of the whole
+// fleet run at once as half-open probes, each holding a permit in Redis
+// that expires after the permit TTL (WithPermitTTL) if its outcome is never
+// recorded; b.Probes successes close it, one failure opens it again. Each
+// permit and each outcome is one Lua script, atomic in Redis, so replicas
+// never race on the state.
+//
+// When Redis is unavailable, the breaker decides with a local failsafe-go
+// breaker of the same settings, which starts from the fleet's state as
+// last seen (open stays open), until Redis answers again: then the fleet's
+// state is used again as it is in Redis.
+//
+// It returns an error for an empty dependency name, for a b that
+// Breaker.Validate refuses, or for a Window larger than MaxBreakerWindow.
+// The failsafe-go breaker inside is a *Breaker.
+func (s *Store) CircuitBreaker(dependency string, b policy.Breaker) (*policy.CircuitBreaker, error) {
+	br, err := s.NewBreaker(dependency, b)
+	if err != nil {
+		return nil, err
+	}
+	return policy.FromCircuitBreaker(dependency, br), nil
+}
+
+// NewBreaker returns the shared breaker of the dependency named dependency
+// itself, unadopted (see CircuitBreaker, which most programs want).
+func (s *Store) NewBreaker(dependency string, b policy.Breaker) (*Breaker, error) {
+	if dependency == "" {
+		return nil, errors.New("redisstore: a shared circuit breaker needs the name of its dependency")
+	}
+	if err := b.Validate(); err != nil {
+		return nil, fmt.Errorf("redisstore: circuit breaker %s: %w", dependency, err)
+	}
+	if b.Window > MaxBreakerWindow {
+		return nil, fmt.Errorf("redisstore: circuit breaker %s: window %d is larger than %d", dependency, b.Window, MaxBreakerWindow)
+	}
+	if b.FailureThreshold == 0 {
+		b.FailureThreshold = policy.DefaultFailureThreshold
+	}
+	if b.Delay <= 0 {
+		b.Delay = policy.DefaultBreakerDelay
+	}
+	if b.Probes == 0 {
+		b.Probes = policy.DefaultProbes
+	}
+	builder := circuitbreaker.NewBuilder[string]()
+	window := uint(0)
+	if b.Window > b.FailureThreshold {
+		window = b.Window
+		builder = builder.WithFailureThresholdRatio(b.FailureThreshold, b.Window)
+	} else {
+		builder = builder.WithFailureThreshold(b.FailureThreshold)
+	}
+	local := builder.WithDelay(b.Delay).WithSuccessThreshold(b.Probes).Build()
+	tag := "{breaker:" + nameInKey(dependency) + "}"
+	stateTTL := max(s.cfg.stateTTL, b.Delay+s.cfg.permitTTL)
+	br := &Breaker{
+		s:          s,
+		dependency: dependency,
+		keys:       []string{s.key(tag), s.key(tag, "probes")},
+		args: []any{
+			b.FailureThreshold, window, b.Delay.Milliseconds(), b.Probes,
+			s.cfg.permitTTL.Milliseconds(), stateTTL.Milliseconds(),
+		},
+		local: local,
+		epoch: -1,
+	}
+	return br, nil
+}
+
+// Breaker is a failsafe-go circuitbreaker.CircuitBreaker[string] whose
+// state is kept in Redis and shared by every replica (see
+// Store.CircuitBreaker, which adopts it for toolsafe). It is safe for
+// concurrent use.
+//
+// State, IsOpen, IsHalfOpen, IsClosed, RemainingDelay and Metrics answer
+// from what this replica last learned from Redis, without asking it (they
+// are asked several times per attempt); TryAcquirePermit, RecordSuccess,
+// RecordFailure, Open, HalfOpen and Close ask Redis, each with one
+// operation bounded by the Store's timeout. While Redis is unavailable
+// every method answers from the local breaker instead.
+//
+// toolsafe (policy.CircuitBreaker) calls TryAcquirePermit before an
+// attempt and RecordSuccess or RecordFailure after it, or neither for an
+// attempt whose outcome is neutral (its permit is then reused by the next
+// attempt of this replica in the same half-open period). RecordResult and
+// RecordError count a result as a success and an error as a failure.
+// Used as a failsafe-go policy itself (failsafe.With), every error counts
+// as a failure.
+type Breaker struct {
+	s          *Store
+	dependency string
+	keys       []string // the state hash, the set of half-open permits
+	args       []any    // threshold, window, delay ms, probes, permit TTL ms, state TTL ms
+	local      circuitbreaker.CircuitBreaker[string]
+
+	mu        sync.Mutex
+	state     circuitbreaker.State // the fleet's, as last learned
+	epoch     int64                // its count of transitions; -1 before the first answer
+	openUntil time.Time            // when an open state lets probes through, by this clock
+	failures  uint                 // counted in the closed state
+	outcomes  uint                 // outcomes counted in the closed state
+	successes uint                 // probes that succeeded in the half-open state
+	held      []permit             // half-open permits this replica holds, oldest first
+	synced    int64                // the outage count when state was last learned
+	seeded    int64                // the outage count when local was last set from state
+	onLocal   bool                 // the last decision was the local breaker's
+}
+
+// permit is a half-open permit held in Redis.
+type permit struct {
+	id    string
+	epoch int64
+}
+
+var _ circuitbreaker.CircuitBreaker[string] = (*Breaker)(nil)
+
+// Dependency is the name of the dependency the breaker guards.
+func (b *Breaker) Dependency() string { return b.dependency }
+
+// Shared reports whether the breaker's last decision was the fleet's
+// (true) or the local breaker's, because Redis was unavailable (false).
+func (b *Breaker) Shared() bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return !b.onLocal
+}
+
+// breakerScript keeps one breaker's state in a hash (KEYS[1]): s the state
+// (0 closed, 1 open, 2 half-open), e a count of transitions, u when an
+// open breaker lets probes through (ms, Redis's clock), f failures in a
+// row, w the last outcomes ('1' a failure) when counting within a window,
+// k the probes that succeeded. The half-open permits are a sorted set
+// (KEYS[2]) of IDs scored by when they expire. ARGV: op (acquire, success,
+// failure, open, close, halfopen), threshold, window (0: in a row), delay
+// ms, probes, permit TTL ms, state TTL ms, permit ID, permit epoch. It
+// returns {granted, s, e, ms until half-open, failures, outcomes,
+// successes}.
+var breakerScript = redis.NewScript(`
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local h = redis.call('HMGET', KEYS[1], 's', 'e', 'u', 'f', 'w', 'k')
+local s = tonumber(h[1]) or 0
+local e = tonumber(h[2]) or 0
+local u = tonumber(h[3]) or 0
+local f = tonumber(h[4]) or 0
+local w = h[5] or ''
+local k = tonumber(h[6]) or 0
+local op = ARGV[1]
+local T, W, D, P = tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5])
+local pttl, sttl = tonumber(ARGV[6]), tonumber(ARGV[7])
+local id, pe = ARGV[8], tonumber(ARGV[9])
+local dirty, granted = false, 0
+
+local function to(state)
+  s, e, f, w, k, dirty = state, e + 1, 0, '', 0, true
+  if state == 1 then u = now + D else u = 0 end
+  redis.call('DEL', KEYS[2])
+end
+
+if op == 'acquire' then
+  if s == 1 and now >= u then to(2) end
+  if s == 0 then
+    granted = 1
+  elseif s == 2 then
+    redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now)
+    if redis.call('ZCARD', KEYS[2]) < P then
+      redis.call('ZADD', KEYS[2], now + pttl, id)
+      redis.call('PEXPIRE', KEYS[2], pttl)
+      granted = 1
+    end
+  end
+elseif op == 'success' or op == 'failure' then
+  local probe = false
+  if id ~= '' and redis.call('ZREM', KEYS[2], id) == 1 then probe = (s == 2 and pe == e) end
+  if s == 0 then
+    if W > 0 then
+      w = w .. (op == 'failure' and '1' or '0')
+      if #w > W then w = string.sub(w, #w - W + 1) end
+      dirty = true
+      local _, n = string.gsub(w, '1', '')
+      if n >= T then to(1) end
+    elseif op == 'failure' then
+      f, dirty = f + 1, true
+      if f >= T then to(1) end
+    elseif f ~= 0 then
+      f, dirty = 0, true
+    end
+  elseif s == 2 and probe then
+    if op == 'failure' then
+      to(1)
+    else
+      k, dirty = k + 1, true
+      if k >= P then to(0) end
+    end
+  end
+elseif op == 'open' then to(1)
+elseif op == 'close' then to(0)
+elseif op == 'halfopen' then to(2)
+end
+
+if dirty then
+  redis.call('HSET', KEYS[1], 's', s, 'e', e, 'u', u, 'f', f, 'w', w, 'k', k)
+  local ttl = sttl
+  if s == 1 and u - now + pttl > ttl then ttl = u - now + pttl end
+  redis.call('PEXPIRE', KEYS[1], ttl)
+end
+local rem = 0
+if s == 1 and u > now then rem = u - now end
+local failures, outcomes = f, f
+if W > 0 then
+  local _, n = string.gsub(w, '1', '')
+  failures, outcomes = n, #w
+end
+return {granted, s, e, rem, failures, outcomes, k}
+`)
+
+// answer is what breakerScript returns.
+type answer struct {
+	granted            bool
+	state              circuitbreaker.State
+	epoch              int64
+	remaining          time.Duration
+	failures, outcomes uint
+	successes          uint
+	received           time.Time
+}
+
+// run runs breakerScript for op with permit p (zero for none).
+func (b *Breaker) run(op string, kind operation, p permit) (answer, error) {
+	var res []int64
+	err := b.s.do(context.Background(), kind, func(ctx context.Context) error {
+		args := make([]any, 0, 9)
+		args = append(args, op)
+		args = append(args, b.args...)
+		args = append(args, p.id, p.epoch)
+		var err error
+		res, err = breakerScript.Run(ctx, b.s.client, b.keys, args...).Int64Slice()
+		return err
+	})
+	if err != nil {
+		return answer{}, err
+	}
+	if len(res) != 7 {
+		return answer{}, fmt.Errorf("redisstore: the breaker script answered %d values, not 7", len(res))
+	}
+	a := answer{
+		granted:   res[0] == 1,
+		state:     circuitbreaker.State(res[1]),
+		epoch:     res[2],
+		remaining: time.Duration(res[3]) * time.Millisecond,
+		failures:  uint(res[4]),
+		outcomes:  uint(res[5]),
+		successes: uint(res[6]),
+		received:  time.Now(),
+	}
+	return a, nil
+}
+
+// learnLocked takes in what Redis answered, unless an answer of a later
+// epoch came first; an outage since the last answer forgets the permits
+// held (Redis may have lost them, or let them expire) and the epoch (a
+// restarted Redis counts again from zero).
+func (b *Breaker) learnLocked(a answer) {
+	if n := b.s.health.outages.Load(); n != b.synced {
+		b.synced = n
+		b.epoch = -1
+		b.held = nil
+	}
+	b.onLocal = false
+	if a.epoch < b.epoch {
+		return
+	}
+	if a.epoch > b.epoch {
+		keep := b.held[:0]
+		for _, p := range b.held {
+			if p.epoch == a.epoch {
+				keep = append(keep, p)
+			}
+		}
+		b.held = keep
+	}
+	b.state, b.epoch = a.state, a.epoch
+	b.openUntil = a.received.Add(a.remaining)
+	b.failures, b.outcomes, b.successes = a.failures, a.outcomes, a.successes
+}
+
+// localLocked returns the local breaker, first set to the fleet's state
+// as last learned when an outage began since it was last set.
+func (b *Breaker) localLocked() circuitbreaker.CircuitBreaker[string] {
+	if n := b.s.health.outages.Load(); n != b.seeded {
+		b.seeded = n
+		switch {
+		case b.epoch < 0: // nothing learned: keep the local state
+		case b.state == circuitbreaker.OpenState:
+			b.local.Open()
+		case b.state == circuitbreaker.HalfOpenState:
+			b.local.HalfOpen()
+		default:
+			b.local.Close()
+		}
+	}
+	b.onLocal = true
+	b.s.health.decidedLocally(stateBreaker)
+	return b.local
+}
+
+// TryAcquirePermit asks the fleet's breaker for a permit: granted when
+// closed, refused while open, and while half-open granted while fewer than
+// Probes permits are out fleet-wide (an open breaker whose delay is over
+// turns half-open here). The permit is given back by RecordSuccess or
+// RecordFailure. When Redis is unavailable, the local breaker answers.
+func (b *Breaker) TryAcquirePermit() bool {
+	id := b.s.nextID()
+	a, err := b.run("acquire", opAcquire, permit{id: id})
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if err != nil {
+		return b.localLocked().TryAcquirePermit()
+	}
+	b.learnLocked(a)
+	if a.granted && a.state == circuitbreaker.HalfOpenState {
+		b.held = append(b.held, permit{id: id, epoch: a.epoch})
+	}
+	return a.granted
+}
+
+// RecordSuccess records a success: in the closed state it ends a run of
+// failures (or adds a success to the window); in the half-open state, with
+// a permit this replica holds, it counts toward closing. It gives back the
+// oldest half-open permit this replica holds.
+func (b *Breaker) RecordSuccess() { b.record("success", true) }
+
+// RecordFailure records a failure: in the closed state it counts toward
+// opening, fleet-wide; in the half-open state, with a permit this replica
+// holds, it opens the breaker again. It gives back the oldest half-open
+// permit this replica holds.
+func (b *Breaker) RecordFailure() { b.record("failure", false) }
+
+func (b *Breaker) record(op string, ok bool) {
+	b.mu.Lock()
+	var p permit
+	if b.s.health.outages.Load() == b.synced && len(b.held) > 0 {
+		p, b.held = b.held[0], b.held[1:]
+	}
+	b.mu.Unlock()
+	a, err := b.run(op, opRecord, p)
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if err != nil {
+		if ok {
+			b.localLocked().RecordSuccess()
+		} else {
+			b.localLocked().RecordFailure()
+		}
+		return
+	}
+	b.learnLocked(a)
+}
+
+// RecordResult records a result as a success.
+func (b *Breaker) RecordResult(string) { b.RecordSuccess() }
+
+// RecordError records a nil err as a success and any other as a failure.
+func (b *Breaker) RecordError(err error) {
+	if err == nil {
+		b.RecordSuccess()
+	} else {
+		b.RecordFailure()
+	}
+}
+
+// Open opens the breaker for every replica, for its delay.
+func (b *Breaker) Open() { b.force("open", circuitbreaker.OpenState) }
+
+// Close closes the breaker for every replica.
+func (b *Breaker) Close() { b.force("close", circuitbreaker.ClosedState) }
+
+// HalfOpen half-opens the breaker for every replica.
+func (b *Breaker) HalfOpen() { b.force("halfopen", circuitbreaker.HalfOpenState) }
+
+func (b *Breaker) force(op string, to circuitbreaker.State) {
+	a, err := b.run(op, opForce, permit{})
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if err != nil {
+		l := b.localLocked()
+		switch to {
+		case circuitbreaker.OpenState:
+			l.Open()
+		case circuitbreaker.HalfOpenState:
+			l.HalfOpen()
+		default:
+			l.Close()
+		}
+		return
+	}
+	b.learnLocked(a)
+}
+
+// State returns the fleet's state as this replica last learned it (the
+// local breaker's while Redis is unavailable). An open breaker whose delay
+// is over stays open until the next TryAcquirePermit turns it half-open.
+func (b *Breaker) State() circuitbreaker.State {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.onLocal {
+		return b.local.State()
+	}
+	return b.state
+}
+
+// IsOpen reports whether State is open.
+func (b *Breaker) IsOpen() bool { return b.State() == circuitbreaker.OpenState }
+
+// IsHalfOpen reports whether State is half-open.
+func (b *Breaker) IsHalfOpen() bool { return b.State() == circuitbreaker.HalfOpenState }
+
+// IsClosed reports whether State is closed.
+func (b *Breaker) IsClosed() bool { return b.State() == circuitbreaker.ClosedState }
+
+// RemainingDelay returns how long an open breaker stays open, as this
+// replica last learned it; 0 in the other states.
+func (b *Breaker) RemainingDelay() time.Duration {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.onLocal {
+		return b.local.RemainingDelay()
+	}
+	if b.state != circuitbreaker.OpenState {
+		return 0
+	}
+	return max(0, time.Until(b.openUntil))
+}
+
+// Metrics returns the fleet's counts as this replica last learned them
+// (the local breaker's while Redis is unavailable): in the closed state
+// the failures and outcomes counted toward opening (in a row: the failures
+// only), in the half-open state the probes that succeeded.
+func (b *Breaker) Metrics() circuitbreaker.Metrics {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.onLocal {
+		return b.local.Metrics()
+	}
+	m := metrics{failures: b.failures, executions: b.outcomes, successes: b.outcomes - b.failures}
+	if b.state == circuitbreaker.HalfOpenState {
+		m = metrics{executions: b.successes, successes: b.successes}
+	}
+	return m
+}
+
+type metrics struct{ executions, failures, successes uint }
+
+func (m metrics) Executions() uint { return m.executions }
+func (m metrics) Failures() uint   { return m.failures }
+func (m metrics) Successes() uint  { return m.successes }
+func (m metrics) FailureRate() float64 {
+	if m.executions == 0 {
+		return 0
+	}
+	return float64(m.failures) / float64(m.executions)
+}
+func (m metrics) SuccessRate() float64 {
+	if m.executions == 0 {
+		return 0
+	}
+	return float64(m.successes) / float64(m.executions)
+}
+
+// ResultAgnostic marks the breaker as a policy for any result type.
+func (*Breaker) ResultAgnostic() {}
+
+// ToExecutor makes the breaker usable as a failsafe-go policy itself
+// (failsafe.With(b)): every attempt asks for a permit, and every error
+// counts as a failure. toolsafe does not use it: it drives the breaker
+// itself, with its own rules (see Store.CircuitBreaker).
+func (b *Breaker) ToExecutor(_ string) any {
+	e := &executor{BaseExecutor: fspolicy.BaseExecutor[string]{BaseFailurePolicy: &fspolicy.BaseFailurePolicy[string]{}}, b: b}
+	e.Executor = e
+	return e
+}
+
+type executor struct {
+	fspolicy.BaseExecutor[string]
+	b *Breaker
+}
+
+func (e *executor) PreExecute(fspolicy.ExecutionInternal[string]) *common.PolicyResult[string] {
+	if !e.b.TryAcquirePermit() {
+		return &common.PolicyResult[string]{Error: circuitbreaker.ErrOpen, Done: true}
+	}
+	return nil
+}
+
+func (e *executor) OnSuccess(exec fspolicy.ExecutionInternal[string], result *common.PolicyResult[string]) {
+	e.BaseExecutor.OnSuccess(exec, result)
+	e.b.RecordSuccess()
+}
+
+func (e *executor) OnFailure(exec fspolicy.ExecutionInternal[string], result *common.PolicyResult[string]) *common.PolicyResult[string] {
+	e.BaseExecutor.OnFailure(exec, result)
+	e.b.RecordFailure()
+	return result
+}
