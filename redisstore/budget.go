@@ -123,7 +123,7 @@ func (b *Budget) Admit(ctx context.Context, retry bool) bool {
 		if due {
 			if _, err := b.send(ctx, opFlush, now, out, false); err != nil {
 				b.mu.Lock()
-				b.unsentLocked(now, out, err)
+				b.unsentLocked(now, out)
 				b.mu.Unlock()
 			}
 		}
@@ -137,7 +137,7 @@ func (b *Budget) Admit(ctx context.Context, retry bool) bool {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if err != nil {
-		b.unsentLocked(now, out, err)
+		b.unsentLocked(now, out)
 		b.onLocal = true
 		b.s.health.decidedLocally(stateBudget)
 		a, r := b.seen.sum(now)
@@ -163,14 +163,12 @@ func admits(retries, firsts int64, ratio float64, min int) bool {
 	return next <= int64(min) || float64(next) <= ratio*float64(firsts+next)
 }
 
-// unsentLocked puts counts whose operation was skipped, because Redis was
-// known to be unavailable, back among the pending ones. Counts of an
-// operation that was sent and failed are dropped: Redis may have counted
-// them, and counting an attempt twice would loosen the budget.
-func (b *Budget) unsentLocked(now int64, out []int64, err error) {
-	if !errors.Is(err, errSkipped) {
-		return
-	}
+// unsentLocked puts counts whose operation failed back among the pending
+// ones, to be sent once Redis answers again. An operation that timed out
+// after Redis ran it has its counts sent twice: at most one batch (the
+// attempts of FlushInterval on one replica) counted twice, which loosens
+// the budget by as much, once per outage.
+func (b *Budget) unsentLocked(now int64, out []int64) {
 	for i := 0; i+2 < len(out); i += 3 {
 		b.pending.add(now-out[i], out[i+1], out[i+2])
 	}

@@ -135,13 +135,19 @@ return 'p'
 var addScript = redis.NewScript(forgetExpired + `
 local ttl, max = tonumber(ARGV[3]), tonumber(ARGV[4])
 if redis.call('LLEN', KEYS[1]) >= max then
-  local keep = {}
+  local keep, last = {}, now
   for _, d in ipairs(redis.call('LRANGE', KEYS[1], 0, -1)) do
-    local exp = string.match(d, ':(%d+)$')
-    if exp and tonumber(exp) > now then keep[#keep + 1] = d end
+    local exp = tonumber(string.match(d, ':(%d+)$'))
+    if exp and exp > now then
+      keep[#keep + 1] = d
+      if exp > last then last = exp end
+    end
   end
   redis.call('DEL', KEYS[1])
-  if #keep > 0 then redis.call('RPUSH', KEYS[1], unpack(keep)) end
+  if #keep > 0 then
+    redis.call('RPUSH', KEYS[1], unpack(keep))
+    redis.call('PEXPIRE', KEYS[1], last - now)
+  end
   if #keep >= max then return -1 end
 end
 redis.call('RPUSH', KEYS[1], ARGV[2] .. ':' .. (now + ttl))

@@ -45,6 +45,7 @@ func newClient(t testing.TB, addr string) *redis.Client {
 
 // replica is one process's view of the fleet: its own client and Store.
 type replica struct {
+	prefix string
 	client *redis.Client
 	store  *redisstore.Store
 	logs   *logBuffer
@@ -68,7 +69,7 @@ func newReplicas(t testing.TB, addr string, n int, opts ...redisstore.Option) []
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { s.Close() })
-		rs[i] = &replica{client: c, store: s, logs: logs}
+		rs[i] = &replica{prefix: prefix, client: c, store: s, logs: logs}
 	}
 	check := newClient(t, addr)
 	t.Cleanup(func() { redistest.CheckTTLs(t, check, prefix) })

@@ -58,10 +58,6 @@ const (
 // decide locally instead.
 var ErrUnavailable = errors.New("redisstore: redis is unavailable")
 
-// errSkipped marks an operation not sent at all, because Redis was known
-// to be unavailable.
-var errSkipped = errors.New("skipped")
-
 // Store keeps toolsafe's shared state in Redis for a fleet of replicas:
 // circuit breakers (CircuitBreaker), retry budgets (RetryBudget), grants
 // and pending approvals (Grants) and run ledgers (Ledger). Every replica
@@ -308,7 +304,7 @@ func (s *Store) Outages() int64 { return s.health.outages.Load() }
 // not call f and returns ErrUnavailable at once.
 func (s *Store) do(ctx context.Context, op operation, f func(ctx context.Context) error) error {
 	if s.health.down.Load() {
-		return fmt.Errorf("%w (%s %w until it answers again)", ErrUnavailable, op, errSkipped)
+		return fmt.Errorf("%w (%s skipped until it answers again)", ErrUnavailable, op)
 	}
 	octx, cancel := context.WithTimeout(ctx, s.cfg.timeout)
 	start := time.Now()
