@@ -88,14 +88,18 @@ func (s *Store) NewBreaker(dependency string, b policy.Breaker) (*Breaker, error
 	br := &Breaker{
 		s:          s,
 		dependency: dependency,
+		tag:        tag,
 		keys:       []string{s.key(tag), s.key(tag, "probes")},
 		args: []any{
 			b.FailureThreshold, window, b.Delay.Milliseconds(), b.Probes,
 			s.cfg.permitTTL.Milliseconds(), stateTTL.Milliseconds(),
 		},
-		local: local,
-		epoch: -1,
+		local:  local,
+		epoch:  -1,
+		inARow: window == 0,
+		gen:    -1,
 	}
+	s.changes.add(br)
 	return br, nil
 }
 
@@ -121,13 +125,20 @@ func (s *Store) NewBreaker(dependency string, b policy.Breaker) (*Breaker, error
 type Breaker struct {
 	s          *Store
 	dependency string
+	tag        string   // the hash tag of its keys, and its name in published changes
 	keys       []string // the state hash, the set of half-open permits
 	args       []any    // threshold, window, delay ms, probes, permit TTL ms, state TTL ms
 	local      circuitbreaker.CircuitBreaker[string]
+	inARow     bool // failures count in a row, not within a window
 
 	mu        sync.Mutex
 	state     circuitbreaker.State // the fleet's, as last learned
 	epoch     int64                // its count of transitions; -1 before the first answer
+	version   int64                // its count of changes, as last learned
+	inc       string               // its incarnation, as last learned
+	learned   time.Time            // when it was last learned
+	gen       int64                // the subscription's generation it was learned under; -1: not live
+	refresh   bool                 // a refresh of the state is running
 	openUntil time.Time            // when an open state lets probes through, by this clock
 	failures  uint                 // counted in the closed state
 	outcomes  uint                 // outcomes counted in the closed state
@@ -136,6 +147,7 @@ type Breaker struct {
 	synced    int64                // the outage count when state was last learned
 	seeded    int64                // the outage count when local was last set from state
 	onLocal   bool                 // the last decision was the local breaker's
+	onChange  func()               // tests: called with mu held after a published change is taken in
 }
 
 // permit is a half-open permit held in Redis.
@@ -161,22 +173,28 @@ func (b *Breaker) Shared() bool {
 // (0 closed, 1 open, 2 half-open), e a count of transitions, u when an
 // open breaker lets probes through (ms, Redis's clock), f failures in a
 // row, w the last outcomes ('1' a failure) when counting within a window,
-// k the probes that succeeded. The half-open permits are a sorted set
+// k the probes that succeeded, v a count of changes and i a random name
+// of this incarnation of the hash (a hash lost and made again counts its
+// changes from zero again). The half-open permits are a sorted set
 // (KEYS[2]) of IDs scored by when they expire. ARGV: op (acquire, success,
-// failure, open, close, halfopen), threshold, window (0: in a row), delay
-// ms, probes, permit TTL ms, state TTL ms, permit ID, permit epoch. It
+// failure, open, close, halfopen, peek), threshold, window (0: in a row),
+// delay ms, probes, permit TTL ms, state TTL ms, permit ID, permit epoch,
+// a new incarnation's name, the channel of changes, the breaker's tag. It
 // returns {granted, s, e, ms until half-open, failures, outcomes,
-// successes}.
+// successes, v, i}, and publishes every change it makes on the channel:
+// the tag, then the same values but granted, separated by spaces.
 var breakerScript = redis.NewScript(`
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-local h = redis.call('HMGET', KEYS[1], 's', 'e', 'u', 'f', 'w', 'k')
+local h = redis.call('HMGET', KEYS[1], 's', 'e', 'u', 'f', 'w', 'k', 'v', 'i')
 local s = tonumber(h[1]) or 0
 local e = tonumber(h[2]) or 0
 local u = tonumber(h[3]) or 0
 local f = tonumber(h[4]) or 0
 local w = h[5] or ''
 local k = tonumber(h[6]) or 0
+local v = tonumber(h[7]) or 0
+local inc = h[8] or ''
 local op = ARGV[1]
 local T, W, D, P = tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5])
 local pttl, sttl = tonumber(ARGV[6]), tonumber(ARGV[7])
@@ -230,12 +248,6 @@ elseif op == 'close' then to(0)
 elseif op == 'halfopen' then to(2)
 end
 
-if dirty then
-  redis.call('HSET', KEYS[1], 's', s, 'e', e, 'u', u, 'f', f, 'w', w, 'k', k)
-  local ttl = sttl
-  if s == 1 and u - now + pttl > ttl then ttl = u - now + pttl end
-  redis.call('PEXPIRE', KEYS[1], ttl)
-end
 local rem = 0
 if s == 1 and u > now then rem = u - now end
 local failures, outcomes = f, f
@@ -243,7 +255,16 @@ if W > 0 then
   local _, n = string.gsub(w, '1', '')
   failures, outcomes = n, #w
 end
-return {granted, s, e, rem, failures, outcomes, k}
+if dirty then
+  v = v + 1
+  if inc == '' then inc = ARGV[10] end
+  redis.call('HSET', KEYS[1], 's', s, 'e', e, 'u', u, 'f', f, 'w', w, 'k', k, 'v', v, 'i', inc)
+  local ttl = sttl
+  if s == 1 and u - now + pttl > ttl then ttl = u - now + pttl end
+  redis.call('PEXPIRE', KEYS[1], ttl)
+  redis.call('PUBLISH', ARGV[11], table.concat({ARGV[12], s, e, rem, failures, outcomes, k, v, inc}, ' '))
+end
+return {granted, s, e, rem, failures, outcomes, k, v, inc}
 `)
 
 // answer is what breakerScript returns.
@@ -254,35 +275,62 @@ type answer struct {
 	remaining          time.Duration
 	failures, outcomes uint
 	successes          uint
+	version            int64  // the hash's count of changes
+	inc                string // its incarnation; "" before its first change
 	received           time.Time
+	gen                int64 // the subscription's generation it is trusted under; -1: none
 }
 
-// run runs breakerScript for op with permit p (zero for none).
+// run runs breakerScript for op with permit p (zero for none). The
+// answer's gen is the subscription's generation it can be trusted under,
+// -1 when the subscription was not live throughout.
 func (b *Breaker) run(op string, kind operation, p permit) (answer, error) {
-	var res []int64
+	live0, gen0 := b.s.changes.live()
+	a, err := b.runScript(op, kind, p)
+	if live1, gen1 := b.s.changes.live(); live0 && live1 && gen0 == gen1 {
+		a.gen = gen0
+	} else {
+		a.gen = -1
+	}
+	return a, err
+}
+
+func (b *Breaker) runScript(op string, kind operation, p permit) (answer, error) {
+	var res []any
 	err := b.s.do(context.Background(), kind, func(ctx context.Context) error {
-		args := make([]any, 0, 9)
+		args := make([]any, 0, 12)
 		args = append(args, op)
 		args = append(args, b.args...)
-		args = append(args, p.id, p.epoch)
+		args = append(args, p.id, p.epoch, b.s.incarnation, b.s.changes.channel, b.tag)
 		var err error
-		res, err = breakerScript.Run(ctx, b.s.client, b.keys, args...).Int64Slice()
+		res, err = breakerScript.Run(ctx, b.s.client, b.keys, args...).Slice()
 		return err
 	})
 	if err != nil {
 		return answer{}, err
 	}
-	if len(res) != 7 {
-		return answer{}, fmt.Errorf("redisstore: the breaker script answered %d values, not 7", len(res))
+	var n [8]int64
+	ok := len(res) == 9
+	for i := 0; ok && i < 8; i++ {
+		n[i], ok = res[i].(int64)
+	}
+	inc, isString := "", false
+	if ok {
+		inc, isString = res[8].(string)
+	}
+	if !ok || !isString {
+		return answer{}, fmt.Errorf("redisstore: the breaker script answered %v", res)
 	}
 	a := answer{
-		granted:   res[0] == 1,
-		state:     circuitbreaker.State(res[1]),
-		epoch:     res[2],
-		remaining: time.Duration(res[3]) * time.Millisecond,
-		failures:  uint(res[4]),
-		outcomes:  uint(res[5]),
-		successes: uint(res[6]),
+		granted:   n[0] == 1,
+		state:     circuitbreaker.State(n[1]),
+		epoch:     n[2],
+		remaining: time.Duration(n[3]) * time.Millisecond,
+		failures:  uint(n[4]),
+		outcomes:  uint(n[5]),
+		successes: uint(n[6]),
+		version:   n[7],
+		inc:       inc,
 		received:  time.Now(),
 	}
 	return a, nil
@@ -295,14 +343,14 @@ func (b *Breaker) run(op string, kind operation, p permit) (answer, error) {
 func (b *Breaker) learnLocked(a answer) {
 	if n := b.s.health.outages.Load(); n != b.synced {
 		b.synced = n
-		b.epoch = -1
+		b.epoch, b.version, b.inc = -1, -1, ""
 		b.held = nil
 	}
 	b.onLocal = false
-	if a.epoch < b.epoch {
-		return
+	if a.inc == b.inc && a.version < b.version {
+		return // an answer older than one already learned
 	}
-	if a.epoch > b.epoch {
+	if a.epoch != b.epoch {
 		keep := b.held[:0]
 		for _, p := range b.held {
 			if p.epoch == a.epoch {
@@ -311,7 +359,7 @@ func (b *Breaker) learnLocked(a answer) {
 		}
 		b.held = keep
 	}
-	b.state, b.epoch = a.state, a.epoch
+	b.state, b.epoch, b.version, b.inc, b.learned, b.gen = a.state, a.epoch, a.version, a.inc, a.received, a.gen
 	b.openUntil = a.received.Add(a.remaining)
 	b.failures, b.outcomes, b.successes = a.failures, a.outcomes, a.successes
 }
@@ -341,7 +389,38 @@ func (b *Breaker) localLocked() circuitbreaker.CircuitBreaker[string] {
 // Probes permits are out fleet-wide (an open breaker whose delay is over
 // turns half-open here). The permit is given back by RecordSuccess or
 // RecordFailure. When Redis is unavailable, the local breaker answers.
+//
+// It answers without asking Redis when the state it last learned says
+// open, before that state's delay is over (it cannot end sooner, but for
+// Close or HalfOpen called by hand), or closed, while the Store's
+// subscription to the breakers' changes has been live since the state was
+// learned: every change of the state, made by the breaker script in any
+// replica, is published, and reaches this replica about as soon as it is
+// made. (The state is learned again in the background every half of the
+// state's max age, WithStateMaxAge, a safety net.) So a healthy attempt,
+// or one refused by an open breaker, waits for no Redis operation. While
+// the subscription is not live, closed permits are asked of Redis too.
+// Half-open permits always come from Redis.
 func (b *Breaker) TryAcquirePermit() bool {
+	b.mu.Lock()
+	if b.cachedLocked() {
+		now := time.Now()
+		switch age := now.Sub(b.learned); {
+		case b.state == circuitbreaker.OpenState && now.Before(b.openUntil):
+			b.mu.Unlock()
+			return false
+		case b.state == circuitbreaker.ClosedState && age < b.s.cfg.maxAge && b.trustedLocked():
+			if age >= b.s.cfg.maxAge/2 && !b.refresh {
+				b.refresh = true
+				if !b.s.async(b.refreshState) {
+					b.refresh = false
+				}
+			}
+			b.mu.Unlock()
+			return true
+		}
+	}
+	b.mu.Unlock()
 	id := b.s.nextID()
 	a, err := b.run("acquire", opAcquire, permit{id: id})
 	b.mu.Lock()
@@ -356,10 +435,54 @@ func (b *Breaker) TryAcquirePermit() bool {
 	return a.granted
 }
 
+// cachedLocked reports whether the state last learned is the fleet's as
+// of now, but for its age: learned from Redis since the last outage, and
+// Redis available.
+func (b *Breaker) cachedLocked() bool {
+	return b.epoch >= 0 && !b.onLocal && b.synced == b.s.health.outages.Load() && b.s.Available()
+}
+
+// trustedLocked reports whether the subscription to changes has been
+// live since the state was learned: a change would have reached it.
+func (b *Breaker) trustedLocked() bool {
+	live, gen := b.s.changes.live()
+	return live && b.gen == gen
+}
+
+// learnChange takes in a change another replica (or this one) made,
+// published by the breaker script.
+func (b *Breaker) learnChange(a answer, gen int64) {
+	a.gen = gen
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.epoch < 0 || !b.cachedLocked() {
+		return // nothing learned yet, or an outage since: the next permit asks Redis
+	}
+	b.learnLocked(a)
+	if b.onChange != nil {
+		b.onChange()
+	}
+}
+
+// refreshState learns the fleet's state again, in the background.
+func (b *Breaker) refreshState() {
+	a, err := b.run("peek", opPeek, permit{})
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.refresh = false
+	if err == nil {
+		b.learnLocked(a)
+	}
+}
+
 // RecordSuccess records a success: in the closed state it ends a run of
 // failures (or adds a success to the window); in the half-open state, with
 // a permit this replica holds, it counts toward closing. It gives back the
-// oldest half-open permit this replica holds.
+// oldest half-open permit this replica holds. A success that changes
+// nothing is not sent: in the closed state, counting failures in a row,
+// when none were counted in the state last learned (within the state's
+// max age, WithStateMaxAge). A failure of another replica recorded since
+// is then not ended by it.
 func (b *Breaker) RecordSuccess() { b.record("success", true) }
 
 // RecordFailure records a failure: in the closed state it counts toward
@@ -373,6 +496,12 @@ func (b *Breaker) record(op string, ok bool) {
 	var p permit
 	if b.s.health.outages.Load() == b.synced && len(b.held) > 0 {
 		p, b.held = b.held[0], b.held[1:]
+	}
+	if ok && p.id == "" && b.cachedLocked() && b.trustedLocked() && b.inARow && b.state == circuitbreaker.ClosedState && b.failures == 0 && time.Since(b.learned) < b.s.cfg.maxAge {
+		// A success of the closed state with no failure in a row (as last
+		// learned, at this attempt's permit) changes nothing in Redis.
+		b.mu.Unlock()
+		return
 	}
 	b.mu.Unlock()
 	a, err := b.run(op, opRecord, p)

@@ -38,6 +38,7 @@ func breakers(t *testing.T, rs []*replica, b policy.Breaker) []*redisstore.Break
 func TestBreakerOpensOnTheFleetsFailures(t *testing.T) {
 	rs := newReplicas(t, redisAddr, 3)
 	bs := breakers(t, rs, policy.Breaker{FailureThreshold: 3, Delay: time.Minute})
+	opened := waitOpen(bs[:2])
 
 	// One failure on each replica: three in a row for the fleet. A breaker
 	// of each replica's own would have seen one.
@@ -50,6 +51,16 @@ func TestBreakerOpensOnTheFleetsFailures(t *testing.T) {
 	if !bs[2].IsOpen() {
 		t.Fatalf("the replica that recorded the third failure sees %v, not open", bs[2].State())
 	}
+	// The other two learn it from the change the script published.
+	start := time.Now()
+	for i, ch := range opened {
+		select {
+		case <-ch:
+		case <-time.After(10 * time.Second):
+			t.Fatalf("replica %d did not learn that the breaker opened", i)
+		}
+	}
+	t.Logf("the other replicas learned that it opened within %v", time.Since(start))
 	for i, b := range bs {
 		if b.TryAcquirePermit() {
 			t.Errorf("replica %d got a permit from the open breaker", i)
@@ -64,6 +75,23 @@ func TestBreakerOpensOnTheFleetsFailures(t *testing.T) {
 			t.Errorf("replica %d decided locally with Redis up", i)
 		}
 	}
+}
+
+// waitOpen returns, for each breaker, a channel closed once it takes in a
+// published change that opened it.
+func waitOpen(bs []*redisstore.Breaker) []chan struct{} {
+	out := make([]chan struct{}, len(bs))
+	for i, b := range bs {
+		ch := make(chan struct{})
+		var once sync.Once
+		redisstore.OnChange(b, func(st circuitbreaker.State) {
+			if st == circuitbreaker.OpenState {
+				once.Do(func() { close(ch) })
+			}
+		})
+		out[i] = ch
+	}
+	return out
 }
 
 func TestBreakerSuccessEndsARunOfFailures(t *testing.T) {
@@ -222,11 +250,13 @@ func TestBreakerLostPermitExpires(t *testing.T) {
 
 func TestBreakerCountsWhatToolsafeCounts(t *testing.T) {
 	rs := newReplicas(t, redisAddr, 2)
+	var opened []chan struct{}
 	wrap := func(r *replica, fail func(ctx context.Context) error) (*toolsafe.Tool, *atomic.Int32) {
 		cb, err := r.store.CircuitBreaker("billing", policy.Breaker{FailureThreshold: 2, Delay: time.Minute})
 		if err != nil {
 			t.Fatal(err)
 		}
+		opened = append(opened, waitOpen([]*redisstore.Breaker{cb.CircuitBreaker.(*redisstore.Breaker)})...)
 		var calls atomic.Int32
 		tool := middleware.Func("fetch_invoice", "fetches an invoice", func(ctx context.Context, _ string) (string, error) {
 			calls.Add(1)
@@ -254,6 +284,7 @@ func TestBreakerCountsWhatToolsafeCounts(t *testing.T) {
 	}
 	a, aCalls := wrap(rs[0], fail)
 	b, _ := wrap(rs[1], fail)
+	aOpened := opened[0]
 
 	for range 5 {
 		if r := a.Run(background, `{"number":"INV-9"}`); r.Failure == nil || r.Failure.Kind != middleware.KindToolError {
@@ -278,6 +309,7 @@ func TestBreakerCountsWhatToolsafeCounts(t *testing.T) {
 	if r := b.Run(background, `{}`); r.Failure == nil || r.Failure.Kind != middleware.KindFailed {
 		t.Fatalf("failing call on b: %+v", r)
 	}
+	<-aOpened
 	before := aCalls.Load()
 	r := a.Run(background, `{}`)
 	if r.Failure == nil || r.Failure.Kind != middleware.KindCircuitOpen {
@@ -295,15 +327,20 @@ func TestBreakerDecidesLocallyWhileRedisIsDown(t *testing.T) {
 	t.Cleanup(func() { _ = mp.Shutdown(background) })
 	rs := newReplicas(t, srv.Addr(), 2, redisstore.WithRecheck(20*time.Millisecond), redisstore.WithMeterProvider(mp))
 	bs := breakers(t, rs, policy.Breaker{FailureThreshold: 2, Delay: time.Minute})
+	opened := waitOpen(bs[:1])
 	for _, b := range bs {
 		b.TryAcquirePermit()
 		b.RecordFailure()
 	}
+	<-opened[0]
 	if bs[0].TryAcquirePermit() {
 		t.Fatal("the fleet's breaker did not open")
 	}
 
 	srv.Kill()
+	// The subscription to the breakers' changes breaks: the outage is
+	// noticed before any call needs Redis.
+	rs[0].logs.waitFor(t, "WARN", "redis is unavailable")
 	for i := range 100 {
 		start := time.Now()
 		if bs[0].TryAcquirePermit() {
@@ -320,6 +357,7 @@ func TestBreakerDecidesLocallyWhileRedisIsDown(t *testing.T) {
 		t.Errorf("the local breaker is %v with %v left, want open", bs[0].State(), bs[0].RemainingDelay())
 	}
 	// Replica 1 learned the fleet's state before the outage too.
+	rs[1].logs.waitFor(t, "WARN", "redis is unavailable")
 	if bs[1].TryAcquirePermit() || bs[1].Shared() {
 		t.Error("replica 1's local breaker, started from the fleet's open state, gave a permit")
 	}
@@ -368,13 +406,17 @@ func TestBreakerGivesUpOnASlowRedisWithinItsTimeout(t *testing.T) {
 	bs[0].RecordSuccess()
 
 	srv.Pause()
+	// A failure is always sent to Redis: it waits for the timeout, no more.
 	start := time.Now()
-	ok := bs[0].TryAcquirePermit()
+	bs[0].RecordFailure()
 	if d := time.Since(start); d > timeout+50*time.Millisecond {
-		t.Errorf("the permit took %v from a paused Redis; the timeout is %v", d, timeout)
+		t.Errorf("recording a failure took %v with Redis paused; the timeout is %v", d, timeout)
 	}
-	if !ok {
-		t.Error("the local breaker, started closed, refused")
+	if bs[0].Shared() || rs[0].store.Available() {
+		t.Error("Redis paused past the timeout is still counted available")
+	}
+	if !bs[0].TryAcquirePermit() {
+		t.Error("the local breaker, started closed with one failure of 2, refused")
 	}
 	start = time.Now()
 	for range 10 {
@@ -440,4 +482,38 @@ func counters(rm metricdata.ResourceMetrics) map[string]int64 {
 		}
 	}
 	return out
+}
+
+func TestAFlapAfterAnOutageIsNotASecondOutage(t *testing.T) {
+	srv := ownServer(t)
+	const recheck = 500 * time.Millisecond
+	rs := newReplicas(t, srv.Addr(), 1, redisstore.WithRecheck(recheck))
+	logs := rs[0].logs
+	if _, err := rs[0].store.NewBreaker("billing", policy.Breaker{}); err != nil {
+		t.Fatal(err) // its subscription notices the outages
+	}
+	restart := func() {
+		t.Helper()
+		if err := srv.Restart(); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	srv.Kill()
+	logs.waitFor(t, "WARN", "redis is unavailable")
+	restart()
+	logs.waitFor(t, "INFO", "redis answers again")
+	// Redis fails again at once, and answers the next recheck: a flap.
+	srv.Kill()
+	logs.waitFor(t, "DEBUG", "failed again just after it answered")
+	restart()
+	logs.waitFor(t, "DEBUG", "redis answers again")
+	if n := len(logs.lines("WARN")); n != 1 || rs[0].store.Outages() != 1 {
+		t.Fatalf("%d warnings, %d outages after an outage and a flap; want 1 and 1:\n%s", n, rs[0].store.Outages(), logs)
+	}
+	// It fails again at once and stays down past the recheck: an outage.
+	srv.Kill()
+	logs.waitFor(t, "WARN", "outage=2")
+	restart()
+	logs.waitFor(t, "INFO", "outage=2")
 }

@@ -30,8 +30,9 @@ const FlushInterval = 100 * time.Millisecond
 // policy.Retry.Shared; a refused retry ends the call with budget-exceeded.
 //
 // First attempts are counted locally and sent to Redis in one operation
-// with the next retry asked for, or after FlushInterval at the latest;
-// each retry asked for is one Lua script, atomic in Redis. While Redis is
+// with the next retry asked for, or in the background after FlushInterval
+// at the latest, so a first attempt never waits for Redis; each retry
+// asked for is one Lua script, atomic in Redis, that the retry waits for. While Redis is
 // unavailable the budget decides from this replica's own attempts and
 // retries in the window, with the same ratio, and sends them to Redis once
 // it answers again.
@@ -85,6 +86,7 @@ type Budget struct {
 	seen     ring // this replica's attempts and retries in the window
 	pending  ring // those not sent to Redis yet
 	lastSent time.Time
+	flushing bool // a flush is running
 	onLocal  bool
 }
 
@@ -113,19 +115,16 @@ func (b *Budget) Admit(ctx context.Context, retry bool) bool {
 		b.mu.Lock()
 		b.seen.add(now, 1, 0)
 		b.pending.add(now, 1, 0)
-		due := time.Since(b.lastSent) >= FlushInterval && b.s.Available()
-		var out []int64
-		if due {
-			b.lastSent = time.Now()
-			out = b.pending.take(now)
+		if b.flushing || time.Since(b.lastSent) < FlushInterval || !b.s.Available() {
+			b.mu.Unlock()
+			return true
 		}
+		b.flushing, b.lastSent = true, time.Now()
+		out := b.pending.take(now)
 		b.mu.Unlock()
-		if due {
-			if _, err := b.send(ctx, opFlush, now, out, false); err != nil {
-				b.mu.Lock()
-				b.unsentLocked(now, out)
-				b.mu.Unlock()
-			}
+		// The attempts go to Redis in the background: the call does not wait.
+		if !b.s.async(func() { b.flush(ctx, now, out) }) {
+			b.flush(ctx, now, out)
 		}
 		return true
 	}
@@ -154,6 +153,17 @@ func (b *Budget) Admit(ctx context.Context, retry bool) bool {
 		b.seen.add(now, 0, 1)
 	}
 	return admitted
+}
+
+// flush sends counts to Redis, or puts them back when it cannot.
+func (b *Budget) flush(ctx context.Context, now int64, out []int64) {
+	_, err := b.send(ctx, opFlush, now, out, false)
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.flushing = false
+	if err != nil {
+		b.unsentLocked(now, out)
+	}
 }
 
 // admits is the rule: retries, the next one included, are at most min or

@@ -12,20 +12,22 @@ import (
 type operation string
 
 const (
-	opAcquire operation = "breaker.acquire"
-	opRecord  operation = "breaker.record"
-	opForce   operation = "breaker.force"
-	opAdmit   operation = "budget.admit"
-	opFlush   operation = "budget.flush"
-	opDecide  operation = "grants.decide"
-	opGrant   operation = "grants.grant"
-	opRevoke  operation = "grants.revoke"
-	opPending operation = "grants.pending"
-	opAppend  operation = "ledger.append"
-	opEntries operation = "ledger.entries"
+	opAcquire   operation = "breaker.acquire"
+	opRecord    operation = "breaker.record"
+	opForce     operation = "breaker.force"
+	opPeek      operation = "breaker.refresh"
+	opSubscribe operation = "breaker.subscribe"
+	opAdmit     operation = "budget.admit"
+	opFlush     operation = "budget.flush"
+	opDecide    operation = "grants.decide"
+	opGrant     operation = "grants.grant"
+	opRevoke    operation = "grants.revoke"
+	opPending   operation = "grants.pending"
+	opAppend    operation = "ledger.append"
+	opEntries   operation = "ledger.entries"
 )
 
-var operations = []operation{opAcquire, opRecord, opForce, opAdmit, opFlush, opDecide, opGrant, opRevoke, opPending, opAppend, opEntries}
+var operations = []operation{opAcquire, opRecord, opForce, opPeek, opSubscribe, opAdmit, opFlush, opDecide, opGrant, opRevoke, opPending, opAppend, opEntries}
 
 // stateKind is the kind of shared state, in metrics.
 type stateKind int

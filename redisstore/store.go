@@ -42,6 +42,11 @@ const (
 	// cannot wedge the breaker half-open. Make it longer than the attempt
 	// timeout of the dependency's tools.
 	DefaultPermitTTL = 10 * time.Second
+	// DefaultStateMaxAge is how long a breaker's state, as a replica last
+	// learned it from Redis, is trusted without hearing from Redis again:
+	// 1s. It is learned again in the background after half of it, and the
+	// subscription to the breakers' changes is pinged as often.
+	DefaultStateMaxAge = time.Second
 	// DefaultBudgetWindow is the sliding window of a retry budget: 10s.
 	DefaultBudgetWindow = 10 * time.Second
 	// DefaultBudgetMinRetries is how many retries a retry budget admits
@@ -79,9 +84,12 @@ type Store struct {
 	client  redis.UniversalClient
 	cfg     config
 	replica string // this process in permit IDs: host, pid, random
-	seq     atomic.Uint64
-	health  *health
-	m       *instruments
+	// incarnation names a breaker's hash when this replica creates it.
+	incarnation string
+	seq         atomic.Uint64
+	health      *health
+	changes     *changes
+	m           *instruments
 }
 
 type config struct {
@@ -90,6 +98,7 @@ type config struct {
 	recheck    time.Duration
 	stateTTL   time.Duration
 	permitTTL  time.Duration
+	maxAge     time.Duration
 	window     time.Duration
 	minRetries int
 	logger     *slog.Logger
@@ -171,6 +180,23 @@ func WithPermitTTL(d time.Duration) Option {
 	})
 }
 
+// WithStateMaxAge sets how long a breaker's state, as this replica last
+// learned it, is trusted without hearing from Redis again (default
+// DefaultStateMaxAge, 1s): a safety net behind the subscription to the
+// breakers' changes, which tells each change as it is made. The state is
+// learned again in the background after half of it, and the subscription
+// is pinged as often; one silent for longer is not trusted. It must not be
+// negative.
+func WithStateMaxAge(d time.Duration) Option {
+	return optionFunc(func(c *config) {
+		if d < 0 {
+			c.errs = append(c.errs, fmt.Errorf("state max age %v is negative", d))
+		} else if d > 0 {
+			c.maxAge = d
+		}
+	})
+}
+
 // WithBudgetWindow sets the sliding window over which retry budgets
 // compare retries with attempts (default DefaultBudgetWindow, 10s), kept
 // in ten buckets: a window of 10s counts the attempts of the last 9 to
@@ -228,6 +254,7 @@ func New(client redis.UniversalClient, opts ...Option) (*Store, error) {
 		recheck:    DefaultRecheck,
 		stateTTL:   DefaultStateTTL,
 		permitTTL:  DefaultPermitTTL,
+		maxAge:     DefaultStateMaxAge,
 		window:     DefaultBudgetWindow,
 		minRetries: DefaultBudgetMinRetries,
 	}
@@ -248,7 +275,9 @@ func New(client redis.UniversalClient, opts ...Option) (*Store, error) {
 		cfg.meter = otel.GetMeterProvider()
 	}
 	s := &Store{client: client, cfg: cfg, replica: replicaID(), m: newInstruments(cfg.meter)}
+	s.incarnation = s.replica
 	s.health = newHealth(s)
+	s.changes = newChanges(s)
 	return s, nil
 }
 
@@ -282,8 +311,8 @@ func ClientOptions(addr string) *redis.Options {
 	}
 }
 
-// Close stops the Store's background recheck of an unavailable Redis and
-// waits for it to return. It does not close the client. The Store must not
+// Close stops the Store's background work (the recheck of an unavailable
+// Redis, a retry budget's flush of its counts) and waits for it to end. It does not close the client. The Store must not
 // be used after Close. Close is idempotent.
 func (s *Store) Close() error {
 	s.health.close()
@@ -319,6 +348,23 @@ func (s *Store) do(ctx context.Context, op operation, f func(ctx context.Context
 	}
 	s.health.fail(op, err)
 	return fmt.Errorf("%w: %s: %w", ErrUnavailable, op, err)
+}
+
+// async runs f on a goroutine of the Store's, which Close waits for, and
+// reports whether it did: not once the Store is closed.
+func (s *Store) async(f func()) bool {
+	h := s.health
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.closed {
+		return false
+	}
+	h.wg.Add(1)
+	go func() {
+		defer h.wg.Done()
+		f()
+	}()
+	return true
 }
 
 // key joins the Store's prefix and parts with ":".
