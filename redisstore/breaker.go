@@ -94,10 +94,11 @@ func (s *Store) NewBreaker(dependency string, b policy.Breaker) (*Breaker, error
 			b.FailureThreshold, window, b.Delay.Milliseconds(), b.Probes,
 			s.cfg.permitTTL.Milliseconds(), stateTTL.Milliseconds(),
 		},
-		local:  local,
-		epoch:  -1,
-		inARow: window == 0,
-		gen:    -1,
+		local:   local,
+		epoch:   -1,
+		version: -1,
+		inARow:  window == 0,
+		gen:     -1,
 	}
 	s.changes.add(br)
 	return br, nil
@@ -349,6 +350,16 @@ func (b *Breaker) learnLocked(a answer) {
 	b.onLocal = false
 	if a.inc == b.inc && a.version < b.version {
 		return // an answer older than one already learned
+	}
+	if a.inc == b.inc && a.version == b.version {
+		// The same state again (a change's answer and its message, or a
+		// refresh): newer news of it, but its open delay, counted from
+		// the first to arrive, is not moved later.
+		b.learned = a.received
+		if a.gen >= 0 {
+			b.gen = a.gen
+		}
+		return
 	}
 	if a.epoch != b.epoch {
 		keep := b.held[:0]

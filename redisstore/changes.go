@@ -31,12 +31,14 @@ type changes struct {
 	ps       *redis.PubSub
 	breakers map[string][]*Breaker // by the tag of their keys
 
-	gen   atomic.Int64 // counts (re)subscriptions and breaks
-	heard atomic.Int64 // when the subscription last heard from Redis, Unix ns; 0 while broken
+	gen   atomic.Int64  // counts (re)subscriptions and breaks
+	heard atomic.Int64  // when the subscription last heard from Redis, Unix ns; 0 while broken
+	ready chan struct{} // closed at the first subscription: tests wait on it
+	once  sync.Once
 }
 
 func newChanges(s *Store) *changes {
-	return &changes{s: s, channel: s.key("breakers"), breakers: map[string][]*Breaker{}}
+	return &changes{s: s, channel: s.key("breakers"), breakers: map[string][]*Breaker{}, ready: make(chan struct{})}
 }
 
 // add registers b for the changes of its state, subscribing first if this
@@ -107,6 +109,8 @@ func (c *changes) loop() {
 		case *redis.Subscription:
 			if m.Kind == "subscribe" {
 				c.gen.Add(1) // what was learned before may have missed changes
+				c.heard.Store(time.Now().UnixNano())
+				c.once.Do(func() { close(c.ready) })
 			}
 		case *redis.Message:
 			c.deliver(m.Payload)

@@ -10,3 +10,7 @@ func OnChange(b *Breaker, f func(circuitbreaker.State)) {
 	defer b.mu.Unlock()
 	b.onChange = func() { f(b.state) }
 }
+
+// Subscribed returns a channel closed once s has subscribed to the
+// breakers' changes (its first breaker subscribes it).
+func Subscribed(s *Store) <-chan struct{} { return s.changes.ready }
