@@ -71,11 +71,13 @@ func (c *changes) live() (bool, int64) {
 // does not answer).
 func (c *changes) loop() {
 	stop := c.s.health.stop
-	defer c.ps.Close()
+	closed := make(chan struct{})
 	go func() {
+		defer close(closed)
 		<-stop
 		_ = c.ps.Close() // ends a Receive in progress
 	}()
+	defer func() { <-closed }() // every return below follows the stop
 	ctx := context.Background()
 	subscribed := false
 	for {
@@ -85,7 +87,10 @@ func (c *changes) loop() {
 		default:
 		}
 		if !subscribed {
-			if err := c.ps.Subscribe(ctx, c.channel); err != nil {
+			sctx, cancel := context.WithTimeout(ctx, c.s.cfg.timeout)
+			err := c.ps.Subscribe(sctx, c.channel)
+			cancel()
+			if err != nil {
 				if !c.broken(stop, err) {
 					return
 				}

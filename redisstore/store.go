@@ -79,7 +79,8 @@ var ErrUnavailable = errors.New("redisstore: redis is unavailable")
 // ledgers return ErrUnavailable.
 //
 // A Store is safe for concurrent use. Call Close when done with it: it
-// stops the background recheck. It does not close the client.
+// stops its background work (the recheck, the subscription to breaker
+// changes, budgets' flushes). It does not close the client.
 type Store struct {
 	client  redis.UniversalClient
 	cfg     config
@@ -294,25 +295,24 @@ func contextTimeouts(client redis.UniversalClient) bool {
 }
 
 // ClientOptions returns options for a go-redis client of a Store on the
-// Redis at addr ("127.0.0.1:6379"): operations bounded by their contexts
-// (ContextTimeoutEnabled), a dial timeout of DefaultTimeout, and no
-// retries of a failed command by the client (the Store falls back instead
-// of waiting). Change what you need before redis.NewClient.
+// Redis at addr ("127.0.0.1:6379"): dials, waits for a pooled connection,
+// reads and writes bounded by their contexts (ContextTimeoutEnabled), so
+// by the Store's timeout; one dial per try, and no retry of a failed
+// command by the client (the Store falls back instead of waiting, and a
+// script may have run before its answer was lost). Change what you need
+// before redis.NewClient.
 func ClientOptions(addr string) *redis.Options {
 	return &redis.Options{
 		Addr:                  addr,
 		ContextTimeoutEnabled: true,
-		DialTimeout:           DefaultTimeout,
 		DialerRetries:         1,
-		ReadTimeout:           time.Second, // the context's deadline comes first
-		WriteTimeout:          time.Second,
-		PoolTimeout:           DefaultTimeout,
 		MaxRetries:            -1,
 	}
 }
 
 // Close stops the Store's background work (the recheck of an unavailable
-// Redis, a retry budget's flush of its counts) and waits for it to end. It does not close the client. The Store must not
+// Redis, the subscription to breaker changes, a retry budget's flush of
+// its counts) and waits for it to end. It does not close the client. The Store must not
 // be used after Close. Close is idempotent.
 func (s *Store) Close() error {
 	s.health.close()
