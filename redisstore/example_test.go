@@ -134,13 +134,18 @@ tools:
 	out, err := tools[0].Call(context.Background(), `{"number":"INV-1001"}`)
 	fmt.Println(out, err)
 
+	// Without the store, WrapAll says what is missing.
 	_, err = file.WrapAll(fetchInvoice)
-	fmt.Println(err)
+	var problems *policyfile.Error
+	if errors.As(err, &problems) {
+		for _, p := range problems.Problems {
+			fmt.Println(p)
+		}
+	}
 	// Output:
 	// surface → retry 2 (500ms..30s ×2 +25%; budget billing 20% (shared: redis)) → breaker billing (shared: redis) → timeout 2s
 	// {"number":"INV-1001","amount_eur":25} <nil>
-	// toolsafe: the toolsafe config has 1 problem:
-	//   line 3, column 68: dependencies.billing.shared: shared: redis needs a store from code: call WithShared("redis", store) on the File before WrapAll, such as a *redisstore.Store on the Redis in REDIS_ADDR
+	// line 3, column 68: dependencies.billing.shared: shared: redis needs a store from code: call WithShared("redis", store) on the File before WrapAll, such as a *redisstore.Store on the Redis in REDIS_ADDR
 }
 
 // The store implements what the policies file asks of a shared store.

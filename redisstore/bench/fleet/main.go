@@ -88,20 +88,21 @@ var phaseNames = [phaseCount]string{"warm-up", "upstream down", "upstream back",
 // being late: time for a busy machine to run the caller again.
 const lateTolerance = 10 * time.Millisecond
 
-// Config is one run of the benchmark.
+// Config is one run of the benchmark; DefaultConfig is the README's.
 type Config struct {
-	Replicas, Callers int
-	Phase             time.Duration // each phase's length; the warm-up is half of it
-	Think             time.Duration // a caller's mean pause between calls
-	MaxRetries        int
-	Backoff           policy.Backoff `json:"-"` // sent as backoff (it holds a func)
-	AttemptTimeout    time.Duration
-	Deadline          time.Duration
-	Breaker           policy.Breaker
-	Ratio             float64       // the retry budget
-	DownLatency       time.Duration // how long the down upstream takes to answer 503
-	Recheck           time.Duration // the stores' recheck of an unavailable Redis
-	Verbose           bool          // replicas' logs to standard error
+	Replicas       int            // replica processes
+	Callers        int            // callers per replica, each making one call at a time
+	Phase          time.Duration  // each phase's length; the warm-up is half of it
+	Think          time.Duration  // a caller's mean pause between calls (uniform in 0.5..1.5 of it)
+	MaxRetries     int            // retries of a call after its first attempt
+	Backoff        policy.Backoff `json:"-"` // the wait before a retry; sent to replicas as backoff (it holds a func)
+	AttemptTimeout time.Duration  // each attempt's limit
+	Deadline       time.Duration  // each call's limit, waits included; a call later than it by 10ms is late
+	Breaker        policy.Breaker // the billing dependency's breaker
+	Ratio          float64        // the retry budget: the largest share of attempts that may be retries
+	DownLatency    time.Duration  // how long the down upstream takes to answer 503
+	Recheck        time.Duration  // the stores' recheck of an unavailable Redis
+	Verbose        bool           // the replicas' logs to standard error
 }
 
 // DefaultConfig is the benchmark of the README.
