@@ -123,6 +123,9 @@ func (s *Store) NewBreaker(dependency string, b policy.Breaker) (*Breaker, error
 // RecordError count a result as a success and an error as a failure.
 // Used as a failsafe-go policy itself (failsafe.With), every error counts
 // as a failure.
+//
+// Make one with Store.CircuitBreaker or Store.NewBreaker; the zero Breaker
+// has no Store and cannot be used.
 type Breaker struct {
 	s          *Store
 	dependency string

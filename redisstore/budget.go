@@ -72,7 +72,8 @@ func (s *Store) NewBudget(dependency string, ratio float64) (*Budget, error) {
 
 // Budget is a retry budget kept in Redis and shared by every replica (see
 // Store.RetryBudget). It implements policy.SharedBudget and is safe for
-// concurrent use.
+// concurrent use. Make one with Store.RetryBudget or Store.NewBudget; the
+// zero Budget has no Store and cannot be used.
 type Budget struct {
 	s          *Store
 	dependency string

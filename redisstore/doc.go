@@ -136,6 +136,11 @@
 // seconds, by toolsafe.redisstore.operation). Logs go to WithLogger's
 // logger, slog.Default() by default.
 //
+// The scripts read Redis's clock (TIME) and publish from within: they need
+// Redis 5 or later (tested on 7.0.15). Keys used together share a hash tag
+// and the channel is published by the script, so they should work on a
+// Redis Cluster too; that is not tested.
+//
 // # Proof
 //
 // The tests run on a real redis-server (REDIS_ADDR, or processes of their
