@@ -54,6 +54,10 @@ func (c *File) check(ps *problems) {
 				add(dw("breaker.window", d.windowAt), "%v", err)
 			}
 		}
+		if d.isShared() && d.breaker == nil && d.retryBudget.v == 0 {
+			add(dw("shared", d.shared.at),
+				"shared: %s shares the breaker and the retry budget of the dependency, and it has neither: add a breaker or a retry_budget, or drop shared", d.shared.v)
+		}
 		if d.maxWait.set && d.maxWait.v > 0 && d.concurrency.v == 0 {
 			add(dw("max_wait", d.maxWait.at),
 				"max_wait %v does nothing without concurrency: set concurrency (the attempts in flight at once) or drop max_wait", d.maxWait.v)

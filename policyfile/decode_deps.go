@@ -13,7 +13,7 @@ import (
 // breaker, bulkhead and retry budget its tools share.
 
 var (
-	depFields     = []string{"breaker", "concurrency", "max_wait", "retry_budget"}
+	depFields     = []string{"breaker", "concurrency", "max_wait", "retry_budget", "shared"}
 	breakerFields = []string{"failures", "window", "delay", "probes"}
 )
 
@@ -28,6 +28,10 @@ type depSpec struct {
 	concurrency opt[int]
 	maxWait     opt[time.Duration]
 	retryBudget opt[float64]
+	// shared is the store the breaker and the retry budget are shared
+	// through by the replicas of a fleet ("redis"); unset or "none" for
+	// this process only.
+	shared opt[string]
 }
 
 func (d *decoder) dependencies(e entry, c *File) {
@@ -52,6 +56,8 @@ func (d *decoder) dependency(e entry, dep *depSpec) {
 			dep.concurrency = d.count(f.val, f.w, "use 0 for no bulkhead")
 		case "max_wait":
 			dep.maxWait = d.duration(f.val, f.w, "use 0 to refuse at once when the bulkhead is full")
+		case "shared":
+			dep.shared = d.enum(f.val, f.w, append([]string{sharedNone}, sharedKinds...)...)
 		case "retry_budget":
 			dep.retryBudget = d.number(f.val, f.w)
 			if dep.retryBudget.set && (dep.retryBudget.v < 0 || dep.retryBudget.v > 1) {

@@ -35,7 +35,9 @@ import (
 //     before the breaker and the bulkhead give a permit, so that a person's
 //     slow answer holds none;
 //   - breaker dep and bulkhead dep(n) or dep(n, wait d): the dependency's
-//     circuit breaker and its limit of attempts in flight;
+//     circuit breaker and its limit of attempts in flight; "(shared:
+//     redis)" after the breaker and the budget of a dependency whose
+//     replicas share them;
 //   - timeout d: each attempt's limit.
 //
 // Options added with With are not described.
@@ -66,7 +68,7 @@ func (c *File) Describe(name string) string {
 	if r.retries > 0 {
 		notes := []string{describeBackoff(r.backoff.OrDefault())}
 		if dep != nil && dep.retryBudget.v > 0 {
-			notes = append(notes, fmt.Sprintf("budget %s %s", dep.name, percent(dep.retryBudget.v)))
+			notes = append(notes, fmt.Sprintf("budget %s %s%s", dep.name, percent(dep.retryBudget.v), sharedNote(dep)))
 		}
 		switch r.sideEffects {
 		case sideEffectsIdempotent:
@@ -84,7 +86,7 @@ func (c *File) Describe(name string) string {
 	}
 	if dep != nil {
 		if dep.breaker != nil {
-			parts = append(parts, "breaker "+dep.name)
+			parts = append(parts, "breaker "+dep.name+sharedNote(dep))
 		}
 		if dep.concurrency.v > 0 {
 			if dep.maxWait.v > 0 {
@@ -103,8 +105,9 @@ func (c *File) Describe(name string) string {
 // DescribeDependency returns what the dependency called name has, such as
 // "breaker: opens after 5 failures in the last 10 attempts, stays open 30s,
 // then 1 probe; bulkhead: 8 attempts in flight, wait up to 1s; retry
-// budget: 20% of attempts in flight", "nothing (a name only)" for one
-// declared with no fields, or "" when the file declares no such
+// budget: 20% of attempts in flight" (and, for one with shared: redis,
+// that its breaker and budget are the fleet's), "nothing (a name only)"
+// for one declared with no fields, or "" when the file declares no such
 // dependency.
 func (c *File) DescribeDependency(name string) string {
 	d := c.deps[name]
@@ -133,12 +136,27 @@ func (c *File) DescribeDependency(name string) string {
 		parts = append(parts, s)
 	}
 	if d.retryBudget.v > 0 {
-		parts = append(parts, fmt.Sprintf("retry budget: %s of attempts in flight", percent(d.retryBudget.v)))
+		if d.isShared() {
+			parts = append(parts, fmt.Sprintf("retry budget: %s of the fleet's attempts over a sliding window", percent(d.retryBudget.v)))
+		} else {
+			parts = append(parts, fmt.Sprintf("retry budget: %s of attempts in flight", percent(d.retryBudget.v)))
+		}
+	}
+	if d.isShared() {
+		parts = append(parts, fmt.Sprintf("shared through %s by every replica: the breaker's state and the retry budget's counts (the bulkhead stays per replica)", d.shared.v))
 	}
 	if len(parts) == 0 {
 		return "nothing (a name only)"
 	}
 	return strings.Join(parts, "; ")
+}
+
+// sharedNote is " shared" for a dependency shared through a store.
+func sharedNote(d *depSpec) string {
+	if d.isShared() {
+		return " (shared: " + d.shared.v + ")"
+	}
+	return ""
 }
 
 // describeBackoff writes a Backoff as "500ms..30s ×2 +25%": the first wait,

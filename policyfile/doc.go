@@ -55,6 +55,10 @@
 //	    concurrency: 8         # bulkhead: attempts in flight at once, over all its tools; 0: no bulkhead
 //	    max_wait: 1s           # how long an attempt waits for a free slot before tool-busy; 0: not at all
 //	    retry_budget: 0.2      # in [0, 1]: most share of in-flight attempts that may be retries (3 always may); 0: none
+//	    shared: redis          # the breaker's state and the budget's counts shared by every replica of a fleet,
+//	                           # through the store given with File.WithShared (package redisstore); the budget
+//	                           # then caps retries at that share of the fleet's attempts over a sliding window;
+//	                           # none (the default): this process only. The bulkhead stays per replica.
 //
 //	tools:                     # by the tool's Name(); a tool not named here gets the defaults
 //	  fetch_invoice:
@@ -107,8 +111,11 @@
 // WrapAll adds the problems of binding the file to tools: a tool named in
 // the file but not passed, a fallback to a tool not passed, a nil tool, two
 // tools whose names collide (toolsafe.Tools.Check), a tool that needs
-// approval with no approver. CheckTools checks the file against a list of
-// names the same way, without wrapping anything.
+// approval with no approver, a dependency with shared: redis and no store.
+// CheckTools checks the file against a list of names the same way, without
+// wrapping anything (but for the approver and the store, which only code
+// gives). A dependency with shared: redis but neither a breaker nor a
+// retry_budget is a problem of the file itself.
 //
 // # Limits
 //
@@ -129,8 +136,11 @@
 // # What comes from code
 //
 // The file says which tool needs approval; the middleware.Approver that
-// decides comes from code, with File.WithApprover. So does a fallback's
-// input adapter (File.WithFallbackOptions with fallback.WithInput), and any
-// option for every tool, such as a logger or a tracer of your own
-// (File.With).
+// decides comes from code, with File.WithApprover. So does the store of the
+// dependencies a fleet shares (shared: redis): File.WithShared with a
+// *redisstore.Store, whose Redis address comes from the program's
+// configuration (REDIS_ADDR in the examples), never from the file. So do a
+// fallback's input adapter (File.WithFallbackOptions with
+// fallback.WithInput), and any option for every tool, such as a logger or
+// a tracer of your own (File.With).
 package policyfile

@@ -39,6 +39,7 @@ type File struct {
 	approver middleware.Approver
 	// fallbackOpts are the options of WithFallbackOptions, by tool.
 	fallbackOpts map[string][]fallback.Option
+	stores       map[string]Shared // from WithShared, by kind
 	shared       *sharedDeps
 }
 

@@ -25,19 +25,22 @@ import (
 //
 // Each tool gets, from its entry over the defaults: toolsafe.WithArgs
 // (the compiled args_schema), WithDeadline, WithRetry (with the
-// dependency's budget, WithRetryBudget), WithTimeout, WithCircuitBreaker
-// and WithBulkhead (the dependency's), WithSideEffects, WithApproval with
-// the approver of WithApprover (and WithDestructive for every_attempt),
-// WithFallback to the wrapped alternative (with its "on" kinds and the
-// options of WithFallbackOptions), WithTracing with a Hook on the global
-// providers; then the options given to With.
+// dependency's budget, WithRetryBudget, or for a dependency with shared:
+// redis the store's as policy.Retry.Shared), WithTimeout,
+// WithCircuitBreaker and WithBulkhead (the dependency's; its breaker made
+// by the store of WithShared when it is shared), WithSideEffects,
+// WithApproval with the approver of WithApprover (and WithDestructive for
+// every_attempt), WithFallback to the wrapped alternative (with its "on"
+// kinds and the options of WithFallbackOptions), WithTracing with a Hook on
+// the global providers; then the options given to With.
 //
 // It returns an *Error listing every problem, and no tools, when a tool in
 // ts is nil, two tools have names that collide (toolsafe.NamesCollide:
 // langchaingo's executor would call only one of them), a problem of
 // CheckTools (a tool named in the file is not in ts, with its line, or a
 // fallback names a tool not in ts), a tool needs approval but c has no
-// approver, or WithFallbackOptions names a tool with no fallback. Safe for
+// approver, a dependency says shared: redis but WithShared gave no store
+// for it, or WithFallbackOptions names a tool with no fallback. Safe for
 // concurrent use.
 func (c *File) WrapAll(ts ...tools.Tool) (toolsafe.Tools, error) {
 	var ps problems
@@ -62,6 +65,7 @@ func (c *File) WrapAll(ts ...tools.Tool) (toolsafe.Tools, error) {
 				Message: fmt.Sprintf("approval %s needs an approver: call WithApprover on the File before WrapAll, such as file.WithApprover(middleware.NewGrants())", t.approval.v)})
 		}
 	}
+	c.sharedProblems(&ps)
 	for _, name := range slices.Sorted(maps.Keys(c.fallbackOpts)) {
 		if t := c.tools[name]; t == nil || !t.fallback.set {
 			ps.add(&Problem{Tool: name,
@@ -214,14 +218,24 @@ func (c *File) options(b *binder, name string) ([]toolsafe.Option, error) {
 	if r.deadline > 0 {
 		opts = append(opts, toolsafe.WithDeadline(r.deadline))
 	}
+	var rt *depRuntime
+	if r.dependency != "" {
+		var err error
+		if rt, err = c.dependency(r.dependency); err != nil {
+			return nil, err
+		}
+	}
 	if r.retries > 0 {
-		opts = append(opts, toolsafe.WithRetry(policy.Retry{MaxRetries: r.retries, Backoff: r.backoff}))
+		retry := policy.Retry{MaxRetries: r.retries, Backoff: r.backoff}
+		if rt != nil {
+			retry.Shared = rt.sharedBudget
+		}
+		opts = append(opts, toolsafe.WithRetry(retry))
 	}
 	if r.timeout > 0 {
 		opts = append(opts, toolsafe.WithTimeout(r.timeout))
 	}
-	if r.dependency != "" {
-		rt := c.dependency(r.dependency)
+	if rt != nil {
 		if rt.breaker != nil {
 			opts = append(opts, toolsafe.WithCircuitBreaker(rt.breaker))
 		}
@@ -288,35 +302,58 @@ func (c *File) WithFallbackOptions(tool string, opts ...fallback.Option) *File {
 }
 
 // depRuntime is the shared state of one dependency: its circuit breaker,
-// bulkhead and retry budget, each nil when the file gives it none.
+// bulkhead and retry budget (in this process, or shared by the fleet),
+// each nil when the file gives it none.
 type depRuntime struct {
-	breaker  *policy.CircuitBreaker
-	bulkhead *policy.Bulkhead
-	budget   budget.Budget
+	breaker      *policy.CircuitBreaker
+	bulkhead     *policy.Bulkhead
+	budget       budget.Budget
+	sharedBudget policy.SharedBudget
 }
 
 // dependency returns the shared state of the dependency called name, made
-// on first use.
-func (c *File) dependency(name string) *depRuntime {
+// on first use: its breaker and retry budget by the store of its shared
+// kind (WithShared) when it has one.
+func (c *File) dependency(name string) (*depRuntime, error) {
 	c.shared.mu.Lock()
 	defer c.shared.mu.Unlock()
 	if rt := c.shared.deps[name]; rt != nil {
-		return rt
+		return rt, nil
 	}
 	d := c.deps[name]
 	rt := &depRuntime{}
+	var store Shared
+	if d.isShared() {
+		store = c.stores[d.shared.v] // WrapAll refused a shared dependency with no store
+	}
 	if d.breaker != nil {
-		rt.breaker = policy.NewCircuitBreaker(name, *d.breaker)
+		if store != nil {
+			cb, err := store.CircuitBreaker(name, *d.breaker)
+			if err != nil {
+				return nil, fmt.Errorf("dependency %s: its shared breaker: %w", name, err)
+			}
+			rt.breaker = cb
+		} else {
+			rt.breaker = policy.NewCircuitBreaker(name, *d.breaker)
+		}
 	}
 	if d.concurrency.v > 0 {
 		rt.bulkhead = policy.NewBulkhead(name, uint(d.concurrency.v), d.maxWait.v)
 	}
 	if d.retryBudget.v > 0 {
-		rt.budget = budget.NewBuilder().WithMaxRate(d.retryBudget.v).Build()
+		if store != nil {
+			b, err := store.RetryBudget(name, d.retryBudget.v)
+			if err != nil {
+				return nil, fmt.Errorf("dependency %s: its shared retry budget: %w", name, err)
+			}
+			rt.sharedBudget = b
+		} else {
+			rt.budget = budget.NewBuilder().WithMaxRate(d.retryBudget.v).Build()
+		}
 	}
 	if c.shared.deps == nil {
 		c.shared.deps = map[string]*depRuntime{}
 	}
 	c.shared.deps[name] = rt
-	return rt
+	return rt, nil
 }

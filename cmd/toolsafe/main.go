@@ -16,7 +16,8 @@
 // policyfile.File.CheckTools does: that every tool the file names is one of
 // them, that every fallback names one, and that no two collide. What only
 // the program knows, such as the approver of the tools that need
-// approval, is not checked. Flags may come before or after the files.
+// approval, or the store of a dependency with shared: redis, is not
+// checked. Flags may come before or after the files.
 //
 // The exit status is 0 when every file is valid, 1 when one is not, 2 when
 // the command is misused, and 3 when a file could not be checked (it could
@@ -71,7 +72,8 @@ come before or after the files.
   -tools name,...   the names of the agent's tools: also check that every
                     tool the file names is one of them, that every fallback
                     names one, and that no two collide (the approver of the
-                    tools that need approval comes from code: not checked)
+                    tools that need approval and the store of a shared
+                    dependency come from code: not checked)
 
 Exit status: 0 when every file is valid, 1 when one is not, 2 on a usage
 error, 3 when a file could not be checked.

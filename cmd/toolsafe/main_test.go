@@ -30,6 +30,15 @@ tools:
 `), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	fleet := filepath.Join(dir, "fleet.yaml")
+	if err := os.WriteFile(fleet, []byte(`
+dependencies:
+  billing: {breaker: {failures: 5, delay: 30s, probes: 2}, retry_budget: 0.2, concurrency: 8, shared: redis}
+tools:
+  fetch_invoice: {dependency: billing, retries: 2, timeout: 2s}
+`), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	goodYAML, err := os.ReadFile(good)
 	if err != nil {
 		t.Fatal(err)
@@ -64,6 +73,16 @@ tools:
 				"\n  billing: breaker: opens after 5 failures in the last 10 attempts, stays open 30s, then 1 probe; bulkhead: 8 attempts in flight, wait up to 1s; retry budget: 20% of attempts in flight\n",
 				"\n  fetch_invoice: surface → deadline 30s → retry 3 (500ms..30s ×2 +25%; budget billing 20%) → breaker billing → bulkhead billing(8, wait 1s) → timeout 2s\n",
 				"\n  search: surface → args schema → fallback(archive_search on tool-failed, circuit-open) → deadline 30s → retry 2 (500ms..30s ×2 +25%) → timeout 10s\n",
+			},
+		},
+		{
+			name:   "a dependency shared by a fleet (its store comes from code: not checked)",
+			args:   []string{"check", fleet},
+			status: 0,
+			out: []string{
+				": valid: 1 tool, 1 dependency\n",
+				"\n  billing: breaker: opens after 5 failures in a row, stays open 30s, then 2 probes; bulkhead: 8 attempts in flight, no wait; retry budget: 20% of the fleet's attempts over a sliding window; shared through redis by every replica: the breaker's state and the retry budget's counts (the bulkhead stays per replica)\n",
+				"\n  fetch_invoice: surface → retry 2 (500ms..30s ×2 +25%; budget billing 20% (shared: redis)) → breaker billing (shared: redis) → bulkhead billing(8) → timeout 2s\n",
 			},
 		},
 		{

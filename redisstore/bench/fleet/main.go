@@ -1,0 +1,440 @@
+// Command fleet measures what sharing breakers and retry budgets through
+// Redis does for a fleet of agent replicas, and what Redis costs them.
+//
+//	go run -C redisstore ./bench/fleet            # about 35 seconds
+//	go run -C redisstore ./bench/fleet -short -check
+//
+// (The command lives in the redisstore module, so that the core module
+// never requires go-redis; -C runs it from the repository's root.)
+//
+// It starts a redis-server of its own on a free port of 127.0.0.1 (Debian's
+// redis-server must be installed), or uses the Redis in REDIS_ADDR; one
+// flaky billing upstream on 127.0.0.1 (toolsafetest.Upstream); and 4
+// replica processes, real OS processes (this program, started again), with
+// 50 callers each. Every caller calls fetch_invoice, pausing about 100ms
+// between calls as its model thinks; every call has 2 retries (backoff 20ms
+// ×2, jitter 25%) within a retry budget of 20% of the attempts, a 250ms
+// attempt timeout, a 1s deadline and a breaker that opens after 5 failures
+// in a row, for 500ms, then lets 2 probes through.
+//
+// It runs the phases twice, once with each replica's own breaker and
+// budget (local) and once with the breaker and budget shared through Redis
+// (package redisstore):
+//
+//  1. warm-up (not reported): the upstream answers;
+//  2. upstream down: every request is answered 503 after 20ms;
+//  3. upstream back: it answers again;
+//  4. Redis killed (shared only): the upstream answers, Redis is killed
+//     (SIGKILL) a third into the phase and restarted, empty, two thirds in.
+//     With REDIS_ADDR, which is not the program's to kill, it is paused
+//     instead (CLIENT PAUSE) for that third.
+//
+// Per phase it prints the calls, the upstream requests and requests per
+// logical call fleet-wide, the retries, how long until every replica
+// refused (the first phase) or answered again (the next ones), the most
+// half-open probes at the upstream at once fleet-wide, lost results (calls
+// that did not answer although the upstream answered them, and calls that
+// never returned), late returns (past their deadline by more than 10ms),
+// and the time each call of one attempt spent outside the tool, p50 and
+// p99: toolsafe's part, and with sharing Redis's too, whose difference is
+// what Redis adds per attempt. Then what the replicas' stores saw (outages,
+// warnings, local decisions), the keys left in Redis, the goals, and a last
+// line:
+//
+//	fleet: <N> replicas, requests per call while down <R>, lost <L>, late <T>
+//
+// The goals: with sharing, while the upstream is down, at most 1.1
+// requests per logical call fleet-wide and at most Probes probes at once;
+// no lost result and no late return in any phase, Redis killed included;
+// Redis adds at most 1ms at p99 per attempt on loopback; each replica logs
+// one warning per outage and shares again once Redis is back. With -check
+// the exit status is 1 when a goal is missed.
+package main
+
+import (
+	"bufio"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/toolsafe/toolsafe/policy"
+	"github.com/toolsafe/toolsafe/redisstore/internal/redistest"
+)
+
+// The phases, in order.
+const (
+	phaseWarmup = iota
+	phaseDown
+	phaseBack
+	phaseRedis
+	phaseCount
+)
+
+var phaseNames = [phaseCount]string{"warm-up", "upstream down", "upstream back", "redis killed"}
+
+// lateTolerance is how far past its deadline a call may return without
+// being late: time for a busy machine to run the caller again.
+const lateTolerance = 10 * time.Millisecond
+
+// Config is one run of the benchmark; DefaultConfig is the README's.
+type Config struct {
+	Replicas       int            // replica processes
+	Callers        int            // callers per replica, each making one call at a time
+	Phase          time.Duration  // each phase's length; the warm-up is half of it
+	Think          time.Duration  // a caller's mean pause between calls (uniform in 0.5..1.5 of it)
+	MaxRetries     int            // retries of a call after its first attempt
+	Backoff        policy.Backoff `json:"-"` // the wait before a retry; sent to replicas as backoff (it holds a func)
+	AttemptTimeout time.Duration  // each attempt's limit
+	Deadline       time.Duration  // each call's limit, waits included; a call later than it by 10ms is late
+	Breaker        policy.Breaker // the billing dependency's breaker
+	Ratio          float64        // the retry budget: the largest share of attempts that may be retries
+	DownLatency    time.Duration  // how long the down upstream takes to answer 503
+	Recheck        time.Duration  // the stores' recheck of an unavailable Redis
+	Verbose        bool           // the replicas' logs to standard error
+}
+
+// DefaultConfig is the benchmark of the README.
+func DefaultConfig() Config {
+	return Config{
+		Replicas: 4, Callers: 50, Phase: 4 * time.Second, Think: 100 * time.Millisecond,
+		MaxRetries:     2,
+		Backoff:        policy.Backoff{Base: 20 * time.Millisecond, Max: 100 * time.Millisecond, Multiplier: 2, Jitter: 0.25},
+		AttemptTimeout: 250 * time.Millisecond, Deadline: time.Second,
+		Breaker:     policy.Breaker{FailureThreshold: 5, Delay: 500 * time.Millisecond, Probes: 2},
+		Ratio:       0.2,
+		DownLatency: 20 * time.Millisecond,
+		Recheck:     250 * time.Millisecond,
+	}
+}
+
+func main() {
+	if raw := os.Getenv(replicaEnv); raw != "" {
+		if err := replicaMain(raw); err != nil {
+			fmt.Fprintln(os.Stderr, "fleet replica:", err)
+			os.Exit(1)
+		}
+		return
+	}
+	c := DefaultConfig()
+	short := flag.Bool("short", false, "phases of 2s instead of 4s: for CI")
+	check := flag.Bool("check", false, "exit with status 1 when a goal is missed")
+	flag.IntVar(&c.Replicas, "replicas", c.Replicas, "replica processes")
+	flag.IntVar(&c.Callers, "callers", c.Callers, "callers per replica")
+	flag.DurationVar(&c.Phase, "phase", c.Phase, "length of each phase")
+	flag.DurationVar(&c.Think, "think", c.Think, "mean pause of a caller between calls")
+	flag.BoolVar(&c.Verbose, "v", false, "print the replicas' logs on standard error")
+	flag.Parse()
+	if *short {
+		c.Phase = 2 * time.Second
+	}
+	s, err := Run(context.Background(), c, os.Stdout)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "fleet:", err)
+		os.Exit(2)
+	}
+	if *check && len(s.Missed) > 0 {
+		os.Exit(1)
+	}
+}
+
+// Summary is what a run found, and the goals it missed.
+type Summary struct {
+	RequestsPerCallDown float64
+	Lost, Late          int
+	Missed              []string
+}
+
+// modeRun is what one mode's replicas and upstream saw.
+type modeRun struct {
+	shared   bool
+	starts   [phaseCount]time.Time
+	reports  []replicaReport
+	requests [phaseCount]int
+	probes   [phaseCount]int
+	lost     [phaseCount]int
+	keys     int
+	noTTL    int
+	redisAt  [2]time.Time // when Redis was killed and restarted (paused and resumed)
+}
+
+// Run runs the benchmark and writes its report to w.
+func Run(ctx context.Context, c Config, w io.Writer) (Summary, error) {
+	redisAddr, srv, version, err := redisFor(ctx)
+	if err != nil {
+		return Summary{}, err
+	}
+	if srv != nil {
+		defer srv.Close()
+	}
+	up := newUpstream(c.DownLatency)
+	defer up.Close()
+
+	fmt.Fprintf(w, "fleet: %d replicas × %d callers, phases of %v, a call every ~%v per caller\n", c.Replicas, c.Callers, c.Phase, c.Think)
+	fmt.Fprintf(w, "  policies: breaker %d failures in a row, open %v, %d probes; %d retries (%v ×%g), budget %g%%; attempt timeout %v, deadline %v\n",
+		c.Breaker.FailureThreshold, c.Breaker.Delay, c.Breaker.Probes, c.MaxRetries, c.Backoff.Base, c.Backoff.Multiplier, c.Ratio*100, c.AttemptTimeout, c.Deadline)
+	how := "killed (SIGKILL) and restarted, empty"
+	if srv == nil {
+		how = "paused (CLIENT PAUSE): REDIS_ADDR is not this program's to kill"
+	}
+	fmt.Fprintf(w, "  upstream %s: down, it answers 503 after %v; redis %s at %s, %s in the last phase\n\n", up.URL(), c.DownLatency, version, redisAddr, how)
+
+	var runs []*modeRun
+	for _, shared := range []bool{false, true} {
+		up.reset()
+		m, err := runMode(ctx, c, shared, redisAddr, srv, up)
+		if err != nil {
+			return Summary{}, err
+		}
+		runs = append(runs, m)
+	}
+	return report(w, c, runs), nil
+}
+
+// redisFor returns the Redis of the run: REDIS_ADDR's, or a server of its
+// own (srv), and its version.
+func redisFor(ctx context.Context) (addr string, srv *redistest.Server, version string, err error) {
+	if os.Getenv("REDIS_ADDR") != "" {
+		addr, err = redistest.Addr()
+		if err != nil {
+			return "", nil, "", err
+		}
+	} else {
+		srv, err = redistest.Start(nil)
+		if err != nil {
+			return "", nil, "", fmt.Errorf("%w (or set REDIS_ADDR)", err)
+		}
+		addr = srv.Addr()
+	}
+	client := redis.NewClient(&redis.Options{Addr: addr})
+	defer client.Close()
+	info, err := client.Info(ctx, "server").Result()
+	if err != nil {
+		return "", nil, "", err
+	}
+	version = "redis"
+	for _, line := range strings.Split(info, "\n") {
+		if v, ok := strings.CutPrefix(strings.TrimSpace(line), "redis_version:"); ok {
+			version = "redis " + v
+		}
+	}
+	return addr, srv, version, nil
+}
+
+// proc is one replica process.
+type proc struct {
+	cmd    *exec.Cmd
+	stdin  io.WriteCloser
+	lines  *bufio.Scanner
+	stderr *strings.Builder
+}
+
+func (p *proc) send(line string) error {
+	_, err := io.WriteString(p.stdin, line+"\n")
+	return err
+}
+
+// runMode runs the phases with every replica's own breaker and budget, or
+// with them shared.
+func runMode(ctx context.Context, c Config, shared bool, redisAddr string, srv *redistest.Server, up *upstream) (*modeRun, error) {
+	exe, err := os.Executable()
+	if err != nil {
+		return nil, err
+	}
+	var b [6]byte
+	_, _ = rand.Read(b[:])
+	prefix := "fleetbench-" + hex.EncodeToString(b[:])
+	m := &modeRun{shared: shared}
+
+	procs := make([]*proc, c.Replicas)
+	defer func() {
+		for _, p := range procs {
+			if p != nil && p.cmd.ProcessState == nil {
+				_ = p.cmd.Process.Kill()
+				_ = p.cmd.Wait()
+			}
+		}
+	}()
+	for i := range procs {
+		raw, err := json.Marshal(replicaConfig{Index: i, Shared: shared, Redis: redisAddr, Prefix: prefix,
+			Upstream: up.URL(), Callers: c.Callers, Think: c.Think, Verbose: c.Verbose, Config: c,
+			Backoff: backoff{c.Backoff.Base, c.Backoff.Max, c.Backoff.Multiplier, c.Backoff.Jitter}})
+		if err != nil {
+			return nil, err
+		}
+		cmd := exec.CommandContext(ctx, exe)
+		cmd.Env = append(os.Environ(), replicaEnv+"="+string(raw))
+		stdin, err := cmd.StdinPipe()
+		if err != nil {
+			return nil, err
+		}
+		stdout, err := cmd.StdoutPipe()
+		if err != nil {
+			return nil, err
+		}
+		stderr := &strings.Builder{}
+		cmd.Stderr = &lockedWriter{w: stderr}
+		if c.Verbose {
+			cmd.Stderr = os.Stderr
+		}
+		if err := cmd.Start(); err != nil {
+			return nil, err
+		}
+		sc := bufio.NewScanner(stdout)
+		sc.Buffer(make([]byte, 1<<20), 64<<20)
+		procs[i] = &proc{cmd: cmd, stdin: stdin, lines: sc, stderr: stderr}
+	}
+	for i, p := range procs {
+		if !p.lines.Scan() || p.lines.Text() != "ready" {
+			return nil, fmt.Errorf("replica %d did not start: %s", i, p.stderr)
+		}
+	}
+
+	last := phaseBack
+	if shared {
+		last = phaseRedis
+	}
+	for ph := phaseWarmup; ph <= last; ph++ {
+		up.setPhase(ph)
+		switch ph {
+		case phaseDown:
+			up.down.Store(true)
+		case phaseBack:
+			up.down.Store(false)
+		}
+		m.starts[ph] = time.Now()
+		for _, p := range procs {
+			if err := p.send(fmt.Sprintf("phase %d", ph)); err != nil {
+				return nil, err
+			}
+		}
+		length := c.Phase
+		if ph == phaseWarmup {
+			length = c.Phase / 2
+		}
+		if ph == phaseRedis {
+			if err := cutRedis(ctx, srv, redisAddr, length, m); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		time.Sleep(length) // the phase: load runs in the replicas meanwhile
+	}
+
+	for _, p := range procs {
+		if err := p.send("stop"); err != nil {
+			return nil, err
+		}
+	}
+	for i, p := range procs {
+		done := make(chan error, 1)
+		var rep replicaReport
+		go func() {
+			if !p.lines.Scan() {
+				done <- fmt.Errorf("replica %d did not report: %s", i, p.stderr)
+				return
+			}
+			done <- json.Unmarshal(p.lines.Bytes(), &rep)
+		}()
+		select {
+		case err := <-done:
+			if err != nil {
+				return nil, err
+			}
+			m.reports = append(m.reports, rep)
+		case <-time.After(c.Deadline + 10*time.Second):
+			return nil, fmt.Errorf("replica %d did not report within %v of the stop", i, c.Deadline+10*time.Second)
+		}
+		_ = p.stdin.Close()
+		if err := p.cmd.Wait(); err != nil {
+			return nil, fmt.Errorf("replica %d: %v: %s", i, err, p.stderr)
+		}
+	}
+	sort.Slice(m.reports, func(i, j int) bool { return m.reports[i].Index < m.reports[j].Index })
+	for ph := phaseWarmup; ph < phaseCount; ph++ {
+		m.requests[ph], m.probes[ph] = up.counts(ph)
+		for _, r := range m.reports {
+			p := r.Phases[ph]
+			m.lost[ph] += p.Unfinished
+			for _, id := range p.Failed {
+				if up.wasAnswered(id) {
+					m.lost[ph]++
+				}
+			}
+		}
+	}
+	if shared {
+		if err := checkKeys(ctx, redisAddr, prefix, m); err != nil {
+			return nil, err
+		}
+	}
+	return m, nil
+}
+
+// cutRedis runs the last phase: Redis is cut off a third into it, and back
+// two thirds in.
+func cutRedis(ctx context.Context, srv *redistest.Server, addr string, length time.Duration, m *modeRun) error {
+	third := length / 3
+	time.Sleep(third)
+	m.redisAt[0] = time.Now()
+	if srv != nil {
+		srv.Kill()
+		time.Sleep(third)
+		m.redisAt[1] = time.Now()
+		if err := srv.Restart(); err != nil {
+			return err
+		}
+	} else {
+		client := redis.NewClient(&redis.Options{Addr: addr})
+		err := client.ClientPause(ctx, third).Err()
+		client.Close()
+		if err != nil {
+			return err
+		}
+		time.Sleep(third)
+		m.redisAt[1] = time.Now()
+	}
+	time.Sleep(length - 2*third)
+	return nil
+}
+
+// checkKeys counts the keys of the run in Redis and those without a TTL,
+// and deletes them.
+func checkKeys(ctx context.Context, addr, prefix string, m *modeRun) error {
+	client := redis.NewClient(&redis.Options{Addr: addr})
+	defer client.Close()
+	keys, err := redistest.Keys(ctx, client, prefix)
+	if err != nil {
+		return err
+	}
+	m.keys = len(keys)
+	for k, ttl := range keys {
+		if ttl < 0 {
+			m.noTTL++
+		}
+		client.Del(ctx, k)
+	}
+	return nil
+}
+
+type lockedWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
+}

@@ -1,0 +1,16 @@
+package redisstore
+
+import "github.com/failsafe-go/failsafe-go/circuitbreaker"
+
+// OnChange makes f be called with the state each time b takes in a change
+// published by a replica, so tests wait on a signal instead of on time. f
+// runs with b's lock held: it must not call b's methods.
+func OnChange(b *Breaker, f func(circuitbreaker.State)) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.onChange = func() { f(b.state) }
+}
+
+// Subscribed returns a channel closed once s has subscribed to the
+// breakers' changes (its first breaker subscribes it).
+func Subscribed(s *Store) <-chan struct{} { return s.changes.ready }

@@ -1,0 +1,300 @@
+package redisstore
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/toolsafe/toolsafe/middleware"
+)
+
+// DefaultMaxDecisions is how many grants and denials may wait for one tool
+// and input at once: 100. Grant and Deny refuse more.
+const DefaultMaxDecisions = 100
+
+// Grants returns an approver whose grants, denials and pending requests
+// are kept in Redis, so a grant given through one replica is used by the
+// call of another (see Grants).
+func (s *Store) Grants() *Grants { return &Grants{s: s} }
+
+// Grants is a middleware.Approver whose decisions live in Redis, shared by
+// every replica: middleware.Grants for a fleet. Each Grant or Deny is
+// bound to one tool and its input, compared as canonical JSON
+// (middleware.Canonical), and is used up by one decision, the oldest
+// first; a call with no decision waiting is Pending and is listed by
+// Pending until a Grant or Deny for it arrives.
+//
+// Grants are bounded: a decision not used within TTL expires, and so does
+// a pending request; Revoke takes decisions back; at most MaxPending
+// requests are listed, the oldest dropped first; at most
+// DefaultMaxDecisions decisions wait for one tool and input. Every key
+// has a TTL.
+//
+// Every method is one Redis operation, atomic (a Lua script), bounded by
+// the Store's timeout and by ctx. When Redis is unavailable they return an
+// error wrapping ErrUnavailable and decide nothing: Decide's error makes
+// toolsafe's gate fail closed (the call pauses with
+// middleware.ApprovalRequired.Err set; it never runs on an assumed
+// approval).
+//
+// Make one with Store.Grants; set TTL and MaxPending before its first use,
+// the same in every replica. A Grants is safe for concurrent use.
+type Grants struct {
+	// TTL is how long a decision waits to be used, and a pending request to
+	// be decided; zero means middleware.DefaultGrantTTL (1 hour).
+	TTL time.Duration
+	// MaxPending caps the pending requests listed; zero means
+	// middleware.DefaultMaxPending (1,000).
+	MaxPending int
+
+	s *Store
+}
+
+var _ middleware.Approver = (*Grants)(nil)
+
+func (g *Grants) ttl() time.Duration {
+	if g.TTL > 0 {
+		return g.TTL
+	}
+	return middleware.DefaultGrantTTL
+}
+
+func (g *Grants) maxPending() int {
+	if g.MaxPending > 0 {
+		return g.MaxPending
+	}
+	return middleware.DefaultMaxPending
+}
+
+var errNoStore = errors.New("redisstore: these Grants were not made by Store.Grants")
+
+// keys returns the keys of the decisions for tool and input, then those
+// of the pending requests, and the member that names tool and input in
+// them.
+func (g *Grants) keys(tool, input string) ([]string, string) {
+	canon, err := middleware.Canonical(input)
+	if err != nil {
+		canon = input
+	}
+	member := digest(tool + "\x00" + canon)
+	return []string{
+		g.s.key("{grants}", "decisions", member),
+		g.s.key("{grants}", "pending"),
+		g.s.key("{grants}", "expiry"),
+		g.s.key("{grants}", "info"),
+		g.s.key("{grants}", "seq"),
+	}, member
+}
+
+// forgetExpired is the Lua that drops the pending requests whose time is
+// up; KEYS[2..4] are the pending order, expiry and info.
+const forgetExpired = `
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local function forget(members)
+  if #members == 0 then return end
+  redis.call('ZREM', KEYS[2], unpack(members))
+  redis.call('ZREM', KEYS[3], unpack(members))
+  redis.call('HDEL', KEYS[4], unpack(members))
+end
+forget(redis.call('ZRANGEBYSCORE', KEYS[3], '-inf', now))
+`
+
+// decideScript uses up the oldest live decision of KEYS[1] and answers 'a'
+// or 'd', or lists the request as pending and answers 'p'. ARGV: member,
+// TTL ms, max pending, the request as JSON.
+var decideScript = redis.NewScript(forgetExpired + `
+while true do
+  local d = redis.call('LPOP', KEYS[1])
+  if not d then break end
+  local kind, exp = string.match(d, '^(%a):(%d+)$')
+  if exp and tonumber(exp) > now then
+    forget({ARGV[1]})
+    return kind
+  end
+end
+local ttl, max = tonumber(ARGV[2]), tonumber(ARGV[3])
+if not redis.call('ZSCORE', KEYS[2], ARGV[1]) then
+  local n = redis.call('ZCARD', KEYS[2])
+  if n >= max then forget(redis.call('ZRANGE', KEYS[2], 0, n - max)) end
+  redis.call('ZADD', KEYS[2], redis.call('INCR', KEYS[5]), ARGV[1])
+end
+redis.call('ZADD', KEYS[3], now + ttl, ARGV[1])
+redis.call('HSET', KEYS[4], ARGV[1], ARGV[4])
+for i = 2, 5 do redis.call('PEXPIRE', KEYS[i], ttl) end
+return 'p'
+`)
+
+// addScript adds a decision (ARGV[2], 'a' or 'd') to KEYS[1], which lives
+// TTL ms (ARGV[3]), unless ARGV[4] live ones wait already (it answers -1),
+// and drops the pending request of ARGV[1].
+var addScript = redis.NewScript(forgetExpired + `
+local ttl, max = tonumber(ARGV[3]), tonumber(ARGV[4])
+if redis.call('LLEN', KEYS[1]) >= max then
+  local keep, last = {}, now
+  for _, d in ipairs(redis.call('LRANGE', KEYS[1], 0, -1)) do
+    local exp = tonumber(string.match(d, ':(%d+)$'))
+    if exp and exp > now then
+      keep[#keep + 1] = d
+      if exp > last then last = exp end
+    end
+  end
+  redis.call('DEL', KEYS[1])
+  if #keep > 0 then
+    redis.call('RPUSH', KEYS[1], unpack(keep))
+    redis.call('PEXPIRE', KEYS[1], last - now)
+  end
+  if #keep >= max then return -1 end
+end
+redis.call('RPUSH', KEYS[1], ARGV[2] .. ':' .. (now + ttl))
+redis.call('PEXPIRE', KEYS[1], ttl)
+forget({ARGV[1]})
+return 1
+`)
+
+// revokeScript drops the decisions of KEYS[1] and answers how many were
+// live.
+var revokeScript = redis.NewScript(forgetExpired + `
+local n = 0
+for _, d in ipairs(redis.call('LRANGE', KEYS[1], 0, -1)) do
+  local exp = string.match(d, ':(%d+)$')
+  if exp and tonumber(exp) > now then n = n + 1 end
+end
+redis.call('DEL', KEYS[1])
+return n
+`)
+
+// pendingScript answers the pending requests, oldest first, as JSON.
+var pendingScript = redis.NewScript(forgetExpired + `
+local members = redis.call('ZRANGE', KEYS[2], 0, -1)
+if #members == 0 then return {} end
+return redis.call('HMGET', KEYS[4], unpack(members))
+`)
+
+// Decide uses up the oldest decision given for call.Tool and call.Input
+// (by any replica), or answers Pending and lists the call in Pending. It
+// returns Pending and an error wrapping ErrUnavailable when Redis is
+// unavailable: toolsafe's gate then pauses the call, failing closed.
+func (g *Grants) Decide(ctx context.Context, call middleware.CallInfo) (middleware.Decision, error) {
+	if g.s == nil {
+		return middleware.Pending, errNoStore
+	}
+	info, err := json.Marshal(call)
+	if err != nil {
+		return middleware.Pending, fmt.Errorf("redisstore: %w", err)
+	}
+	keys, member := g.keys(call.Tool, call.Input)
+	var kind string
+	err = g.s.do(ctx, opDecide, func(ctx context.Context) error {
+		var err error
+		kind, err = decideScript.Run(ctx, g.s.client, keys, member, g.ttl().Milliseconds(), g.maxPending(), info).Text()
+		return err
+	})
+	if err != nil {
+		g.s.health.refused(stateGrants)
+		return middleware.Pending, err
+	}
+	switch kind {
+	case "a":
+		return middleware.Approved, nil
+	case "d":
+		return middleware.Denied, nil
+	}
+	return middleware.Pending, nil
+}
+
+// Grant approves one call (one attempt, for a destructive tool) of tool
+// with input, on whichever replica it runs. Granting twice approves two.
+// It returns an error wrapping ErrUnavailable when Redis is unavailable
+// (nothing was granted), and an error when DefaultMaxDecisions decisions
+// wait for tool and input already.
+func (g *Grants) Grant(ctx context.Context, tool, input string) error {
+	return g.add(ctx, tool, input, "a")
+}
+
+// Deny refuses the next call of tool with input: it ends with
+// approval-denied, and the model is told not to call it again. Its errors
+// are Grant's.
+func (g *Grants) Deny(ctx context.Context, tool, input string) error {
+	return g.add(ctx, tool, input, "d")
+}
+
+func (g *Grants) add(ctx context.Context, tool, input, kind string) error {
+	if g.s == nil {
+		return errNoStore
+	}
+	keys, member := g.keys(tool, input)
+	var n int64
+	err := g.s.do(ctx, opGrant, func(ctx context.Context) error {
+		var err error
+		n, err = addScript.Run(ctx, g.s.client, keys, member, kind, g.ttl().Milliseconds(), DefaultMaxDecisions).Int64()
+		return err
+	})
+	if err != nil {
+		g.s.health.refused(stateGrants)
+		return err
+	}
+	if n < 0 {
+		return fmt.Errorf("redisstore: %d decisions for %s with this input wait already: revoke them, or wait until they are used", DefaultMaxDecisions, tool)
+	}
+	return nil
+}
+
+// Revoke takes back every grant and denial of tool with input not used
+// yet, and reports how many there were. It returns an error wrapping
+// ErrUnavailable when Redis is unavailable (nothing was revoked).
+func (g *Grants) Revoke(ctx context.Context, tool, input string) (int, error) {
+	if g.s == nil {
+		return 0, errNoStore
+	}
+	keys, _ := g.keys(tool, input)
+	var n int64
+	err := g.s.do(ctx, opRevoke, func(ctx context.Context) error {
+		var err error
+		n, err = revokeScript.Run(ctx, g.s.client, keys).Int64()
+		return err
+	})
+	if err != nil {
+		g.s.health.refused(stateGrants)
+		return 0, err
+	}
+	return int(n), nil
+}
+
+// Pending returns the calls waiting for a decision on any replica, oldest
+// first, one per tool and input (the latest request for it): what a
+// program shows the person who approves. It returns an error wrapping
+// ErrUnavailable when Redis is unavailable.
+func (g *Grants) Pending(ctx context.Context) ([]middleware.CallInfo, error) {
+	if g.s == nil {
+		return nil, errNoStore
+	}
+	keys, _ := g.keys("", "")
+	var raw []any
+	err := g.s.do(ctx, opPending, func(ctx context.Context) error {
+		var err error
+		raw, err = pendingScript.Run(ctx, g.s.client, keys).Slice()
+		return err
+	})
+	if err != nil {
+		g.s.health.refused(stateGrants)
+		return nil, err
+	}
+	var out []middleware.CallInfo
+	for _, r := range raw {
+		s, ok := r.(string)
+		if !ok {
+			continue // expired between the two reads of the script: none
+		}
+		var c middleware.CallInfo
+		if err := json.Unmarshal([]byte(s), &c); err != nil {
+			return nil, fmt.Errorf("redisstore: a pending request in Redis is not valid: %w", err)
+		}
+		out = append(out, c)
+	}
+	return out, nil
+}

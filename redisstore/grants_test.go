@@ -1,0 +1,218 @@
+package redisstore_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/toolsafe/toolsafe"
+	"github.com/toolsafe/toolsafe/middleware"
+	"github.com/toolsafe/toolsafe/redisstore"
+)
+
+const refundInput = `{"order":"A-1001","amount_eur":25}`
+
+func call(tool, input string) middleware.CallInfo {
+	return middleware.CallInfo{Tool: tool, CallID: "call_1", Input: input, Attempt: 1, IdempotencyKey: "key-1"}
+}
+
+func decide(t *testing.T, g *redisstore.Grants, c middleware.CallInfo) middleware.Decision {
+	t.Helper()
+	d, err := g.Decide(background, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
+func TestGrantsAreSharedByTheFleet(t *testing.T) {
+	rs := newReplicas(t, redisAddr, 3)
+	a, b, c := rs[0].store.Grants(), rs[1].store.Grants(), rs[2].store.Grants()
+
+	if d := decide(t, a, call("refund", refundInput)); d != middleware.Pending {
+		t.Fatalf("no grant yet: %v", d)
+	}
+	pending, err := b.Pending(background)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(pending) != 1 || pending[0].Tool != "refund" || pending[0].Input != refundInput || pending[0].IdempotencyKey != "key-1" {
+		t.Fatalf("replica b sees pending %+v", pending)
+	}
+	// Granted through c with the same JSON in another key order.
+	if err := c.Grant(background, "refund", `{ "amount_eur": 25, "order": "A-1001" }`); err != nil {
+		t.Fatal(err)
+	}
+	if p, _ := b.Pending(background); len(p) != 0 {
+		t.Errorf("still pending after the grant: %+v", p)
+	}
+	if d := decide(t, b, call("refund", refundInput)); d != middleware.Approved {
+		t.Fatalf("the grant given through c: %v on b", d)
+	}
+	if d := decide(t, a, call("refund", refundInput)); d != middleware.Pending {
+		t.Fatalf("a grant is used once; a second call got %v", d)
+	}
+	if d := decide(t, a, call("refund", `{"order":"A-1001","amount_eur":2500}`)); d != middleware.Pending {
+		t.Fatalf("a grant covered another input: %v", d)
+	}
+	if d := decide(t, a, call("charge", refundInput)); d != middleware.Pending {
+		t.Fatalf("a grant covered another tool: %v", d)
+	}
+}
+
+func TestGrantsAreUsedOldestFirst(t *testing.T) {
+	rs := newReplicas(t, redisAddr, 2)
+	a, b := rs[0].store.Grants(), rs[1].store.Grants()
+	if err := a.Grant(background, "refund", refundInput); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Deny(background, "refund", refundInput); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Grant(background, "refund", refundInput); err != nil {
+		t.Fatal(err)
+	}
+	var got []middleware.Decision
+	for range 4 {
+		got = append(got, decide(t, b, call("refund", refundInput)))
+	}
+	want := []middleware.Decision{middleware.Approved, middleware.Denied, middleware.Approved, middleware.Pending}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("decisions %v, want %v", got, want)
+	}
+	if n, err := a.Revoke(background, "refund", refundInput); err != nil || n != 0 {
+		t.Fatalf("revoke after every decision was used: %d, %v", n, err)
+	}
+	for range 2 {
+		if err := a.Grant(background, "refund", refundInput); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n, err := b.Revoke(background, "refund", `{"amount_eur":25,"order":"A-1001"}`); err != nil || n != 2 {
+		t.Fatalf("revoked %d (%v), want 2", n, err)
+	}
+	if d := decide(t, a, call("refund", refundInput)); d != middleware.Pending {
+		t.Fatalf("a revoked grant was used: %v", d)
+	}
+}
+
+func TestGrantsExpire(t *testing.T) {
+	const ttl = 150 * time.Millisecond
+	rs := newReplicas(t, redisAddr, 2)
+	a, b := rs[0].store.Grants(), rs[1].store.Grants()
+	a.TTL, b.TTL = ttl, ttl
+	if err := a.Grant(background, "refund", refundInput); err != nil {
+		t.Fatal(err)
+	}
+	decide(t, b, call("charge", `{}`)) // pending
+	time.Sleep(ttl)                    // the grant's and the request's TTL
+	if d := decide(t, b, call("refund", refundInput)); d != middleware.Pending {
+		t.Errorf("an expired grant was used: %v", d)
+	}
+	p, err := a.Pending(background)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(p) != 1 || p[0].Tool != "refund" {
+		t.Errorf("pending %+v: want only the refund asked after the charge's request expired", p)
+	}
+}
+
+func TestGrantsPendingAreBounded(t *testing.T) {
+	rs := newReplicas(t, redisAddr, 2)
+	a, b := rs[0].store.Grants(), rs[1].store.Grants()
+	a.MaxPending, b.MaxPending = 3, 3
+	for i := range 5 {
+		decide(t, []*redisstore.Grants{a, b}[i%2], call("refund", fmt.Sprintf(`{"order":"A-%d"}`, i)))
+	}
+	// The latest request for a listed call refreshes it, in place.
+	decide(t, a, middleware.CallInfo{Tool: "refund", CallID: "call_9", Input: `{"order":"A-3"}`, Attempt: 2})
+	p, err := b.Pending(background)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, c := range p {
+		got = append(got, c.Input+" "+c.CallID)
+	}
+	want := []string{`{"order":"A-2"} call_1`, `{"order":"A-3"} call_9`, `{"order":"A-4"} call_1`}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("pending %v, want the newest 3, oldest first: %v", got, want)
+	}
+}
+
+func TestGrantsDecisionsPerCallAreBounded(t *testing.T) {
+	rs := newReplicas(t, redisAddr, 1)
+	g := rs[0].store.Grants()
+	for i := range redisstore.DefaultMaxDecisions {
+		if err := g.Grant(background, "refund", refundInput); err != nil {
+			t.Fatalf("grant %d: %v", i+1, err)
+		}
+	}
+	err := g.Grant(background, "refund", refundInput)
+	if err == nil || errors.Is(err, redisstore.ErrUnavailable) {
+		t.Fatalf("grant %d: %v, want a refusal", redisstore.DefaultMaxDecisions+1, err)
+	}
+}
+
+func TestGrantsFailClosedWhileRedisIsDown(t *testing.T) {
+	srv := ownServer(t)
+	rs := newReplicas(t, srv.Addr(), 1, redisstore.WithRecheck(20*time.Millisecond))
+	g := rs[0].store.Grants()
+	if err := g.Grant(background, "refund", refundInput); err != nil {
+		t.Fatal(err)
+	}
+	var ran atomic.Int32
+	refund, err := toolsafe.New(middleware.Func("refund", "refunds an order", func(context.Context, string) (string, error) {
+		ran.Add(1)
+		return "refunded", nil
+	}), toolsafe.WithApproval(g), toolsafe.WithSideEffects(middleware.SideEffectsWithKey))
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv.Kill()
+	_, err = refund.Call(background, refundInput)
+	var ar *middleware.ApprovalRequired
+	if !errors.As(err, &ar) || !errors.Is(ar.Err, redisstore.ErrUnavailable) {
+		t.Fatalf("with Redis down: %v, want an approval pause whose Err is ErrUnavailable", err)
+	}
+	if ran.Load() != 0 {
+		t.Fatal("the tool ran with no approval known")
+	}
+	for name, f := range map[string]func() error{
+		"Grant":   func() error { return g.Grant(background, "refund", refundInput) },
+		"Deny":    func() error { return g.Deny(background, "refund", refundInput) },
+		"Revoke":  func() error { _, err := g.Revoke(background, "refund", refundInput); return err },
+		"Pending": func() error { _, err := g.Pending(background); return err },
+	} {
+		if err := f(); !errors.Is(err, redisstore.ErrUnavailable) {
+			t.Errorf("%s with Redis down: %v, want ErrUnavailable", name, err)
+		}
+	}
+	if err := srv.Restart(); err != nil {
+		t.Fatal(err)
+	}
+	rs[0].logs.waitFor(t, "INFO", "redis answers again")
+	// The restarted Redis is empty: the grant given before is gone, so the
+	// call pauses again, failing closed.
+	if _, err := refund.Call(background, refundInput); !errors.As(err, &ar) || ar.Err != nil {
+		t.Fatalf("after Redis returned: %v, want a plain approval pause", err)
+	}
+	if !strings.Contains(rs[0].logs.String(), "grants") {
+		t.Errorf("the outage's log does not say grants refuse:\n%s", rs[0].logs)
+	}
+}
+
+func TestGrantsNotFromAStore(t *testing.T) {
+	var g redisstore.Grants
+	if _, err := g.Decide(background, call("refund", refundInput)); err == nil {
+		t.Error("Decide of a zero Grants: no error")
+	}
+	if err := g.Grant(background, "refund", refundInput); err == nil {
+		t.Error("Grant of a zero Grants: no error")
+	}
+}

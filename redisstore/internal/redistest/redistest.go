@@ -1,0 +1,236 @@
+// Package redistest gives redisstore's tests and its fleet benchmark a
+// real Redis: the one REDIS_ADDR names, or a redis-server process of their
+// own that they can kill, pause and restart. Nothing is simulated.
+package redistest
+
+import (
+	"bufio"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// HowToStart says how to get a Redis for the tests.
+const HowToStart = `redisstore's tests need a real Redis. Start one and name it in REDIS_ADDR:
+
+    apt-get install -y redis-server && redis-server --port 6390 --bind 127.0.0.1 --save '' &
+    REDIS_ADDR=127.0.0.1:6390 go test -race ./...
+
+(.ci/run does this for you.)`
+
+// Addr returns the address in REDIS_ADDR after checking that a Redis
+// answers there; otherwise an error that says how to start one.
+func Addr() (string, error) {
+	addr := os.Getenv("REDIS_ADDR")
+	if addr == "" {
+		return "", errors.New("REDIS_ADDR is not set.\n" + HowToStart)
+	}
+	c := redis.NewClient(&redis.Options{Addr: addr, DialTimeout: time.Second, MaxRetries: -1})
+	defer c.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	if err := c.Ping(ctx).Err(); err != nil {
+		return "", fmt.Errorf("no Redis answers at REDIS_ADDR=%s (%v).\n%s", addr, err, HowToStart)
+	}
+	return addr, nil
+}
+
+// Prefix returns a key prefix no other test uses.
+func Prefix(name string) string {
+	var b [6]byte
+	_, _ = rand.Read(b[:])
+	clean := strings.Map(func(r rune) rune {
+		if r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' {
+			return r
+		}
+		return '-'
+	}, name)
+	if len(clean) > 40 {
+		clean = clean[:40]
+	}
+	return "test-" + clean + "-" + hex.EncodeToString(b[:])
+}
+
+// Keys returns the keys under prefix with their TTLs (-1: none).
+func Keys(ctx context.Context, c redis.UniversalClient, prefix string) (map[string]time.Duration, error) {
+	out := map[string]time.Duration{}
+	iter := c.Scan(ctx, 0, prefix+":*", 1000).Iterator()
+	for iter.Next(ctx) {
+		k := iter.Val()
+		ttl, err := c.PTTL(ctx, k).Result()
+		if err != nil {
+			return nil, err
+		}
+		out[k] = ttl
+	}
+	return out, iter.Err()
+}
+
+// CheckTTLs fails t when a key under prefix has no TTL, and deletes them
+// all.
+func CheckTTLs(t testing.TB, c redis.UniversalClient, prefix string) {
+	t.Helper()
+	ctx := context.Background()
+	keys, err := Keys(ctx, c, prefix)
+	if err != nil {
+		t.Errorf("listing the keys under %s: %v", prefix, err)
+		return
+	}
+	for k, ttl := range keys {
+		if ttl < 0 {
+			t.Errorf("key %s has no TTL", k)
+		}
+		c.Del(ctx, k)
+	}
+}
+
+// Server is a redis-server process of the caller's own, on 127.0.0.1 on a
+// free port, with no persistence.
+type Server struct {
+	port int
+	log  io.Writer
+
+	mu   sync.Mutex
+	cmd  *exec.Cmd
+	done chan struct{} // closed when cmd has exited
+}
+
+// Start starts a redis-server on a free port of 127.0.0.1 and returns when
+// it accepts connections. It needs redis-server in PATH; the error says how
+// to install it. log, if not nil, gets the server's output.
+func Start(log io.Writer) (*Server, error) {
+	if _, err := exec.LookPath("redis-server"); err != nil {
+		return nil, errors.New("redis-server is not installed: apt-get install -y redis-server")
+	}
+	var lastErr error
+	for range 5 {
+		port, err := freePort()
+		if err != nil {
+			return nil, err
+		}
+		s := &Server{port: port, log: log}
+		if lastErr = s.start(); lastErr == nil {
+			return s, nil
+		}
+	}
+	return nil, lastErr
+}
+
+func freePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+// start runs the server and waits for its "Ready to accept connections".
+func (s *Server) start() error {
+	cmd := exec.Command("redis-server",
+		"--port", strconv.Itoa(s.port), "--bind", "127.0.0.1",
+		"--save", "", "--appendonly", "no", "--daemonize", "no", "--logfile", "")
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		return err
+	}
+	cmd.Stderr = cmd.Stdout
+	if err := cmd.Start(); err != nil {
+		return err
+	}
+	ready := make(chan struct{})
+	done := make(chan struct{})
+	go func() {
+		sc := bufio.NewScanner(out)
+		signalled := false
+		for sc.Scan() {
+			line := sc.Text()
+			if s.log != nil {
+				fmt.Fprintln(s.log, line)
+			}
+			if !signalled && strings.Contains(line, "Ready to accept connections") {
+				signalled = true
+				close(ready)
+			}
+		}
+		_ = cmd.Wait()
+		close(done)
+	}()
+	select {
+	case <-ready:
+	case <-done:
+		return fmt.Errorf("redis-server on port %d exited before it was ready", s.port)
+	case <-time.After(10 * time.Second):
+		_ = cmd.Process.Kill()
+		<-done
+		return fmt.Errorf("redis-server on port %d was not ready within 10s", s.port)
+	}
+	s.mu.Lock()
+	s.cmd, s.done = cmd, done
+	s.mu.Unlock()
+	return nil
+}
+
+// Addr is the server's address, "127.0.0.1:PORT"; it stays the same across
+// Restart.
+func (s *Server) Addr() string { return "127.0.0.1:" + strconv.Itoa(s.port) }
+
+// Kill kills the server with SIGKILL, as a crash would, and waits for it
+// to exit. Its data is gone.
+func (s *Server) Kill() {
+	s.mu.Lock()
+	cmd, done := s.cmd, s.done
+	s.cmd = nil
+	s.mu.Unlock()
+	if cmd == nil {
+		return
+	}
+	_ = cmd.Process.Signal(syscall.SIGCONT) // a paused server dies too
+	_ = cmd.Process.Kill()
+	<-done
+}
+
+// Restart starts the server again on the same port, empty, after Kill.
+func (s *Server) Restart() error {
+	s.Kill()
+	var err error
+	for range 20 { // the port may linger a moment after a kill
+		if err = s.start(); err == nil {
+			return nil
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	return err
+}
+
+// Pause stops the server (SIGSTOP): it keeps its connections and answers
+// nothing, as a Redis that is slow beyond any timeout. Resume continues it.
+func (s *Server) Pause() { s.signal(syscall.SIGSTOP) }
+
+// Resume continues a paused server (SIGCONT).
+func (s *Server) Resume() { s.signal(syscall.SIGCONT) }
+
+func (s *Server) signal(sig os.Signal) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.cmd != nil {
+		_ = s.cmd.Process.Signal(sig)
+	}
+}
+
+// Close kills the server.
+func (s *Server) Close() { s.Kill() }

@@ -1,0 +1,131 @@
+package redisstore
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/toolsafe/toolsafe/middleware"
+)
+
+// Ledger returns a run ledger kept in Redis, so that a run paused on one
+// replica resumes on another (see Ledger).
+func (s *Store) Ledger() *Ledger { return &Ledger{s: s} }
+
+// Ledger is a middleware.Ledger kept in Redis, shared by every replica:
+// scope a run with middleware.WithRun(ctx, runID, ledger) on any replica,
+// and a run resumed on another replica (middleware.Resume) answers the
+// calls that completed before the pause from it instead of calling their
+// tools again.
+//
+// Each run is one Redis list of its entries, as JSON, bounded: it expires
+// TTL after its last call (or its last read), and keeps at most
+// MaxEntries entries, the oldest dropped first (a dropped entry can no
+// longer be replayed: a resumed run calls the tool again). Append and
+// Entries are one atomic operation each (MULTI/EXEC), bounded by the
+// Store's timeout and by ctx.
+//
+// When Redis is unavailable they return an error wrapping ErrUnavailable:
+// toolsafe then fails closed for tools with side effects (it neither
+// repeats nor replays the call, and the model is told so) and goes on
+// without replay for tools that only read; an entry that could not be
+// appended is logged by toolsafe at WARN.
+//
+// Make one with Store.Ledger; set TTL and MaxEntries before its first use,
+// the same in every replica. A Ledger is safe for concurrent use.
+type Ledger struct {
+	// TTL is how long a run is kept after its last call or read; zero
+	// means middleware.DefaultLedgerTTL (24 hours).
+	TTL time.Duration
+	// MaxEntries caps the entries of one run; zero means
+	// middleware.DefaultLedgerEntries (1,000).
+	MaxEntries int
+
+	s *Store
+}
+
+var _ middleware.Ledger = (*Ledger)(nil)
+
+func (l *Ledger) ttl() time.Duration {
+	if l.TTL > 0 {
+		return l.TTL
+	}
+	return middleware.DefaultLedgerTTL
+}
+
+func (l *Ledger) maxEntries() int64 {
+	if l.MaxEntries > 0 {
+		return int64(l.MaxEntries)
+	}
+	return middleware.DefaultLedgerEntries
+}
+
+func (l *Ledger) key(run string) string { return l.s.key("run", nameInKey(run)) }
+
+// Append adds e to the entries of run, after those already there, drops
+// the oldest beyond MaxEntries and keeps the run TTL from now. It returns
+// an error wrapping ErrUnavailable when Redis is unavailable.
+func (l *Ledger) Append(ctx context.Context, run string, e middleware.Entry) error {
+	if l.s == nil {
+		return errNoLedgerStore
+	}
+	data, err := json.Marshal(e)
+	if err != nil {
+		return fmt.Errorf("redisstore: %w", err)
+	}
+	k := l.key(run)
+	err = l.s.do(ctx, opAppend, func(ctx context.Context) error {
+		_, err := l.s.client.TxPipelined(ctx, func(p redis.Pipeliner) error {
+			p.RPush(ctx, k, data)
+			p.LTrim(ctx, k, -l.maxEntries(), -1)
+			p.PExpire(ctx, k, l.ttl())
+			return nil
+		})
+		return err
+	})
+	if err != nil {
+		l.s.health.refused(stateLedger)
+	}
+	return err
+}
+
+// Entries returns the entries of run, oldest first (none for a run Redis
+// does not keep), and keeps the run TTL from now: a resumed run reads it.
+// It returns an error wrapping ErrUnavailable when Redis is unavailable,
+// and an error when an entry in Redis is not valid: a replay is then not
+// trusted.
+func (l *Ledger) Entries(ctx context.Context, run string) ([]middleware.Entry, error) {
+	if l.s == nil {
+		return nil, errNoLedgerStore
+	}
+	k := l.key(run)
+	var raw *redis.StringSliceCmd
+	err := l.s.do(ctx, opEntries, func(ctx context.Context) error {
+		_, err := l.s.client.TxPipelined(ctx, func(p redis.Pipeliner) error {
+			raw = p.LRange(ctx, k, 0, -1)
+			p.PExpire(ctx, k, l.ttl())
+			return nil
+		})
+		return err
+	})
+	if err != nil {
+		l.s.health.refused(stateLedger)
+		return nil, err
+	}
+	vals := raw.Val()
+	if len(vals) == 0 {
+		return nil, nil
+	}
+	out := make([]middleware.Entry, len(vals))
+	for i, v := range vals {
+		if err := json.Unmarshal([]byte(v), &out[i]); err != nil {
+			return nil, fmt.Errorf("redisstore: entry %d of run %s in Redis is not valid: %w", i+1, run, err)
+		}
+	}
+	return out, nil
+}
+
+var errNoLedgerStore = fmt.Errorf("redisstore: this Ledger was not made by Store.Ledger")

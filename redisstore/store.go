@@ -1,0 +1,421 @@
+package redisstore
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"go.opentelemetry.io/otel"
+	"go.opentelemetry.io/otel/metric"
+)
+
+// ScopeName is the instrumentation scope of the Store's meter.
+const ScopeName = "github.com/toolsafe/toolsafe/redisstore"
+
+// The defaults of a Store's options.
+const (
+	// DefaultPrefix begins every key the Store writes: "toolsafe:...".
+	DefaultPrefix = "toolsafe"
+	// DefaultTimeout bounds every Redis operation: 50ms. An operation
+	// that takes longer is given up and counts as Redis being unavailable.
+	// On loopback an operation takes tens of microseconds.
+	DefaultTimeout = 50 * time.Millisecond
+	// DefaultRecheck is how often an unavailable Redis is tried again
+	// (with PING) until it answers: 500ms.
+	DefaultRecheck = 500 * time.Millisecond
+	// DefaultStateTTL is how long a breaker's or a retry budget's state
+	// lives in Redis after its last change: 1 hour (an open breaker lives
+	// at least until its delay is over). State that expired is the state
+	// of a dependency nobody called: a closed breaker, an empty budget.
+	DefaultStateTTL = time.Hour
+	// DefaultPermitTTL is how long a half-open probe's permit is held in
+	// Redis at most: 10s. A permit whose outcome was never recorded (the
+	// replica that held it died) is free again after it, so a lost permit
+	// cannot wedge the breaker half-open. Make it longer than the attempt
+	// timeout of the dependency's tools.
+	DefaultPermitTTL = 10 * time.Second
+	// DefaultStateMaxAge is how long a breaker's state, as a replica last
+	// learned it from Redis, is trusted without hearing from Redis again:
+	// 1s. It is learned again in the background after half of it, and the
+	// subscription to the breakers' changes is pinged as often.
+	DefaultStateMaxAge = time.Second
+	// DefaultBudgetWindow is the sliding window of a retry budget: 10s.
+	DefaultBudgetWindow = 10 * time.Second
+	// DefaultBudgetMinRetries is how many retries a retry budget admits
+	// in a window fleet-wide whatever the ratio: 3, so a dependency called
+	// rarely can still have a failure retried.
+	DefaultBudgetMinRetries = 3
+)
+
+// ErrUnavailable is the error, wrapped, of every operation that failed
+// because Redis did not answer in time, could not be reached, or answered
+// with an error. errors.Is(err, ErrUnavailable) tells it. Grants and
+// Ledger return it, so toolsafe fails closed (no approval is assumed, a
+// replay is not trusted); breakers and retry budgets never return it: they
+// decide locally instead.
+var ErrUnavailable = errors.New("redisstore: redis is unavailable")
+
+// Store keeps toolsafe's shared state in Redis for a fleet of replicas:
+// circuit breakers (CircuitBreaker), retry budgets (RetryBudget), grants
+// and pending approvals (Grants) and run ledgers (Ledger). Every replica
+// makes one Store on the same Redis with the same prefix, and the same
+// breakers and budgets (same dependency names, same settings).
+//
+// Every Redis operation is bounded by the Store's timeout (WithTimeout,
+// DefaultTimeout). When one fails or times out, the Store counts Redis
+// unavailable: it logs it once (WARN), counts it in a metric, and from then
+// on sends nothing to Redis, so no call waits for it again, until a
+// background PING every recheck interval (WithRecheck) answers; then it
+// logs that Redis is back (INFO) and every breaker and budget resumes
+// sharing. Meanwhile breakers and budgets decide locally, and grants and
+// ledgers return ErrUnavailable.
+//
+// A Store is safe for concurrent use. Call Close when done with it: it
+// stops its background work (the recheck, the subscription to breaker
+// changes, budgets' flushes). It does not close the client.
+type Store struct {
+	client  redis.UniversalClient
+	cfg     config
+	replica string // this process in permit IDs: host, pid, random
+	// incarnation names a breaker's hash when this replica creates it.
+	incarnation string
+	seq         atomic.Uint64
+	health      *health
+	changes     *changes
+	m           *instruments
+}
+
+type config struct {
+	prefix     string
+	timeout    time.Duration
+	recheck    time.Duration
+	stateTTL   time.Duration
+	permitTTL  time.Duration
+	maxAge     time.Duration
+	window     time.Duration
+	minRetries int
+	logger     *slog.Logger
+	meter      metric.MeterProvider
+	errs       []error
+}
+
+// Option configures a Store; the zero value of every option's argument
+// keeps the default.
+type Option interface{ apply(*config) }
+
+type optionFunc func(*config)
+
+func (f optionFunc) apply(c *config) { f(c) }
+
+// WithPrefix sets the first part of every key the Store writes (default
+// DefaultPrefix, "toolsafe"), so several fleets, or tests, can share a
+// Redis. A prefix holds letters, digits and "_.-:" only.
+func WithPrefix(p string) Option {
+	return optionFunc(func(c *config) {
+		if p == "" {
+			return
+		}
+		if !safeName(p) {
+			c.errs = append(c.errs, fmt.Errorf("prefix %q: use letters, digits and _.-: only", p))
+			return
+		}
+		c.prefix = p
+	})
+}
+
+// WithTimeout bounds every Redis operation (default DefaultTimeout, 50ms).
+// A call's own context bounds the operations made for it too. It must not
+// be negative.
+func WithTimeout(d time.Duration) Option {
+	return optionFunc(func(c *config) {
+		if d < 0 {
+			c.errs = append(c.errs, fmt.Errorf("timeout %v is negative", d))
+		} else if d > 0 {
+			c.timeout = d
+		}
+	})
+}
+
+// WithRecheck sets how often an unavailable Redis is tried again (default
+// DefaultRecheck, 500ms). It must not be negative.
+func WithRecheck(d time.Duration) Option {
+	return optionFunc(func(c *config) {
+		if d < 0 {
+			c.errs = append(c.errs, fmt.Errorf("recheck interval %v is negative", d))
+		} else if d > 0 {
+			c.recheck = d
+		}
+	})
+}
+
+// WithStateTTL sets how long breaker and budget state lives in Redis after
+// its last change (default DefaultStateTTL, 1 hour). It must not be
+// negative.
+func WithStateTTL(d time.Duration) Option {
+	return optionFunc(func(c *config) {
+		if d < 0 {
+			c.errs = append(c.errs, fmt.Errorf("state TTL %v is negative", d))
+		} else if d > 0 {
+			c.stateTTL = d
+		}
+	})
+}
+
+// WithPermitTTL sets how long a half-open probe's permit is held in Redis
+// at most (default DefaultPermitTTL, 10s). It must not be negative.
+func WithPermitTTL(d time.Duration) Option {
+	return optionFunc(func(c *config) {
+		if d < 0 {
+			c.errs = append(c.errs, fmt.Errorf("permit TTL %v is negative", d))
+		} else if d > 0 {
+			c.permitTTL = d
+		}
+	})
+}
+
+// WithStateMaxAge sets how long a breaker's state, as this replica last
+// learned it, is trusted without hearing from Redis again (default
+// DefaultStateMaxAge, 1s): a safety net behind the subscription to the
+// breakers' changes, which tells each change as it is made. The state is
+// learned again in the background after half of it, and the subscription
+// is pinged as often; one silent for longer is not trusted. It must not be
+// negative.
+func WithStateMaxAge(d time.Duration) Option {
+	return optionFunc(func(c *config) {
+		if d < 0 {
+			c.errs = append(c.errs, fmt.Errorf("state max age %v is negative", d))
+		} else if d > 0 {
+			c.maxAge = d
+		}
+	})
+}
+
+// WithBudgetWindow sets the sliding window over which retry budgets
+// compare retries with attempts (default DefaultBudgetWindow, 10s), kept
+// in ten buckets: a window of 10s counts the attempts of the last 9 to
+// 10 seconds. It must be at least 100ms, or zero for the default.
+func WithBudgetWindow(d time.Duration) Option {
+	return optionFunc(func(c *config) {
+		switch {
+		case d == 0:
+		case d < 100*time.Millisecond:
+			c.errs = append(c.errs, fmt.Errorf("budget window %v is shorter than 100ms", d))
+		default:
+			c.window = d
+		}
+	})
+}
+
+// WithBudgetMinRetries sets how many retries a retry budget admits per
+// window fleet-wide whatever its ratio (default DefaultBudgetMinRetries,
+// 3). It must not be negative; zero keeps the default.
+func WithBudgetMinRetries(n int) Option {
+	return optionFunc(func(c *config) {
+		if n < 0 {
+			c.errs = append(c.errs, fmt.Errorf("budget minimum of retries %d is negative", n))
+		} else if n > 0 {
+			c.minRetries = n
+		}
+	})
+}
+
+// WithLogger sets the logger of the Store's outage messages (default
+// slog.Default() when the message is logged). Redis becoming unavailable
+// is logged once per outage at WARN without the error's text, which goes
+// to DEBUG; its return at INFO.
+func WithLogger(l *slog.Logger) Option {
+	return optionFunc(func(c *config) { c.logger = l })
+}
+
+// WithMeterProvider sets the provider of the Store's meter (default the
+// global one, otel.GetMeterProvider(), when New is called; it forwards to
+// a provider set later). See the package documentation for the metrics.
+func WithMeterProvider(mp metric.MeterProvider) Option {
+	return optionFunc(func(c *config) { c.meter = mp })
+}
+
+// New returns a Store on client. The client must bound its operations by
+// their contexts (redis.Options.ContextTimeoutEnabled, as ClientOptions
+// sets), or a slow Redis could hold a call past the Store's timeout: New
+// refuses a *redis.Client or *redis.ClusterClient without it. For another
+// kind of client make sure of it yourself. It returns an error naming
+// every invalid option.
+func New(client redis.UniversalClient, opts ...Option) (*Store, error) {
+	cfg := config{
+		prefix:     DefaultPrefix,
+		timeout:    DefaultTimeout,
+		recheck:    DefaultRecheck,
+		stateTTL:   DefaultStateTTL,
+		permitTTL:  DefaultPermitTTL,
+		maxAge:     DefaultStateMaxAge,
+		window:     DefaultBudgetWindow,
+		minRetries: DefaultBudgetMinRetries,
+	}
+	for _, o := range opts {
+		if o != nil {
+			o.apply(&cfg)
+		}
+	}
+	if client == nil {
+		cfg.errs = append(cfg.errs, errors.New("the client is nil: make one with redis.NewClient(redisstore.ClientOptions(addr))"))
+	} else if !contextTimeouts(client) {
+		cfg.errs = append(cfg.errs, errors.New("the client does not bound its operations by their contexts: set ContextTimeoutEnabled in its options (redisstore.ClientOptions does)"))
+	}
+	if len(cfg.errs) > 0 {
+		return nil, fmt.Errorf("redisstore: %w", errors.Join(cfg.errs...))
+	}
+	if cfg.meter == nil {
+		cfg.meter = otel.GetMeterProvider()
+	}
+	s := &Store{client: client, cfg: cfg, replica: replicaID(), m: newInstruments(cfg.meter)}
+	s.incarnation = s.replica
+	s.health = newHealth(s)
+	s.changes = newChanges(s)
+	return s, nil
+}
+
+// contextTimeouts reports whether client bounds its operations by their
+// contexts, when its kind tells.
+func contextTimeouts(client redis.UniversalClient) bool {
+	switch c := client.(type) {
+	case *redis.Client:
+		return c.Options().ContextTimeoutEnabled
+	case *redis.ClusterClient:
+		return c.Options().ContextTimeoutEnabled
+	}
+	return true
+}
+
+// ClientOptions returns options for a go-redis client of a Store on the
+// Redis at addr ("127.0.0.1:6379"): dials, waits for a pooled connection,
+// reads and writes bounded by their contexts (ContextTimeoutEnabled), so
+// by the Store's timeout; one dial per try, and no retry of a failed
+// command by the client (the Store falls back instead of waiting, and a
+// script may have run before its answer was lost). Change what you need
+// before redis.NewClient.
+func ClientOptions(addr string) *redis.Options {
+	return &redis.Options{
+		Addr:                  addr,
+		ContextTimeoutEnabled: true,
+		DialerRetries:         1,
+		MaxRetries:            -1,
+	}
+}
+
+// Close stops the Store's background work (the recheck of an unavailable
+// Redis, the subscription to breaker changes, a retry budget's flush of
+// its counts) and waits for it to end. It does not close the client. The Store must not
+// be used after Close. Close is idempotent.
+func (s *Store) Close() error {
+	s.health.close()
+	return nil
+}
+
+// Available reports whether the Store uses Redis now: false from an
+// operation that failed until Redis answers a recheck.
+func (s *Store) Available() bool { return !s.health.down.Load() }
+
+// Outages returns how many times Redis became unavailable since New.
+func (s *Store) Outages() int64 { return s.health.outages.Load() }
+
+// do runs f with a context bounded by the Store's timeout (and ctx), and
+// returns its error wrapped with ErrUnavailable. Redis that did not answer
+// is counted unavailable, unless ctx itself ended first: a caller giving
+// up says nothing about Redis. When Redis is unavailable already, do does
+// not call f and returns ErrUnavailable at once.
+func (s *Store) do(ctx context.Context, op operation, f func(ctx context.Context) error) error {
+	if s.health.down.Load() {
+		return fmt.Errorf("%w (%s skipped until it answers again)", ErrUnavailable, op)
+	}
+	octx, cancel := context.WithTimeout(ctx, s.cfg.timeout)
+	start := time.Now()
+	err := f(octx)
+	cancel()
+	s.m.observe(op, time.Since(start))
+	if err == nil || errors.Is(err, redis.Nil) {
+		return nil
+	}
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	s.health.fail(op, err)
+	return fmt.Errorf("%w: %s: %w", ErrUnavailable, op, err)
+}
+
+// async runs f on a goroutine of the Store's, which Close waits for, and
+// reports whether it did: not once the Store is closed.
+func (s *Store) async(f func()) bool {
+	h := s.health
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.closed {
+		return false
+	}
+	h.wg.Add(1)
+	go func() {
+		defer h.wg.Done()
+		f()
+	}()
+	return true
+}
+
+// key joins the Store's prefix and parts with ":".
+func (s *Store) key(parts ...string) string {
+	return s.cfg.prefix + ":" + strings.Join(parts, ":")
+}
+
+// nameInKey returns name as it appears in a key: itself when it is short
+// and made of letters, digits and "_.-:" only, else "~" and a hash of it
+// (so a name can hold anything, braces included, and a key stays short).
+func nameInKey(name string) string {
+	if safeName(name) && len(name) <= 100 && !strings.HasPrefix(name, "~") {
+		return name
+	}
+	return "~" + digest(name)
+}
+
+func safeName(s string) bool {
+	if s == "" {
+		return false
+	}
+	for _, r := range s {
+		switch {
+		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '_', r == '.', r == '-', r == ':':
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// replicaID names this process in permit IDs, for an operator reading
+// Redis: host, pid and a random part, so two processes never collide.
+func replicaID() string {
+	host, _ := os.Hostname()
+	if !safeName(host) || len(host) > 40 {
+		host = "host"
+	}
+	var b [4]byte
+	_, _ = rand.Read(b[:])
+	return fmt.Sprintf("%s-%d-%s", host, os.Getpid(), hex.EncodeToString(b[:]))
+}
+
+// nextID returns a permit ID no other permit of the fleet has.
+func (s *Store) nextID() string {
+	return fmt.Sprintf("%s-%d", s.replica, s.seq.Add(1))
+}
+
+func (s *Store) logger() *slog.Logger {
+	if s.cfg.logger != nil {
+		return s.cfg.logger
+	}
+	return slog.Default()
+}
