@@ -265,7 +265,9 @@ func TestGrantsMatchTheSameJSONAndExpire(t *testing.T) {
 // wins) refunded 50000.
 func TestKeysThatRepeatOrDifferOnlyInCaseAreArgsInvalid(t *testing.T) {
 	schema := []byte(`{"type":"object","required":["amount"],"properties":{"amount":{"type":"number","maximum":100}}}`)
-	for _, input := range []string{`{"amount":5,"AMOUNT":50000}`, `{"amount":5,"amount":50000}`, `{"amount":5,"meta":{"k":1,"K":2}}`} {
+	// ſ (long s) and K (the Kelvin sign) fold to s and k in encoding/json.
+	for _, input := range []string{`{"amount":5,"AMOUNT":50000}`, `{"amount":5,"amount":50000}`, `{"amount":5,"meta":{"k":1,"K":2}}`,
+		`{"amount":5,"meta":{"sum":1,"ſum":2}}`, `{"amount":5,"meta":{"k":1,"K":2}}`} {
 		var ran atomic.Int32
 		refund := toolsafe.Wrap(ranCounter("refund", &ran), toolsafe.WithArgsSchema(schema))
 		r := refund.Run(context.Background(), input)
@@ -281,4 +283,39 @@ func TestKeysThatRepeatOrDifferOnlyInCaseAreArgsInvalid(t *testing.T) {
 	if _, err := middleware.Canonical(`{"amount":5,"AMOUNT":50000}`); !errors.As(err, &te) {
 		t.Errorf("Canonical = %v; want an *ArgsError", err)
 	}
+}
+
+// Regression: canonical JSON read every number as a double, so a grant for
+// order 9007199254740992 approved order 9007199254740993 (which Go decodes
+// exactly into an int64), and a number out of a double's range made key
+// order matter again, so a resumed run repeated a completed refund.
+func TestInputsMatchOnlyWhenTheirValuesAreEqual(t *testing.T) {
+	t.Run("a grant covers its own big integer only", func(t *testing.T) {
+		var ran atomic.Int32
+		grants := middleware.NewGrants()
+		refund := toolsafe.Wrap(ranCounter("refund", &ran), toolsafe.WithApproval(grants), toolsafe.WithDestructive())
+		grants.Grant("refund", `{"order_id":9007199254740992}`)
+		r := refund.Run(context.Background(), `{"order_id":9007199254740993}`)
+		if r.Kind() != middleware.KindApprovalRequired || ran.Load() != 0 {
+			t.Fatalf("%v, ran %d; want the other order to pause for its own approval", r.Kind(), ran.Load())
+		}
+		if r := refund.Run(context.Background(), `{ "order_id" : 9007199254740992 }`); r.Status() != "ok" || ran.Load() != 1 {
+			t.Fatalf("%v, ran %d; want the granted order refunded once", r.Kind(), ran.Load())
+		}
+	})
+	t.Run("a resumed run replays a call whose keys moved, whatever its numbers", func(t *testing.T) {
+		var ran atomic.Int32
+		refund := toolsafe.Wrap(ranCounter("refund", &ran), toolsafe.WithSideEffects(middleware.SideEffectsWithKey))
+		ledger := middleware.NewMemoryLedger()
+		refund.Run(middleware.WithRun(context.Background(), "r", ledger), `{"amount":5,"ref":1e400}`)
+		r := refund.Run(middleware.WithRun(context.Background(), "r", ledger), `{"ref":10E399,"amount":5.0}`)
+		if !r.Replayed || ran.Load() != 1 {
+			t.Fatalf("replayed %v, ran %d; want the same call answered from the ledger", r.Replayed, ran.Load())
+		}
+		r = refund.Run(middleware.WithRun(context.Background(), "r", ledger), `{"amount":5,"ref":9007199254740993}`)
+		r2 := refund.Run(middleware.WithRun(context.Background(), "r2", ledger), `{"amount":5,"ref":9007199254740992}`)
+		if r.Replayed || r2.Replayed || ran.Load() != 3 {
+			t.Fatalf("replayed %v %v, ran %d; want two new calls", r.Replayed, r2.Replayed, ran.Load())
+		}
+	})
 }
