@@ -158,6 +158,28 @@ func TestAFallbackOfAGatedToolPassesTheSameGate(t *testing.T) {
 			t.Fatalf("the alternative ran %d times; want still 1", altRan.Load())
 		}
 	})
+
+	// Regression: a destructive primary's gate could not be put in front of
+	// an alternative declared free of side effects (destructive and
+	// NoSideEffects contradict), so the alternative ran with no gate.
+	t.Run("a wrapped alternative free of side effects still passes a destructive primary's gate", func(t *testing.T) {
+		var altRan atomic.Int32
+		grants := middleware.NewGrants()
+		grants.Grant("refund", `{"order":"A-1"}`)
+		failing := middleware.Func("refund", "", func(context.Context, string) (string, error) {
+			return "", middleware.NewToolError("the order has no payment")
+		})
+		refund := toolsafe.Wrap(failing, toolsafe.WithApproval(grants), toolsafe.WithDestructive(),
+			toolsafe.WithFallback(fallback.To(toolsafe.Wrap(ranCounter("manual_refund", &altRan),
+				toolsafe.WithSideEffects(middleware.NoSideEffects)))))
+		_, err := refund.Call(context.Background(), `{"order":"A-1"}`)
+		if ar := outcome.Paused(t, err); ar.Tool != "manual_refund" || altRan.Load() != 0 {
+			t.Fatalf("paused %q, the alternative ran %d; want it paused at the primary's gate, not run", ar.Tool, altRan.Load())
+		}
+		if p := grants.Pending(); len(p) != 1 || p[0].Tool != "manual_refund" {
+			t.Fatalf("pending %v; want the alternative's approval asked for", p)
+		}
+	})
 }
 
 // Regression: with a bulkhead of 1 and a slow approver, another tool of the

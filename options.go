@@ -33,29 +33,32 @@ func (f optionFunc) apply(c *config) { f(c) }
 
 // config holds what the options set; New builds the layers from it.
 type config struct {
-	hook         *otelhook.Hook
-	args         *argschema.Schema
-	argsSet      bool // WithArgsSchema or WithArgs was given
-	mws          []middleware.Middleware
-	fallback     *fallback.Fallback
-	deadline     time.Duration
-	retry        *policy.Retry
-	budget       budget.Budget
-	sideEffects  middleware.SideEffects
-	sideSet      bool // WithSideEffects was given
-	approval     bool // WithApproval was given
-	approver     middleware.Approver
-	destructive  bool
-	policies     []failsafe.Policy[string]
-	breaker      *policy.CircuitBreaker
-	bulkhead     *policy.Bulkhead
-	timeout      time.Duration
-	maxAbandoned int
-	limits       middleware.CallLimits
-	logger       *slog.Logger
-	callIDs      *CallIDs
-	onResult     []func(context.Context, middleware.Result)
-	errs         []error
+	hook        *otelhook.Hook
+	args        *argschema.Schema
+	argsSet     bool // WithArgsSchema or WithArgs was given
+	mws         []middleware.Middleware
+	fallback    *fallback.Fallback
+	deadline    time.Duration
+	retry       *policy.Retry
+	budget      budget.Budget
+	sideEffects middleware.SideEffects
+	sideSet     bool // WithSideEffects was given
+	approval    bool // WithApproval was given
+	approver    middleware.Approver
+	destructive bool
+	// gateEachAttempt asks the approver on every attempt, as for a
+	// destructive tool: set on the alternative of a destructive tool.
+	gateEachAttempt bool
+	policies        []failsafe.Policy[string]
+	breaker         *policy.CircuitBreaker
+	bulkhead        *policy.Bulkhead
+	timeout         time.Duration
+	maxAbandoned    int
+	limits          middleware.CallLimits
+	logger          *slog.Logger
+	callIDs         *CallIDs
+	onResult        []func(context.Context, middleware.Result)
+	errs            []error
 }
 
 // validate reports every problem of c, joined.
@@ -111,7 +114,7 @@ func (c *config) sideEffectsOf() middleware.SideEffects {
 }
 
 func (c *config) gateMode() middleware.GateMode {
-	if c.destructive {
+	if c.destructive || c.gateEachAttempt {
 		return middleware.ApproveEachAttempt
 	}
 	return middleware.ApproveCall

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/tmc/langchaingo/tools"
 
@@ -188,38 +189,40 @@ func (c *config) retryLayer() (middleware.Middleware, error) {
 // through its own layers, behind this tool's approver when this tool is
 // gated and it is not; a plain tool once, through toolsafe's layers with
 // this tool's attempt timeout, deadline, approval gate, logger and
-// tracing. No route reaches an alternative of a gated tool without a gate.
+// tracing. No route reaches an alternative of a gated tool without a gate:
+// when the gate cannot be put in front of it, the alternative fails
+// (tool-failed) instead of running.
 func (c *config) alternative(f fallback.Fallback) fallback.Runner {
 	alt := f.Tool()
-	if w, ok := alt.(*Tool); ok {
-		if c.approval && !w.cfg.approval {
-			if g, err := New(w.inner, append(append([]Option(nil), w.opts...), c.gateOptions()...)...); err == nil {
-				return g
-			}
-		}
+	w, isTool := alt.(*Tool)
+	if isTool && (!c.approval || w.cfg.approval) {
 		return w
 	}
-	opts := append([]Option{WithTimeout(c.timeout), WithDeadline(c.deadline), WithLogger(c.logger), WithTracing(c.hook)}, c.gateOptions()...)
-	w, err := New(alt, opts...)
+	// A plain alternative has this tool's side effects, as far as anyone
+	// knows; a *Tool's are as it declared them.
+	inner, opts := alt, []Option{WithTimeout(c.timeout), WithDeadline(c.deadline), WithLogger(c.logger), WithTracing(c.hook), WithSideEffects(c.sideEffectsOf())}
+	if isTool {
+		inner, opts = w.inner, slices.Clone(w.opts)
+	}
+	g, err := New(inner, append(opts, c.gateOptions()...)...)
 	if err != nil {
 		return fallback.RunnerFunc(func(context.Context, string) middleware.Result {
 			return middleware.Result{Tool: alt.Name(), Failure: &middleware.Failure{Kind: middleware.KindFailed, Tool: alt.Name(), Cause: err}}
 		})
 	}
-	return w
+	return g
 }
 
 // gateOptions are the options that put this tool's approval gate in front
-// of another tool; none when it has no gate.
+// of another tool, asked as often as this tool asks it (every attempt of a
+// destructive tool); none when it has no gate. They leave the other tool's
+// side effects as it declared them.
 func (c *config) gateOptions() []Option {
 	if !c.approval {
 		return nil
 	}
-	opts := []Option{WithApproval(c.approver)}
-	if c.destructive {
-		opts = append(opts, WithDestructive())
-	}
-	return opts
+	each := c.gateMode() == middleware.ApproveEachAttempt
+	return []Option{WithApproval(c.approver), optionFunc(func(o *config) { o.gateEachAttempt = o.gateEachAttempt || each })}
 }
 
 // Wrap is New for use in an expression, as when building the tool list of
