@@ -99,9 +99,34 @@ func (c *config) validate() error {
 	for i, p := range c.policies {
 		if isNil(p) {
 			add(fmt.Errorf("policy %d of WithPolicies is nil", i+1))
+			continue
+		}
+		if what := reruns(p); what != "" && (c.approval || c.sideEffectsOf() != middleware.NoSideEffects) {
+			add(fmt.Errorf("policy %d of WithPolicies is %s: it runs the tool more than once, or in place of an attempt, behind the approval gate and the side-effect guard, "+
+				"which a tool with side effects or an approval gate may not have: use WithRetry for its retries and WithFallback for an alternative, which know side effects and gates", i+1, what))
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// reruns names a failsafe-go policy that runs an attempt again, or answers
+// for it: a retry, a hedge, a fallback, told by the package of its type
+// (failsafe-go's interfaces for them are failsafe.Policy itself). Any other
+// returns "".
+func reruns(p failsafe.Policy[string]) string {
+	t := reflect.TypeOf(p)
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	switch t.PkgPath() {
+	case "github.com/failsafe-go/failsafe-go/retrypolicy":
+		return "a failsafe-go retry policy"
+	case "github.com/failsafe-go/failsafe-go/hedgepolicy":
+		return "a failsafe-go hedge policy"
+	case "github.com/failsafe-go/failsafe-go/fallback":
+		return "a failsafe-go fallback"
+	}
+	return ""
 }
 
 // sideEffectsOf is the tool's side effects: WithDestructive without

@@ -60,6 +60,13 @@ func WithRetryBudget(b budget.Budget) Option {
 // ends the call with the kind middleware.Classify gives it (a rate
 // limiter's or a limiter's with tool-busy), not retried. Several
 // WithPolicies add up; a nil policy is an error.
+//
+// A policy that runs an attempt again or answers in its place (a
+// failsafe-go retry policy, hedge policy or fallback) would do so behind
+// the approval gate and the side-effect guard, so New refuses one on a tool
+// with side effects (WithSideEffects, WithDestructive) or an approval gate
+// (WithApproval): give such a tool WithRetry and WithFallback instead. On a
+// tool that only reads, a hedge is fine.
 func WithPolicies(ps ...failsafe.Policy[string]) Option {
 	return optionFunc(func(c *config) { c.policies = append(c.policies, ps...) })
 }

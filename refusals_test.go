@@ -9,13 +9,16 @@ import (
 	"testing"
 	"time"
 
+	"github.com/failsafe-go/failsafe-go"
 	"github.com/failsafe-go/failsafe-go/adaptivelimiter"
 	"github.com/failsafe-go/failsafe-go/adaptivethrottler"
 	"github.com/failsafe-go/failsafe-go/budget"
 	"github.com/failsafe-go/failsafe-go/bulkhead"
 	"github.com/failsafe-go/failsafe-go/circuitbreaker"
+	fsfallback "github.com/failsafe-go/failsafe-go/fallback"
 	"github.com/failsafe-go/failsafe-go/hedgepolicy"
 	"github.com/failsafe-go/failsafe-go/ratelimiter"
+	"github.com/failsafe-go/failsafe-go/retrypolicy"
 	"github.com/failsafe-go/failsafe-go/timeout"
 
 	"github.com/toolsafe/toolsafe"
@@ -141,6 +144,50 @@ func TestEveryFailsafeRefusalHasItsKind(t *testing.T) {
 		if r.Kind() != middleware.KindBudget || calls.Load() != 1 ||
 			!strings.Contains(r.Observation(), "get_item failed after 1 attempt and was not retried again") {
 			t.Fatalf("%v after %d calls: %q; want budget-exceeded after 1", r.Kind(), calls.Load(), r.Observation())
+		}
+	})
+
+	// Regression: hedges that all answered wrote the retry's record of the
+	// last error at once (a data race under -race).
+	t.Run("hedges that all answer", func(t *testing.T) {
+		var n atomic.Int32
+		slowish := middleware.Func("get_item", "", func(ctx context.Context, _ string) (string, error) {
+			n.Add(1)
+			select {
+			case <-time.After(20 * time.Millisecond):
+			case <-ctx.Done():
+			}
+			return "item", nil
+		})
+		tool := toolsafe.Wrap(slowish, toolsafe.WithPolicies(hedgepolicy.NewBuilderWithDelay[string](time.Millisecond).WithMaxHedges(3).Build()))
+		if r := tool.Run(context.Background(), "x"); r.Status() != "ok" || n.Load() < 2 {
+			t.Fatalf("%+v after %d tool calls; want ok from hedged calls", r, n.Load())
+		}
+	})
+
+	// Regression: a hedge (or a retry policy) of the caller's ran a
+	// destructive, key-less tool three times on one grant: it runs behind
+	// the gate and the side-effect guard.
+	t.Run("a policy that runs attempts again is refused on a tool with side effects or a gate", func(t *testing.T) {
+		for _, p := range []failsafe.Policy[string]{
+			hedgepolicy.NewWithDelay[string](time.Millisecond),
+			retrypolicy.NewWithDefaults[string](),
+			fsfallback.NewWithResult("cached"),
+		} {
+			for _, opts := range [][]toolsafe.Option{
+				{toolsafe.WithApproval(middleware.NewGrants()), toolsafe.WithDestructive()},
+				{toolsafe.WithApproval(middleware.NewGrants())},
+				{toolsafe.WithSideEffects(middleware.SideEffectsWithKey)},
+			} {
+				_, err := toolsafe.New(ok, append(opts, toolsafe.WithPolicies(p))...)
+				if err == nil || !strings.Contains(err.Error(), "policy 1 of WithPolicies is a failsafe-go") ||
+					!strings.Contains(err.Error(), "use WithRetry for its retries and WithFallback") {
+					t.Errorf("New with %T: %v; want it refused, saying what to use", p, err)
+				}
+			}
+			if _, err := toolsafe.New(ok, toolsafe.WithPolicies(p)); err != nil {
+				t.Errorf("New with %T on a tool that only reads: %v; want it accepted", p, err)
+			}
 		}
 	})
 

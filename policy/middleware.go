@@ -3,6 +3,7 @@ package policy
 import (
 	"context"
 	"errors"
+	"sync"
 	"time"
 
 	"github.com/failsafe-go/failsafe-go"
@@ -102,7 +103,10 @@ func (rt *retrier) run(ctx context.Context, next tools.Tool, input string, first
 			return "", stopped(ctx, first)
 		}
 	}
-	var last error // the last attempt's own error: failsafe-go drops it when ctx ends
+	// The last attempt's own error: failsafe-go drops it when ctx ends. A
+	// hedge among the policies runs attempts at once, so it is locked.
+	var lastMu sync.Mutex
+	var last error
 	if first != nil {
 		last = first.err
 	}
@@ -111,7 +115,9 @@ func (rt *retrier) run(ctx context.Context, next tools.Tool, input string, first
 			return "", first // judged already
 		}
 		out, err := next.Call(e.Context(), input)
+		lastMu.Lock()
 		last = err
+		lastMu.Unlock()
 		if err != nil && r != nil {
 			return out, r.judge(e.Context(), e.Attempts(), start, err)
 		}
@@ -120,8 +126,11 @@ func (rt *retrier) run(ctx context.Context, next tools.Tool, input string, first
 	if err == nil {
 		return out, nil
 	}
-	if ctx.Err() != nil && last != nil {
-		return "", last // what the deadline or the caller cut short
+	lastMu.Lock()
+	lastErr := last
+	lastMu.Unlock()
+	if ctx.Err() != nil && lastErr != nil {
+		return "", lastErr // what the deadline or the caller cut short
 	}
 	var ae *attemptError
 	if errors.As(err, &ae) {
