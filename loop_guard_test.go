@@ -160,3 +160,69 @@ func TestCallLimitsPerRun(t *testing.T) {
 		t.Errorf("New with a negative limit = %v; want it named", err)
 	}
 }
+
+// Regression: the guard counted only the calls that had finished, so ten
+// identical calls dispatched at once all ran past Identical: 1, and 50
+// callers past Total: 3.
+func TestCallLimitsHoldForCallsMadeAtOnce(t *testing.T) {
+	const callers = 50
+	for _, tt := range []struct {
+		name   string
+		limits middleware.CallLimits
+		input  func(i int) string
+		want   int32
+	}{
+		{"identical", middleware.CallLimits{Identical: 1}, func(int) string { return `{"q":"vpn"}` }, 1},
+		{"per tool", middleware.CallLimits{PerTool: 2}, func(i int) string { return `{"q":"` + string(rune('a'+i%26)) + `"}` }, 2},
+		{"total", middleware.CallLimits{Total: 3}, func(i int) string { return `{"q":"` + string(rune('a'+i%26)) + `"}` }, 3},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			var ran atomic.Int32
+			release := make(chan struct{})
+			arrived := make(chan struct{}, callers) // a call ran or was refused
+			search := toolsafe.Wrap(middleware.Func("search", "", func(context.Context, string) (string, error) {
+				ran.Add(1)
+				arrived <- struct{}{}
+				<-release // every admitted call is still running when the others ask
+				return "found", nil
+			}), toolsafe.WithCallLimits(tt.limits))
+			ctx := middleware.WithRun(context.Background(), "", middleware.NewMemoryLedger())
+			var wg sync.WaitGroup
+			var refused atomic.Int32
+			for i := range callers {
+				wg.Go(func() {
+					if r := search.Run(ctx, tt.input(i)); r.Kind() == middleware.KindCallLimit {
+						refused.Add(1)
+						arrived <- struct{}{}
+					}
+				})
+			}
+			for range callers {
+				<-arrived
+			}
+			close(release)
+			wg.Wait()
+			if ran.Load() != tt.want || refused.Load() != callers-tt.want {
+				t.Fatalf("ran %d, refused %d of %d; want %d run", ran.Load(), refused.Load(), callers, tt.want)
+			}
+		})
+	}
+
+	t.Run("a call that paused for approval is not counted", func(t *testing.T) {
+		var ran atomic.Int32
+		grants := middleware.NewGrants()
+		refund := toolsafe.Wrap(ranCounter("refund", &ran), toolsafe.WithApproval(grants),
+			toolsafe.WithCallLimits(middleware.CallLimits{Identical: 1}))
+		ctx := middleware.WithRun(context.Background(), "", nil)
+		if r := refund.Run(ctx, `{"order":"A-1"}`); r.Kind() != middleware.KindApprovalRequired {
+			t.Fatalf("%v; want a pause", r.Kind())
+		}
+		grants.Grant("refund", `{"order":"A-1"}`)
+		if r := refund.Run(ctx, `{"order":"A-1"}`); r.Status() != "ok" || ran.Load() != 1 {
+			t.Fatalf("%v, ran %d; want the granted call made once", r.Kind(), ran.Load())
+		}
+		if r := refund.Run(ctx, `{"order":"A-1"}`); r.Kind() != middleware.KindCallLimit || ran.Load() != 1 {
+			t.Fatalf("%v, ran %d; want the third refused", r.Kind(), ran.Load())
+		}
+	})
+}

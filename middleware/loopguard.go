@@ -3,6 +3,7 @@ package middleware
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/tmc/langchaingo/tools"
@@ -65,7 +66,10 @@ func (e *limitError) Error() string {
 // what to do instead. A call after a tool-error (the model fixing its
 // arguments) has another input, so it is never a repeat. The counts are the
 // run's entries in its ledger, so replicas that share the ledger share
-// them. Outside a scoped run it does nothing.
+// them, and the calls still running on this run's context, so calls made at
+// once (toolcall.Dispatch) cannot all pass a limit only one of them may; a
+// call that paused for approval counts when it is made. Outside a scoped
+// run it does nothing.
 func LoopGuard(l CallLimits) Middleware {
 	return func(next tools.Tool) tools.Tool {
 		return wrap(next, func(ctx context.Context, input string) (string, error) {
@@ -93,10 +97,50 @@ func (l CallLimits) guard(ctx context.Context, r *run, call *Call, next tools.To
 			return next.Call(ctx, input)
 		}
 	}
-	if err := l.check(entries, next.Name(), canon); err != nil {
+	tool := next.Name()
+	flight, err := r.admit(l, entries, Entry{Tool: tool, Input: canon, Key: call.Key()})
+	if err != nil {
 		return "", err
 	}
-	return next.Call(ctx, input)
+	out, err := next.Call(ctx, input)
+	if err != nil && unfinished(FailureOf(ctx, err)) {
+		r.land(flight) // a pause: the call is made when it resumes
+	}
+	return out, err
+}
+
+// admit checks the call e against l, counting the run's calls in entries
+// and the calls this scope let through that entries does not show yet
+// (still running, or not yet read back from the ledger), so that calls made
+// at once cannot all pass a limit that only one of them may. When l allows
+// it, e counts from now on; admit returns it, for land.
+func (r *run) admit(l CallLimits, entries []Entry, e Entry) (*Entry, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	inLedger := make(map[string]bool, len(entries))
+	for _, le := range entries {
+		inLedger[le.Key] = true
+	}
+	// Flights before entries: a call's entry says how it ended.
+	r.flights = slices.DeleteFunc(r.flights, func(f *Entry) bool { return inLedger[f.Key] })
+	all := make([]Entry, 0, len(r.flights)+len(entries))
+	for _, f := range r.flights {
+		all = append(all, *f)
+	}
+	all = append(all, entries...)
+	if err := l.check(all, e.Tool, e.Input); err != nil {
+		return nil, err
+	}
+	f := &e
+	r.flights = append(r.flights, f)
+	return f, nil
+}
+
+// land forgets the flight f of a call that was not made.
+func (r *run) land(f *Entry) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.flights = slices.DeleteFunc(r.flights, func(g *Entry) bool { return g == f })
 }
 
 // check counts the run's calls (one per idempotency key; the guard's own

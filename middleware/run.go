@@ -69,6 +69,9 @@ type run struct {
 
 	mu      sync.Mutex
 	claimed map[string]bool // idempotency keys this scope has made or replayed
+	// flights are the calls the loop guard let through that the ledger did
+	// not show when last read: running, or finished since.
+	flights []*Entry
 }
 
 // scope is what a context tells every call made on it: the run it is part
@@ -230,7 +233,7 @@ func (r *run) call(ctx context.Context, call *Call, next tools.Tool, input strin
 	e := Entry{Tool: tool, Input: canon, CallID: call.ID(), Output: out, At: time.Now()}
 	if err != nil {
 		f := FailureOf(ctx, err)
-		if f.Kind == KindApprovalRequired || (f.Kind == KindCanceled && f.SideEffect != SideEffectUnknown) {
+		if unfinished(f) {
 			return out, err // not finished: nothing to record
 		}
 		e.Kind, e.Retryable, e.SideEffectUnknown, e.Output = f.Kind, f.Retryable, f.SideEffect == SideEffectUnknown, ""
@@ -242,6 +245,13 @@ func (r *run) call(ctx context.Context, call *Call, next tools.Tool, input strin
 		debugLog(ctx, call, "toolsafe: the call could not be added to the run ledger", "run", r.id, "error", errorText(aerr))
 	}
 	return out, err
+}
+
+// unfinished reports whether a call that ended with f is yet to be made: it
+// paused for approval, or the caller canceled it before anything could
+// have been applied.
+func unfinished(f *Failure) bool {
+	return f.Kind == KindApprovalRequired || (f.Kind == KindCanceled && f.SideEffect != SideEffectUnknown)
 }
 
 // Replayed: the call was answered from the run ledger's entry, without
