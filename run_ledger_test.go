@@ -388,3 +388,26 @@ func TestTheMemoryLedgerIsBoundedAndSafeForConcurrentUse(t *testing.T) {
 		t.Errorf("entries %v, dropped %d after the TTL; want none and 1", es, expiring.Dropped())
 	}
 }
+
+// Regression: after one refund, 1000 searches in the same run pushed the
+// refund's entry out of the bounded ledger, and the resumed run refunded
+// again. Reads are dropped first.
+func TestReadsCannotPushASideEffectOutOfTheLedger(t *testing.T) {
+	var refunds, searches atomic.Int32
+	refund := toolsafe.Wrap(counted("refund", &refunds, nil, nil), toolsafe.WithSideEffects(middleware.SideEffectsWithKey))
+	search := toolsafe.Wrap(counted("search", &searches, nil, nil))
+	l := middleware.NewMemoryLedger()
+	ctx := middleware.WithRun(context.Background(), "run-1", l)
+	refund.Run(ctx, `{"order":"A-1"}`)
+	for i := range middleware.DefaultLedgerEntries + 10 {
+		search.Run(ctx, fmt.Sprintf(`{"q":%d}`, i))
+	}
+	r := refund.Run(middleware.WithRun(context.Background(), "run-1", l), `{"order":"A-1"}`)
+	if !r.Replayed || refunds.Load() != 1 {
+		t.Fatalf("replayed %v, refunds %d; want the refund answered from the ledger, made once", r.Replayed, refunds.Load())
+	}
+	es, _ := l.Entries(context.Background(), "run-1")
+	if len(es) != middleware.DefaultLedgerEntries || es[0].Tool != "refund" || !es[1].ReadOnly || es[0].ReadOnly {
+		t.Fatalf("%d entries, the first %+v; want the cap, the refund kept first", len(es), es[0])
+	}
+}

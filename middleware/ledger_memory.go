@@ -16,15 +16,15 @@ const (
 	// DefaultLedgerRuns is how many runs are kept; the least recently used
 	// is dropped first.
 	DefaultLedgerRuns = 10_000
-	// DefaultLedgerEntries is how many entries one run keeps; the oldest is
-	// dropped first.
+	// DefaultLedgerEntries is how many entries one run keeps; past it the
+	// oldest of a tool that only reads is dropped first (see TrimEntries).
 	DefaultLedgerEntries = 1_000
 )
 
 // MemoryLedger is a Ledger in this process's memory, bounded: a run's
 // entries expire TTL after its last call, at most MaxRuns runs are kept
 // (the least recently used dropped first) and at most MaxEntries entries
-// per run (the oldest dropped first). Dropped counts what the bounds
+// per run (the oldest read-only entry dropped first, see TrimEntries). Dropped counts what the bounds
 // dropped. A dropped entry can no longer be replayed: a resumed run then
 // calls the tool again.
 //
@@ -85,7 +85,7 @@ func (l *MemoryLedger) Append(_ context.Context, run string, e Entry) error {
 	}
 	r.entries = append(r.entries, e)
 	if over := len(r.entries) - l.maxEntries(); over > 0 {
-		r.entries = append(r.entries[:0:0], r.entries[over:]...)
+		r.entries = TrimEntries(r.entries, over)
 		l.dropped.Add(int64(over))
 	}
 	r.last = now

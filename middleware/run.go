@@ -54,6 +54,41 @@ type Entry struct {
 	Fallback string
 	// At is when the call finished.
 	At time.Time
+	// ReadOnly reports that the tool only reads (no side effects, no
+	// gate): a resumed run calls it again, so the entry only counts the
+	// call (see LoopGuard). A bounded ledger drops such entries before
+	// any other, so reads cannot push a completed side effect out.
+	ReadOnly bool
+}
+
+// TrimEntries returns entries without n of them, for a ledger that keeps
+// a bounded number per run: the oldest ReadOnly entries first, then, only
+// when n is more than those, the oldest of the rest. The order of those
+// kept is unchanged; entries is reused.
+func TrimEntries(entries []Entry, n int) []Entry {
+	if n <= 0 {
+		return entries
+	}
+	readOnly := 0
+	for _, e := range entries {
+		if e.ReadOnly {
+			readOnly++
+		}
+	}
+	dropReads, dropOthers := min(n, readOnly), max(0, n-readOnly)
+	kept := entries[:0]
+	for _, e := range entries {
+		switch {
+		case e.ReadOnly && dropReads > 0:
+			dropReads--
+		case !e.ReadOnly && dropOthers > 0:
+			dropOthers--
+		default:
+			kept = append(kept, e)
+		}
+	}
+	clear(entries[len(kept):])
+	return kept
 }
 
 // replayable reports whether a resumed run answers or continues e instead
@@ -230,7 +265,7 @@ func (r *run) call(ctx context.Context, call *Call, next tools.Tool, input strin
 		}
 	}
 	out, err := next.Call(ctx, input)
-	e := Entry{Tool: tool, Input: canon, CallID: call.ID(), Output: out, At: time.Now()}
+	e := Entry{Tool: tool, Input: canon, CallID: call.ID(), Output: out, At: time.Now(), ReadOnly: !replay}
 	if err != nil {
 		f := FailureOf(ctx, err)
 		if unfinished(f) {

@@ -23,9 +23,10 @@ func (s *Store) Ledger() *Ledger { return &Ledger{s: s} }
 //
 // Each run is one Redis list of its entries, as JSON, bounded: it expires
 // TTL after its last call (or its last read), and keeps at most
-// MaxEntries entries, the oldest dropped first (a dropped entry can no
-// longer be replayed: a resumed run calls the tool again). Append and
-// Entries are one atomic operation each (MULTI/EXEC), bounded by the
+// MaxEntries entries: past it, the oldest entry of a tool that only reads
+// is dropped first, then the oldest (a dropped entry can no longer be
+// replayed: a resumed run calls the tool again). Append (a Lua script) and
+// Entries (MULTI/EXEC) are one atomic operation each, bounded by the
 // Store's timeout and by ctx.
 //
 // When Redis is unavailable they return an error wrapping ErrUnavailable:
@@ -66,7 +67,7 @@ func (l *Ledger) maxEntries() int64 {
 func (l *Ledger) key(run string) string { return l.s.key("run", nameInKey(run)) }
 
 // Append adds e to the entries of run, after those already there, drops
-// the oldest beyond MaxEntries and keeps the run TTL from now. It returns
+// entries beyond MaxEntries (reads first) and keeps the run TTL from now. It returns
 // an error wrapping ErrUnavailable when Redis is unavailable.
 func (l *Ledger) Append(ctx context.Context, run string, e middleware.Entry) error {
 	if l.s == nil {
@@ -78,13 +79,7 @@ func (l *Ledger) Append(ctx context.Context, run string, e middleware.Entry) err
 	}
 	k := l.key(run)
 	err = l.s.do(ctx, opAppend, func(ctx context.Context) error {
-		_, err := l.s.client.TxPipelined(ctx, func(p redis.Pipeliner) error {
-			p.RPush(ctx, k, data)
-			p.LTrim(ctx, k, -l.maxEntries(), -1)
-			p.PExpire(ctx, k, l.ttl())
-			return nil
-		})
-		return err
+		return appendScript.Run(ctx, l.s.client, []string{k}, data, l.maxEntries(), l.ttl().Milliseconds()).Err()
 	})
 	if err != nil {
 		l.s.health.refused(stateLedger)
@@ -127,5 +122,28 @@ func (l *Ledger) Entries(ctx context.Context, run string) ([]middleware.Entry, e
 	}
 	return out, nil
 }
+
+// appendScript appends ARGV[1] to the list KEYS[1], keeps at most ARGV[2]
+// entries, dropping the oldest entries of tools that only read first (as
+// middleware.TrimEntries does; json.Marshal writes "ReadOnly":true only as
+// the field, a string's quotes being escaped), then the oldest, and keeps
+// the list ARGV[3] ms from now.
+var appendScript = redis.NewScript(`
+redis.call('RPUSH', KEYS[1], ARGV[1])
+local over = redis.call('LLEN', KEYS[1]) - tonumber(ARGV[2])
+if over > 0 then
+  local all = redis.call('LRANGE', KEYS[1], 0, -1)
+  for i = 1, #all do
+    if over == 0 then break end
+    if string.find(all[i], '"ReadOnly":true', 1, true) then
+      redis.call('LREM', KEYS[1], 1, all[i])
+      over = over - 1
+    end
+  end
+  if over > 0 then redis.call('LTRIM', KEYS[1], over, -1) end
+end
+redis.call('PEXPIRE', KEYS[1], ARGV[3])
+return 0
+`)
 
 var errNoLedgerStore = fmt.Errorf("redisstore: this Ledger was not made by Store.Ledger")

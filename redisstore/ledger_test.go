@@ -74,6 +74,45 @@ func TestLedgerIsBounded(t *testing.T) {
 	}
 }
 
+// Regression: reads of the same run pushed a completed side effect out of
+// the ledger, so the resumed run made it again.
+func TestLedgerDropsReadsBeforeSideEffects(t *testing.T) {
+	rs := newReplicas(t, redisAddr, 1)
+	l := rs[0].store.Ledger()
+	l.MaxEntries, l.TTL = 3, time.Minute
+	appendAll := func(es ...middleware.Entry) {
+		for _, e := range es {
+			if err := l.Append(background, "run-1", e); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	keys := func() string {
+		t.Helper()
+		got, err := l.Entries(background, "run-1")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var ks []string
+		for _, e := range got {
+			ks = append(ks, e.Key)
+		}
+		return fmt.Sprint(ks)
+	}
+	// The field's text inside a string is not the field.
+	appendAll(middleware.Entry{Tool: "refund", Key: "r1", Output: `{"ReadOnly":true}`})
+	for i := range 10 {
+		appendAll(middleware.Entry{Tool: "search", Key: fmt.Sprint("s", i+1), ReadOnly: true})
+	}
+	if got := keys(); got != "[r1 s9 s10]" {
+		t.Fatalf("entries %v; want the refund kept and the newest reads: [r1 s9 s10]", got)
+	}
+	appendAll(middleware.Entry{Tool: "refund", Key: "r2"}, middleware.Entry{Tool: "refund", Key: "r3"}, middleware.Entry{Tool: "refund", Key: "r4"})
+	if got := keys(); got != "[r2 r3 r4]" {
+		t.Errorf("entries %v; want, with no read left, the oldest refund dropped: [r2 r3 r4]", got)
+	}
+}
+
 func TestLedgerFailsClosedWhileRedisIsDown(t *testing.T) {
 	srv := ownServer(t)
 	rs := newReplicas(t, srv.Addr(), 1, redisstore.WithRecheck(20*time.Millisecond))
