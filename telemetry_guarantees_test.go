@@ -5,7 +5,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
+	"net/http"
 	"net/url"
 	"strings"
 	"sync/atomic"
@@ -21,6 +23,7 @@ import (
 	"github.com/toolsafe/toolsafe/middleware"
 	"github.com/toolsafe/toolsafe/otelhook"
 	"github.com/toolsafe/toolsafe/policy"
+	"github.com/toolsafe/toolsafe/toolsafetest"
 )
 
 // recorded is a Hook on a fresh SDK tracer provider with a span recorder.
@@ -161,6 +164,59 @@ func TestDebugLogsCarryTheRawTruth(t *testing.T) {
 	}
 	if retries != 2 || failed != 1 {
 		t.Errorf("%d retry lines and %d failure lines; want 2 and 1:\n%s", retries, failed, buf.String())
+	}
+}
+
+// Regression: a 404's body, and an approver's error, reached no log: the
+// DEBUG line said only "the service answered 404 Not Found".
+func TestDebugLogsCarryTheCausesBehindAModelMessage(t *testing.T) {
+	const body = `{"error":"invoice INV-9 archived to cold storage, ask ops (ticket OPS-77)"}`
+	up := toolsafetest.NewUpstream(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(http.StatusNotFound)
+		io.WriteString(w, body)
+	}))
+	defer up.Close()
+	client := toolsafetest.NoKeepAliveClient()
+	var buf bytes.Buffer
+	fetch := toolsafe.Wrap(middleware.Func("fetch_invoice", "", func(ctx context.Context, _ string) (string, error) {
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, up.URL()+"/invoices/INV-9", nil)
+		resp, err := client.Do(req)
+		if err != nil {
+			return "", err
+		}
+		defer resp.Body.Close()
+		return "", middleware.FromHTTPResponse(resp)
+	}), toolsafe.WithLogger(debugLogger(&buf)))
+	r := fetch.Run(context.Background(), "INV-9")
+	if r.Kind() != middleware.KindToolError || strings.Contains(r.Observation(), "OPS-77") {
+		t.Fatalf("%v: %q; want a tool-error without the body", r.Kind(), r.Observation())
+	}
+	if !strings.Contains(buf.String(), "level=DEBUG") || !strings.Contains(buf.String(), "OPS-77") {
+		t.Errorf("no DEBUG line has the body:\n%s", buf.String())
+	}
+
+	buf.Reset()
+	const secret = "approvals DB: connection refused at 10.0.0.7:5432"
+	gated := toolsafe.Wrap(middleware.Func("refund", "", func(context.Context, string) (string, error) { return "done", nil }),
+		toolsafe.WithLogger(debugLogger(&buf)),
+		toolsafe.WithApproval(middleware.ApproverFunc(func(context.Context, middleware.CallInfo) (middleware.Decision, error) {
+			return middleware.Pending, errors.New(secret)
+		})))
+	if r := gated.Run(context.Background(), "A-1"); r.Kind() != middleware.KindApprovalRequired {
+		t.Fatalf("%v; want a pause", r.Kind())
+	}
+	var debug, above bool
+	for _, l := range strings.Split(buf.String(), "\n") {
+		if strings.Contains(l, secret) {
+			if strings.Contains(l, "level=DEBUG") {
+				debug = true
+			} else {
+				above = true
+			}
+		}
+	}
+	if !debug || above || !strings.Contains(buf.String(), `level=WARN msg="toolsafe: the approver could not decide; the call pauses"`) {
+		t.Errorf("want the approver's error at DEBUG only, and a WARN line without it:\n%s", buf.String())
 	}
 }
 

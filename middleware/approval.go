@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"runtime/debug"
 	"sync/atomic"
 
@@ -182,6 +183,8 @@ func (g *gate) call(ctx context.Context, next tools.Tool, input string) (string,
 	call.record(Waiting{For: NotWaiting})
 	switch {
 	case err != nil:
+		logAt(ctx, call, slog.LevelWarn, "toolsafe: the approver could not decide; the call pauses", "attempt", info.Attempt)
+		debugLog(ctx, call, "toolsafe: the approver could not decide", "attempt", info.Attempt, "error", errorText(err))
 		return "", pause(info, "the approver could not decide", err)
 	case decision == Approved:
 		if g.mode == ApproveCall {

@@ -224,7 +224,7 @@ func TestApproverPanicFailsClosed(t *testing.T) {
 				switch {
 				case strings.Contains(l, "level=ERROR"):
 					errorLine = l
-				case strings.Contains(l, "level=DEBUG") && strings.Contains(l, "panicked"):
+				case strings.Contains(l, "level=DEBUG") && strings.Contains(l, "panicked: the value"):
 					debugLine = l
 				}
 			}

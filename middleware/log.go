@@ -2,9 +2,9 @@ package middleware
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 
 	"go.opentelemetry.io/otel/trace"
 )
@@ -31,18 +31,44 @@ func logAt(ctx context.Context, c *Call, level slog.Level, msg string, args ...a
 	l.Log(ctx, level, msg, attrs...)
 }
 
-// errorText is err's text, for DEBUG logs only, with the cause behind an
-// ArgsError, whose own text is only what the model is told.
+// errorText is err's text, for DEBUG logs only, followed by the text of
+// every error it wraps that its own text leaves out (an ArgsError's or a
+// ToolError's text is only what the model is told; the HTTP body is in the
+// HTTPError behind it), at most maxErrorText bytes.
 func errorText(err error) string {
 	if err == nil {
 		return ""
 	}
-	var ae *ArgsError
-	if errors.As(err, &ae) && ae.Cause != nil {
-		return err.Error() + ": " + ae.Cause.Error()
+	text := err.Error()
+	queue := []error{err}
+	for n := 0; len(queue) > 0 && n < 32 && len(text) < maxErrorText; n++ {
+		e := queue[0]
+		queue = queue[1:]
+		var causes []error
+		switch u := e.(type) {
+		case interface{ Unwrap() error }:
+			causes = []error{u.Unwrap()}
+		case interface{ Unwrap() []error }:
+			causes = u.Unwrap()
+		}
+		for _, c := range causes {
+			if c == nil {
+				continue
+			}
+			if t := c.Error(); t != "" && !strings.Contains(text, t) {
+				text += ": " + t
+			}
+			queue = append(queue, c)
+		}
 	}
-	return err.Error()
+	if len(text) > maxErrorText {
+		text = text[:maxErrorText] + "…"
+	}
+	return text
 }
+
+// maxErrorText caps the text errorText logs.
+const maxErrorText = 4 << 10
 
 // logPanic logs a recovered panic: at ERROR its type and stack (a panic's
 // value may hold a secret, such as a *url.Error with a key in its URL), and
