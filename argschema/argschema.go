@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
+	"github.com/santhosh-tekuri/jsonschema/v6/kind"
 	"github.com/tmc/langchaingo/tools"
 
 	"github.com/toolsafe/toolsafe/middleware"
@@ -27,15 +28,35 @@ type Schema struct {
 	source  []byte // the schema as compiled, compacted (see Source)
 }
 
+// The limits of a schema Compile accepts. A tool's argument schema is a
+// few kilobytes; these bound what a hostile one (from an MCP server, say)
+// can cost to compile, which grows quickly with its nesting.
+const (
+	// MaxSize is the largest schema, in bytes: 256 KiB.
+	MaxSize = 256 << 10
+	// MaxDepth is how deeply the schema's JSON may nest objects and arrays.
+	MaxDepth = 64
+	// MaxNodes is how many JSON objects (each a possible subschema) the
+	// schema may hold.
+	MaxNodes = 1024
+)
+
 // Compile compiles schema, a JSON Schema as JSON text (see the package
 // documentation for the drafts and what "format" and "$ref" do). It returns
-// an error when schema is not JSON, is not a JSON object, has a root "type"
-// that excludes "object", refers to another document, or is not a valid
-// JSON Schema.
+// an error when schema is not JSON, is larger than MaxSize, nests deeper
+// than MaxDepth or holds more than MaxNodes objects, is not a JSON object,
+// has a root "type" that excludes "object", refers to another document,
+// has a "$ref" cycle that any input meets, or is not a valid JSON Schema.
 func Compile(schema []byte) (*Schema, error) {
+	if len(schema) > MaxSize {
+		return nil, fmt.Errorf("argschema: the schema is %d bytes, more than the %d this package accepts: a tool's argument schema is a few kilobytes", len(schema), MaxSize)
+	}
 	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(schema))
 	if err != nil {
 		return nil, fmt.Errorf("argschema: the schema is not JSON: %w", err)
+	}
+	if err := checkShape(doc); err != nil {
+		return nil, err
 	}
 	root, ok := doc.(map[string]any)
 	if !ok {
@@ -55,7 +76,64 @@ func Compile(schema []byte) (*Schema, error) {
 	if err != nil {
 		return nil, fmt.Errorf("argschema: the schema is not a valid JSON Schema: %s", schemaError(err))
 	}
+	// A "$ref" that leads back to itself without a step into the input
+	// fails every input: say so now, not to the model at each call.
+	var ve *jsonschema.ValidationError
+	if err := compiled.Validate(map[string]any{}); errors.As(err, &ve) {
+		if c := refCycle(ve); c != nil {
+			return nil, fmt.Errorf("argschema: the schema's %s and %s both lead to %s, a $ref cycle that no input can get past", c.KeywordLocation1, c.KeywordLocation2, c.URL)
+		}
+	}
 	return &Schema{schema: compiled, example: example(root), source: compact(schema)}, nil
+}
+
+// checkShape refuses a schema document that nests deeper than MaxDepth or
+// holds more than MaxNodes objects.
+func checkShape(doc any) error {
+	nodes := 0
+	type item struct {
+		v     any
+		depth int
+	}
+	stack := []item{{doc, 1}}
+	for len(stack) > 0 {
+		it := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		var kids []any
+		switch v := it.v.(type) {
+		case map[string]any:
+			if nodes++; nodes > MaxNodes {
+				return fmt.Errorf("argschema: the schema holds more than %d objects: a tool's argument schema needs far fewer", MaxNodes)
+			}
+			for _, k := range v {
+				kids = append(kids, k)
+			}
+		case []any:
+			kids = v
+		default:
+			continue
+		}
+		if it.depth > MaxDepth {
+			return fmt.Errorf("argschema: the schema nests deeper than %d levels: flatten it, or name shared parts in \"$defs\" and refer to them with \"$ref\"", MaxDepth)
+		}
+		for _, k := range kids {
+			stack = append(stack, item{k, it.depth + 1})
+		}
+	}
+	return nil
+}
+
+// refCycle returns the $ref cycle among e and its causes, if any.
+func refCycle(e *jsonschema.ValidationError) *kind.RefCycle {
+	if c, ok := e.ErrorKind.(*kind.RefCycle); ok {
+		return c
+	}
+	for _, cause := range e.Causes {
+		if c := refCycle(cause); c != nil {
+			return c
+		}
+	}
+	return nil
 }
 
 // Validate compiles schema (see Compile) and returns the middleware that
@@ -108,6 +186,10 @@ func (s *Schema) Check(input string) error {
 	var ve *jsonschema.ValidationError
 	if !errors.As(err, &ve) {
 		return &InputError{Problems: []string{"it does not match the tool's argument schema"}}
+	}
+	if c := refCycle(ve); c != nil {
+		// The schema's fault, not the input's: nothing the model can fix.
+		return middleware.Permanent(fmt.Errorf("argschema: the schema's %s and %s both lead to %s, a $ref cycle", c.KeywordLocation1, c.KeywordLocation2, c.URL))
 	}
 	return &InputError{Problems: describe(ve)}
 }

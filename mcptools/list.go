@@ -38,6 +38,11 @@ func List(ctx context.Context, session *mcp.ClientSession, opts ...Option) ([]to
 			continue
 		}
 		t, err := newTool(session, def, c)
+		if ctx.Err() != nil {
+			// Compiling a server's schemas is bounded (see argschema.Compile),
+			// but a server with many tools still answers to ctx.
+			return nil, fmt.Errorf("mcptools: listing the server's tools: %w", context.Cause(ctx))
+		}
 		if err != nil {
 			problems = append(problems, err)
 			continue
