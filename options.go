@@ -224,7 +224,10 @@ func WithDeadline(d time.Duration) Option {
 // validation and outside the fallback, the deadline and the retries: they
 // see the input once per call and the call's final error (before surface
 // turns it into the model's message). The first is outermost. Nil
-// middlewares are skipped.
+// middlewares are skipped. They run on the caller's goroutine, outside the
+// deadline and the attempt timeout, so a middleware must honour ctx: one
+// that blocks past ctx's end holds the caller, as an http.Handler
+// middleware would.
 func With(mws ...middleware.Middleware) Option {
 	return optionFunc(func(c *config) { c.mws = append(c.mws, mws...) })
 }

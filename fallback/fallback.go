@@ -69,7 +69,9 @@ func (o optionFunc) apply(f *Fallback) { o(f) }
 // WithInput adapts the input of the failed call to the alternative's
 // signature, e.g. {"id":"T-7"} to {"query":"T-7"}. When adapt returns an
 // error the alternative is not called and the primary's failure stands (the
-// error is logged at DEBUG). Nil means the input is passed as is.
+// error is logged at DEBUG). Nil means the input is passed as is. adapt
+// runs on the caller's goroutine, before the alternative's own time limits
+// begin: it must return promptly, and as soon as ctx ends.
 func WithInput(adapt func(ctx context.Context, input string) (string, error)) Option {
 	return optionFunc(func(f *Fallback) { f.adapt = adapt })
 }

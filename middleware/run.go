@@ -21,6 +21,12 @@ import (
 // A Ledger that cannot answer returns an error: toolsafe then fails closed
 // for tools with side effects (it neither repeats nor replays the call, and
 // says so), and goes on without replay for tools that only read.
+//
+// Its methods run on the caller's goroutine, outside the tool's deadline
+// and attempt timeout, so they must return promptly: bound every operation
+// (redisstore's Ledger waits at most its Store's timeout, 50 ms by
+// default). Append is given a context that the end of the call does not
+// cancel, so that a call that finished is recorded all the same.
 type Ledger interface {
 	// Append adds e to the entries of run, after those already there.
 	Append(ctx context.Context, run string, e Entry) error
