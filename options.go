@@ -110,9 +110,10 @@ func (c *config) validate() error {
 }
 
 // reruns names a failsafe-go policy that runs an attempt again, or answers
-// for it: a retry, a hedge, a fallback, told by the package of its type
+// for it: a retry, a hedge, a fallback, a cache, told by the package of its type
 // (failsafe-go's interfaces for them are failsafe.Policy itself). Any other
-// returns "".
+// returns "". A policy of the caller's own type that does the same is
+// caught when it runs (see oncePerAttempt).
 func reruns(p failsafe.Policy[string]) string {
 	t := reflect.TypeOf(p)
 	for t.Kind() == reflect.Pointer {
@@ -125,6 +126,8 @@ func reruns(p failsafe.Policy[string]) string {
 		return "a failsafe-go hedge policy"
 	case "github.com/failsafe-go/failsafe-go/fallback":
 		return "a failsafe-go fallback"
+	case "github.com/failsafe-go/failsafe-go/cachepolicy":
+		return "a failsafe-go cache policy"
 	}
 	return ""
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net/http"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -14,6 +15,7 @@ import (
 	"github.com/failsafe-go/failsafe-go/adaptivethrottler"
 	"github.com/failsafe-go/failsafe-go/budget"
 	"github.com/failsafe-go/failsafe-go/bulkhead"
+	"github.com/failsafe-go/failsafe-go/cachepolicy"
 	"github.com/failsafe-go/failsafe-go/circuitbreaker"
 	fsfallback "github.com/failsafe-go/failsafe-go/fallback"
 	"github.com/failsafe-go/failsafe-go/hedgepolicy"
@@ -191,6 +193,46 @@ func TestEveryFailsafeRefusalHasItsKind(t *testing.T) {
 		}
 	})
 
+	// Regression: a retry policy wrapped in a type of the caller's own got
+	// past New's check and applied a key-less side effect 4 times; a cache
+	// policy answered refund B with refund A's answer.
+	t.Run("a policy of the caller's own type that reruns or answers instead fails the attempt", func(t *testing.T) {
+		var applied atomic.Int32
+		charge := middleware.Func("charge", "", func(context.Context, string) (string, error) {
+			applied.Add(1)
+			return "", middleware.Transient(errors.New("reset after the charge"))
+		})
+		tool, err := toolsafe.New(charge, toolsafe.WithSideEffects(middleware.SideEffectsWithoutKey),
+			toolsafe.WithPolicies(ownRetry{retrypolicy.NewBuilder[string]().WithMaxRetries(3).Build()}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r := tool.Run(context.Background(), "A-1"); r.Status() == "ok" || applied.Load() != 1 {
+			t.Fatalf("%v, applied %d times; want the charge applied once", r.Kind(), applied.Load())
+		}
+
+		var refunds atomic.Int32
+		refund := middleware.Func("refund", "", func(_ context.Context, order string) (string, error) {
+			refunds.Add(1)
+			return "refunded " + order, nil
+		})
+		cache := ownCache{cachepolicy.NewBuilder[string](&mapCache{m: map[string]string{}}).WithKey("k").Build()}
+		tool, err = toolsafe.New(refund, toolsafe.WithSideEffects(middleware.SideEffectsWithKey), toolsafe.WithPolicies(cache))
+		if err != nil {
+			t.Fatal(err)
+		}
+		tool.Run(context.Background(), "A")
+		r := tool.Run(context.Background(), "B")
+		if r.Status() == "ok" || strings.Contains(r.Observation(), "refunded A") || refunds.Load() != 1 {
+			t.Fatalf("%v %q, refunds %d; want refund B failed, not answered with A's", r.Kind(), r.Observation(), refunds.Load())
+		}
+		if _, err := toolsafe.New(refund, toolsafe.WithSideEffects(middleware.SideEffectsWithKey),
+			toolsafe.WithPolicies(cachepolicy.NewBuilder[string](&mapCache{m: map[string]string{}}).Build())); err == nil ||
+			!strings.Contains(err.Error(), "a failsafe-go cache policy") {
+			t.Fatalf("New with failsafe-go's own cache policy: %v; want it refused", err)
+		}
+	})
+
 	t.Run("a hedge answers with the first attempt that does", func(t *testing.T) {
 		var n atomic.Int32
 		first := make(chan struct{})
@@ -241,4 +283,32 @@ func TestAnHTTPStatusThatIsTheInputsFaultNamesTheToolAndWhatToDo(t *testing.T) {
 			t.Errorf("%d: %v after %d attempts: %q; want tool-error after 1: %q", tt.code, r.Kind(), r.Attempts, r.Observation(), tt.want)
 		}
 	}
+}
+
+// ownRetry and ownCache are failsafe-go policies in types of the caller's
+// own, which New cannot tell by their type.
+type ownRetry struct {
+	retrypolicy.RetryPolicy[string]
+}
+
+type ownCache struct {
+	cachepolicy.CachePolicy[string]
+}
+
+type mapCache struct {
+	mu sync.Mutex
+	m  map[string]string
+}
+
+func (c *mapCache) Get(k string) (string, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	v, ok := c.m[k]
+	return v, ok
+}
+
+func (c *mapCache) Set(k, v string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.m[k] = v
 }

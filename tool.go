@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"sync/atomic"
 
 	"github.com/tmc/langchaingo/tools"
 
@@ -138,6 +139,9 @@ func (c *config) layers() ([]layer, error) {
 		if policies, err = policy.Middleware(nil, c.policies...); err != nil {
 			return nil, err
 		}
+		if c.approval || c.sideEffectsOf() != middleware.NoSideEffects {
+			policies = oncePerAttempt(policies)
+		}
 	}
 	if c.breaker != nil {
 		breaker = c.breaker.Middleware()
@@ -163,6 +167,44 @@ func (c *config) layers() ([]layer, error) {
 			middleware.WithAttemptHook(attemptHook))},
 		layer{"recover", middleware.Recover()},
 	), nil
+}
+
+// reachedKey carries, into the policies of WithPolicies, how many times an
+// attempt through them has reached the layers inside.
+type reachedKey struct{}
+
+var (
+	errRanAgain = errors.New("toolsafe: a policy of WithPolicies ran the attempt again; " +
+		"a tool with side effects or an approval gate runs once per attempt: give it WithRetry instead")
+	errAnsweredInstead = errors.New("toolsafe: a policy of WithPolicies answered in place of the tool (a cache or a fallback); " +
+		"a tool with side effects or an approval gate must be called for its answer: give it WithFallback instead")
+)
+
+// oncePerAttempt holds the policies of WithPolicies, on a tool with side
+// effects or a gate, to what New checks of their types: each attempt
+// through them reaches the layers inside (the breaker, the tool) at most
+// once, and does not succeed without reaching them. A policy of the
+// caller's own type that retries, hedges or answers from a cache fails the
+// attempt instead (tool-failed, not retried), before the tool runs twice
+// or a second call gets the first one's answer.
+func oncePerAttempt(policies middleware.Middleware) middleware.Middleware {
+	return func(next tools.Tool) tools.Tool {
+		inner := middleware.Func(next.Name(), next.Description(), func(ctx context.Context, input string) (string, error) {
+			if n, _ := ctx.Value(reachedKey{}).(*atomic.Int32); n != nil && n.Add(1) > 1 {
+				return "", middleware.Permanent(errRanAgain)
+			}
+			return next.Call(ctx, input)
+		})
+		through := policies(inner)
+		return middleware.Func(next.Name(), next.Description(), func(ctx context.Context, input string) (string, error) {
+			var reached atomic.Int32
+			out, err := through.Call(context.WithValue(ctx, reachedKey{}, &reached), input)
+			if err == nil && reached.Load() == 0 {
+				return "", middleware.Permanent(errAnsweredInstead)
+			}
+			return out, err
+		})
+	}
 }
 
 // replays reports whether a resumed run answers this tool's calls from the
