@@ -226,3 +226,32 @@ func TestCallLimitsHoldForCallsMadeAtOnce(t *testing.T) {
 		}
 	})
 }
+
+// Regression: a resumed run re-issues the reads of the paused turn, which
+// are always made again; the guard counted the original run's reads, so
+// with Identical: 1 the re-issued search was refused.
+func TestAResumedRunMakesItsReadsAgainWithinTheLimits(t *testing.T) {
+	var searches, refunds atomic.Int32
+	limits := toolsafe.WithCallLimits(middleware.CallLimits{Identical: 1})
+	search := toolsafe.Wrap(ranCounter("search", &searches), limits)
+	grants := middleware.NewGrants()
+	refund := toolsafe.Wrap(ranCounter("refund", &refunds), limits, toolsafe.WithApproval(grants))
+	ctx := middleware.WithRun(context.Background(), "", middleware.NewMemoryLedger())
+	search.Run(ctx, `{"q":"A-1"}`)
+	r := refund.Run(ctx, `{"order":"A-1"}`)
+	ar, ok := r.Failure.Cause.(*middleware.ApprovalRequired)
+	if !ok {
+		t.Fatalf("%v; want a pause", r.Kind())
+	}
+	grants.Grant(ar.Tool, ar.Input)
+	resumed := middleware.Resume(ctx, ar)
+	if r := search.Run(resumed, `{"q":"A-1"}`); r.Status() != "ok" || searches.Load() != 2 {
+		t.Fatalf("the re-issued search: %v, searches %d; want it made again", r.Kind(), searches.Load())
+	}
+	if r := refund.Run(resumed, `{"order":"A-1"}`); r.Status() != "ok" || refunds.Load() != 1 {
+		t.Fatalf("the resumed refund: %v, refunds %d", r.Kind(), refunds.Load())
+	}
+	if r := search.Run(resumed, `{"q":"A-1"}`); r.Kind() != middleware.KindCallLimit || searches.Load() != 2 {
+		t.Fatalf("a second search in the resumed run: %v, searches %d; want call-limit", r.Kind(), searches.Load())
+	}
+}

@@ -392,6 +392,14 @@ func (c *Call) continueCall(key string) {
 	c.markSideEffectUnknown()
 }
 
+// adoptKey makes key the call's idempotency key, unless it has one.
+func (c *Call) adoptKey(key string) {
+	if c == nil {
+		return
+	}
+	c.keyOnce.Do(func() { c.key = key })
+}
+
 // keepRunEntries keeps the run's entries the run ledger read, for the loop
 // guard inside it.
 func (c *Call) keepRunEntries(entries []Entry, ok bool) {

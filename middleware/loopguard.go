@@ -121,13 +121,21 @@ func (r *run) admit(l CallLimits, entries []Entry, e Entry) (*Entry, error) {
 	for _, le := range entries {
 		inLedger[le.Key] = true
 	}
-	// Flights before entries: a call's entry says how it ended.
+	// Flights before entries: a call's entry says how it ended. The call's
+	// own earlier entries (a resumed run making it again, under its key)
+	// are not another call.
 	r.flights = slices.DeleteFunc(r.flights, func(f *Entry) bool { return inLedger[f.Key] })
 	all := make([]Entry, 0, len(r.flights)+len(entries))
 	for _, f := range r.flights {
-		all = append(all, *f)
+		if f.Key != e.Key {
+			all = append(all, *f)
+		}
 	}
-	all = append(all, entries...)
+	for _, le := range entries {
+		if le.Key != e.Key {
+			all = append(all, le)
+		}
+	}
 	if err := l.check(all, e.Tool, e.Input); err != nil {
 		return nil, err
 	}

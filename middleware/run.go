@@ -54,7 +54,8 @@ type Entry struct {
 	// SideEffectUnknown reports that the call's action may have been
 	// applied without an answer: a resumed run sends it again with Key.
 	SideEffectUnknown bool
-	// Output is the call's answer when Kind is "".
+	// Output is the call's answer when Kind is "" (none for a ReadOnly
+	// entry, which is never replayed).
 	Output string
 	// Fallback is the alternative tool that answered, if one did.
 	Fallback string
@@ -183,7 +184,7 @@ func runFrom(ctx context.Context) *run {
 // resumed run answers or continues and that this scope has not claimed
 // yet, and claims it. Entries of one key are one call: the latest says how
 // it ended, the first where it stands.
-func (r *run) claim(entries []Entry, tool, input string) (Entry, bool) {
+func (r *run) claim(entries []Entry, tool, input string, anyOutcome bool) (Entry, bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	latest := map[string]int{}
@@ -199,7 +200,7 @@ func (r *run) claim(entries []Entry, tool, input string) (Entry, bool) {
 		}
 		seen[e.Key] = true
 		last := entries[latest[e.Key]]
-		if !r.claimed[e.Key] && last.replayable() {
+		if !r.claimed[e.Key] && (anyOutcome || last.replayable()) {
 			r.claimed[e.Key] = true
 			return last, true
 		}
@@ -261,7 +262,7 @@ func (r *run) call(ctx context.Context, call *Call, next tools.Tool, input strin
 			debugLog(ctx, call, "toolsafe: the run ledger could not be read", "run", r.id, "error", errorText(err))
 			return "", Permanent(errLedger)
 		}
-		if e, ok := r.claim(entries, tool, canon); ok {
+		if e, ok := r.claim(entries, tool, canon, false); ok {
 			if !e.SideEffectUnknown {
 				call.adoptID(e.CallID)
 				call.record(Replayed{Entry: e})
@@ -269,9 +270,19 @@ func (r *run) call(ctx context.Context, call *Call, next tools.Tool, input strin
 			}
 			call.continueCall(e.Key)
 		}
+	} else if entries, err := r.ledger.Entries(ctx, r.id); err == nil {
+		// A read is made again, but as the call it repeats: under its key,
+		// so that the loop guard does not count it twice.
+		call.keepRunEntries(entries, true)
+		if e, ok := r.claim(entries, tool, canon, true); ok {
+			call.adoptKey(e.Key)
+		}
 	}
 	out, err := next.Call(ctx, input)
-	e := Entry{Tool: tool, Input: canon, CallID: call.ID(), Output: out, At: time.Now(), ReadOnly: !replay}
+	e := Entry{Tool: tool, Input: canon, CallID: call.ID(), At: time.Now(), ReadOnly: !replay}
+	if replay {
+		e.Output = out // a read is never replayed: its answer is not kept
+	}
 	if err != nil {
 		f := FailureOf(ctx, err)
 		if unfinished(f) {
