@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -80,7 +81,9 @@ func (g *Grants) keys(tool, input string) ([]string, string) {
 	if err != nil {
 		canon = input
 	}
-	member := digest(tool + "\x00" + canon)
+	// The tool's length first: no NUL in a name can move where the tool
+	// ends and the input begins.
+	member := digest(strconv.Itoa(len(tool)) + ":" + tool + canon)
 	return []string{
 		g.s.key("{grants}", "decisions", member),
 		g.s.key("{grants}", "pending"),
@@ -95,11 +98,15 @@ func (g *Grants) keys(tool, input string) ([]string, string) {
 const forgetExpired = `
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local function chunks(list, f) -- unpack takes a few thousand values at most
+  for i = 1, #list, 500 do f({unpack(list, i, math.min(i + 499, #list))}) end
+end
 local function forget(members)
-  if #members == 0 then return end
-  redis.call('ZREM', KEYS[2], unpack(members))
-  redis.call('ZREM', KEYS[3], unpack(members))
-  redis.call('HDEL', KEYS[4], unpack(members))
+  chunks(members, function(c)
+    redis.call('ZREM', KEYS[2], unpack(c))
+    redis.call('ZREM', KEYS[3], unpack(c))
+    redis.call('HDEL', KEYS[4], unpack(c))
+  end)
 end
 forget(redis.call('ZRANGEBYSCORE', KEYS[3], '-inf', now))
 `
@@ -145,7 +152,7 @@ if redis.call('LLEN', KEYS[1]) >= max then
   end
   redis.call('DEL', KEYS[1])
   if #keep > 0 then
-    redis.call('RPUSH', KEYS[1], unpack(keep))
+    chunks(keep, function(c) redis.call('RPUSH', KEYS[1], unpack(c)) end)
     redis.call('PEXPIRE', KEYS[1], last - now)
   end
   if #keep >= max then return -1 end
@@ -170,9 +177,12 @@ return n
 
 // pendingScript answers the pending requests, oldest first, as JSON.
 var pendingScript = redis.NewScript(forgetExpired + `
-local members = redis.call('ZRANGE', KEYS[2], 0, -1)
-if #members == 0 then return {} end
-return redis.call('HMGET', KEYS[4], unpack(members))
+local out = {}
+chunks(redis.call('ZRANGE', KEYS[2], 0, -1), function(c)
+  local vals = redis.call('HMGET', KEYS[4], unpack(c))
+  for i = 1, #c do out[#out + 1] = vals[i] end
+end)
+return out
 `)
 
 // Decide uses up the oldest decision given for call.Tool and call.Input

@@ -216,3 +216,64 @@ func TestGrantsNotFromAStore(t *testing.T) {
 		t.Error("Grant of a zero Grants: no error")
 	}
 }
+
+// Regression: a grant's key joined the tool and the input with a NUL, so a
+// grant for ("lookup", "x\x00refund-all") approved ("lookup\x00x",
+// "refund-all").
+func TestGrantsKeepTheToolAndTheInputApart(t *testing.T) {
+	rs := newReplicas(t, redisAddr, 1)
+	g := rs[0].store.Grants()
+	if err := g.Grant(background, "lookup", "x\x00refund-all"); err != nil {
+		t.Fatal(err)
+	}
+	if d, err := g.Decide(background, middleware.CallInfo{Tool: "lookup\x00x", Input: "refund-all"}); err != nil || d != middleware.Pending {
+		t.Fatalf("another tool and input: %v, %v; want pending", d, err)
+	}
+	if d, err := g.Decide(background, middleware.CallInfo{Tool: "lookup", Input: "x\x00refund-all"}); err != nil || d != middleware.Approved {
+		t.Fatalf("the granted call: %v, %v; want approved", d, err)
+	}
+}
+
+// Regression: with more pending requests than Lua's unpack takes (about
+// 8,000), Pending failed with "too many results to unpack", and the Store
+// took that error reply for an outage.
+func TestGrantsListManyPendingRequests(t *testing.T) {
+	rs := newReplicas(t, redisAddr, 1, redisstore.WithTimeout(5*time.Second))
+	g := rs[0].store.Grants()
+	g.MaxPending = 20000
+	const n = 9000
+	for i := range n {
+		if _, err := g.Decide(background, middleware.CallInfo{Tool: "refund", Input: fmt.Sprintf(`{"n":%d}`, i)}); err != nil {
+			t.Fatalf("decide %d: %v", i, err)
+		}
+	}
+	ps, err := g.Pending(background)
+	if err != nil || len(ps) != n {
+		t.Fatalf("%d pending, %v; want %d", len(ps), err, n)
+	}
+	if ps[0].Input != `{"n":0}` || ps[n-1].Input != fmt.Sprintf(`{"n":%d}`, n-1) {
+		t.Errorf("pending from %q to %q; want oldest first", ps[0].Input, ps[n-1].Input)
+	}
+	if _, err := g.Revoke(background, "refund", `{"n":1}`); err != nil {
+		t.Fatal(err)
+	}
+	if !rs[0].store.Available() || rs[0].store.Outages() != 0 {
+		t.Errorf("available %v after %d outages; want no outage", rs[0].store.Available(), rs[0].store.Outages())
+	}
+}
+
+// An error reply from a Redis that works (here a key of the wrong type) fails
+// the operation, not the Store: breakers and budgets go on sharing.
+func TestAnErrorReplyIsNotAnOutage(t *testing.T) {
+	rs := newReplicas(t, redisAddr, 1)
+	l := rs[0].store.Ledger()
+	if err := rs[0].client.Set(background, rs[0].prefix+":run:wrongtype", "a string", time.Minute).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := l.Entries(background, "wrongtype"); err == nil || errors.Is(err, redisstore.ErrUnavailable) {
+		t.Fatalf("Entries of a key of the wrong type: %v; want an error, not ErrUnavailable", err)
+	}
+	if !rs[0].store.Available() || rs[0].store.Outages() != 0 {
+		t.Errorf("available %v after %d outages; want no outage", rs[0].store.Available(), rs[0].store.Outages())
+	}
+}

@@ -73,7 +73,7 @@ func (l *Ledger) Append(ctx context.Context, run string, e middleware.Entry) err
 	if l.s == nil {
 		return errNoLedgerStore
 	}
-	data, err := json.Marshal(e)
+	data, err := json.Marshal(storedEntry{Entry: e, Tool: []byte(e.Tool), Input: []byte(e.Input), Output: []byte(e.Output)})
 	if err != nil {
 		return fmt.Errorf("redisstore: %w", err)
 	}
@@ -116,11 +116,23 @@ func (l *Ledger) Entries(ctx context.Context, run string) ([]middleware.Entry, e
 	}
 	out := make([]middleware.Entry, len(vals))
 	for i, v := range vals {
-		if err := json.Unmarshal([]byte(v), &out[i]); err != nil {
+		var se storedEntry
+		if err := json.Unmarshal([]byte(v), &se); err != nil {
 			return nil, fmt.Errorf("redisstore: entry %d of run %s in Redis is not valid: %w", i+1, run, err)
 		}
+		out[i] = se.Entry
+		out[i].Tool, out[i].Input, out[i].Output = string(se.Tool), string(se.Input), string(se.Output)
 	}
 	return out, nil
+}
+
+// storedEntry is an Entry as the ledger keeps it in Redis: its tool, input
+// and output as bytes (base64 in the JSON), so that text that is not valid
+// UTF-8, which JSON strings cannot carry, comes back byte for byte and a
+// resumed run matches it.
+type storedEntry struct {
+	middleware.Entry
+	Tool, Input, Output []byte
 }
 
 // appendScript appends ARGV[1] to the list KEYS[1], keeps at most ARGV[2]

@@ -173,3 +173,22 @@ func TestLedgerFailsClosedWhileRedisIsDown(t *testing.T) {
 		t.Fatalf("entries after Redis returned: %v, %v", got, err)
 	}
 }
+
+// Regression: an Entry's strings went through JSON, which turns bytes that
+// are not UTF-8 into U+FFFD, so a resumed run on the Redis ledger did not
+// find a call whose input was such text, and charged again.
+func TestLedgerKeepsTextByteForByte(t *testing.T) {
+	rs := newReplicas(t, redisAddr, 1)
+	l := rs[0].store.Ledger()
+	e := middleware.Entry{Tool: "charge", Input: "order A-1001 \xff 25 EUR", Key: "k", Output: "ok \xfe\x00", At: time.Unix(1700000000, 0).UTC()}
+	if err := l.Append(background, "run-bytes", e); err != nil {
+		t.Fatal(err)
+	}
+	got, err := l.Entries(background, "run-bytes")
+	if err != nil || len(got) != 1 {
+		t.Fatalf("%v, %v", got, err)
+	}
+	if got[0].Input != e.Input || got[0].Output != e.Output || got[0].Tool != e.Tool || !got[0].At.Equal(e.At) || got[0].Key != "k" {
+		t.Errorf("read back %+v; want %+v", got[0], e)
+	}
+}

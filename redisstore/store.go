@@ -346,8 +346,29 @@ func (s *Store) do(ctx context.Context, op operation, f func(ctx context.Context
 	if ctx.Err() != nil {
 		return ctx.Err()
 	}
+	if refusedByServer(err) {
+		// Redis answered, with an error about this operation (a script's,
+		// a key of the wrong type): the operation failed, Redis did not.
+		return fmt.Errorf("redisstore: %s: %w", op, err)
+	}
 	s.health.fail(op, err)
 	return fmt.Errorf("%w: %s: %w", ErrUnavailable, op, err)
+}
+
+// refusedByServer reports whether err is an error reply of a Redis that
+// works, as opposed to one that cannot serve now (loading, busy with a
+// script, a read-only replica, out of memory, a cluster that is down).
+func refusedByServer(err error) bool {
+	var re redis.Error
+	if !errors.As(err, &re) {
+		return false
+	}
+	for _, p := range []string{"LOADING", "BUSY", "READONLY", "MASTERDOWN", "CLUSTERDOWN", "TRYAGAIN", "OOM", "NOSCRIPT"} {
+		if strings.HasPrefix(re.Error(), p) {
+			return false
+		}
+	}
+	return true
 }
 
 // async runs f on a goroutine of the Store's, which Close waits for, and
