@@ -184,6 +184,17 @@ func (cb *CircuitBreaker) Validate() error {
 	return nil
 }
 
+// PermitReleaser is implemented by a failsafe-go circuit breaker that can
+// take back a half-open permit without counting an outcome, such as one
+// whose permits are shared by a fleet (package redisstore). A
+// CircuitBreaker adopting one calls ReleasePermit when a probe's tool has
+// returned with an outcome that counts neither way (the caller canceled
+// it), instead of keeping the permit for the next probe of the same
+// half-open period, which it does for a breaker that cannot take it back.
+type PermitReleaser interface {
+	ReleasePermit()
+}
+
 // permit is what an attempt holds while it runs.
 type permit struct {
 	halfOpen bool // a probe: counted in probing until its tool returns
@@ -265,13 +276,17 @@ func (cb *CircuitBreaker) record(o outcome) (ch change) {
 // call to give a permit back without counting, so it stays taken there and
 // the next probe of the same half-open period uses it (acquire).
 func (cb *CircuitBreaker) release(p permit, o outcome) {
+	pr, releases := cb.CircuitBreaker.(PermitReleaser)
 	cb.mu.Lock()
-	defer cb.mu.Unlock()
 	if p.halfOpen && cb.probing > 0 {
 		cb.probing--
 	}
-	if o == neutral && p.halfOpen && cb.State() == circuitbreaker.HalfOpenState && p.period == cb.period {
+	if !releases && o == neutral && p.halfOpen && cb.State() == circuitbreaker.HalfOpenState && p.period == cb.period {
 		cb.spare++
+	}
+	cb.mu.Unlock()
+	if releases && o == neutral && p.halfOpen {
+		pr.ReleasePermit() // maybe a network call: outside the lock
 	}
 }
 

@@ -117,9 +117,8 @@ func (s *Store) NewBreaker(dependency string, b policy.Breaker) (*Breaker, error
 // every method answers from the local breaker instead.
 //
 // toolsafe (policy.CircuitBreaker) calls TryAcquirePermit before an
-// attempt and RecordSuccess or RecordFailure after it, or neither for an
-// attempt whose outcome is neutral (its permit is then reused by the next
-// attempt of this replica in the same half-open period). RecordResult and
+// attempt and RecordSuccess or RecordFailure after it, or, for a probe
+// whose outcome is neutral, ReleasePermit once its tool has returned. RecordResult and
 // RecordError count a result as a success and an error as a failure.
 // Used as a failsafe-go policy itself (failsafe.With), every error counts
 // as a failure.
@@ -181,7 +180,7 @@ func (b *Breaker) Shared() bool {
 // of this incarnation of the hash (a hash lost and made again counts its
 // changes from zero again). The half-open permits are a sorted set
 // (KEYS[2]) of IDs scored by when they expire. ARGV: op (acquire, success,
-// failure, open, close, halfopen, peek), threshold, window (0: in a row),
+// failure, release, open, close, halfopen, peek), threshold, window (0: in a row),
 // delay ms, probes, permit TTL ms, state TTL ms, permit ID, permit epoch,
 // a new incarnation's name, the channel of changes, the breaker's tag. It
 // returns {granted, s, e, ms until half-open, failures, outcomes,
@@ -247,6 +246,8 @@ elseif op == 'success' or op == 'failure' then
       if k >= P then to(0) end
     end
   end
+elseif op == 'release' then
+  if id ~= '' then redis.call('ZREM', KEYS[2], id) end
 elseif op == 'open' then to(1)
 elseif op == 'close' then to(0)
 elseif op == 'halfopen' then to(2)
@@ -401,8 +402,8 @@ func (b *Breaker) localLocked() circuitbreaker.CircuitBreaker[string] {
 // TryAcquirePermit asks the fleet's breaker for a permit: granted when
 // closed, refused while open, and while half-open granted while fewer than
 // Probes permits are out fleet-wide (an open breaker whose delay is over
-// turns half-open here). The permit is given back by RecordSuccess or
-// RecordFailure. When Redis is unavailable, the local breaker answers.
+// turns half-open here). The permit is given back by RecordSuccess,
+// RecordFailure or ReleasePermit. When Redis is unavailable, the local breaker answers.
 //
 // It answers without asking Redis when the state it last learned says
 // open, before that state's delay is over (it cannot end sooner, but for
@@ -530,6 +531,27 @@ func (b *Breaker) record(op string, ok bool) {
 		return
 	}
 	b.learnLocked(a)
+}
+
+// ReleasePermit gives back the oldest half-open permit this replica holds
+// without counting an outcome: policy.CircuitBreaker calls it when a
+// probe's tool has returned with an outcome that counts neither way (its
+// caller canceled it), so the fleet lets the next probe through, and this
+// replica never reuses a permit whose Redis entry may have expired.
+func (b *Breaker) ReleasePermit() {
+	b.mu.Lock()
+	if b.s.health.outages.Load() != b.synced || len(b.held) == 0 {
+		b.mu.Unlock()
+		return // none held, or forgotten in an outage: nothing in Redis to give back
+	}
+	p := b.held[0]
+	b.held = b.held[1:]
+	b.mu.Unlock()
+	if a, err := b.run("release", opRecord, p); err == nil {
+		b.mu.Lock()
+		b.learnLocked(a)
+		b.mu.Unlock()
+	}
 }
 
 // RecordResult records a result as a success.

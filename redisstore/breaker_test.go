@@ -254,6 +254,47 @@ func TestBreakerLostPermitExpires(t *testing.T) {
 	}
 }
 
+// Regression: a probe its caller canceled left its permit to be reused by
+// the next attempt of the same replica, without Redis; once the permit
+// expired in Redis, another replica probed too: two probes at once with
+// Probes: 1. The permit now goes back to the fleet when the tool returns.
+func TestACancelledProbeGivesItsPermitBackToTheFleet(t *testing.T) {
+	const delay = 50 * time.Millisecond
+	rs := newReplicas(t, redisAddr, 2)
+	bs := breakers(t, rs, policy.Breaker{FailureThreshold: 1, Delay: delay, Probes: 1})
+	running := make(chan struct{})
+	probe, err := toolsafe.New(middleware.Func("fetch_invoice", "", func(ctx context.Context, _ string) (string, error) {
+		close(running)
+		<-ctx.Done()
+		return "", ctx.Err()
+	}), toolsafe.WithCircuitBreaker(policy.FromCircuitBreaker("billing", bs[0])))
+	if err != nil {
+		t.Fatal(err)
+	}
+	openBreaker(t, bs[0], delay)
+	ctx, cancel := context.WithCancel(background)
+	done := make(chan middleware.Result)
+	go func() { done <- probe.Run(ctx, `{}`) }()
+	<-running // the probe is at the dependency
+	if bs[1].TryAcquirePermit() {
+		t.Fatal("a second probe while the first is at the dependency")
+	}
+	cancel()
+	if r := <-done; r.Kind() != middleware.KindCanceled {
+		t.Fatalf("the canceled probe: %v", r.Kind())
+	}
+	if !bs[1].TryAcquirePermit() {
+		t.Fatal("the canceled probe's permit did not go back to the fleet")
+	}
+	if bs[0].TryAcquirePermit() {
+		t.Fatal("replica 0 probes too, while replica 1's probe is out")
+	}
+	bs[1].RecordSuccess()
+	if !bs[1].IsClosed() {
+		t.Fatalf("the probe's success left it %v", bs[1].State())
+	}
+}
+
 func TestBreakerCountsWhatToolsafeCounts(t *testing.T) {
 	rs := newReplicas(t, redisAddr, 2)
 	var opened []chan struct{}
