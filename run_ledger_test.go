@@ -416,3 +416,23 @@ func TestReadsCannotPushASideEffectOutOfTheLedger(t *testing.T) {
 		t.Errorf("outputs %q and %q; want the refund's kept, the search's not", es[0].Output, es[1].Output)
 	}
 }
+
+// Regression: three runs that only searched pushed a paused run out of a
+// MemoryLedger of three runs, and its charge ran again when it resumed.
+// The runs that only read go first.
+func TestRunsThatOnlyReadAreDroppedBeforeOneWithSideEffects(t *testing.T) {
+	var charges, searches atomic.Int32
+	charge := toolsafe.Wrap(counted("charge", &charges, nil, nil), toolsafe.WithSideEffects(middleware.SideEffectsWithKey))
+	search := toolsafe.Wrap(counted("search", &searches, nil, nil))
+	l := &middleware.MemoryLedger{MaxRuns: 3}
+	charge.Run(middleware.WithRun(context.Background(), "paused", l), `{"order":"A-1"}`)
+	for i := range 3 {
+		search.Run(middleware.WithRun(context.Background(), fmt.Sprint("reader-", i), l), `{"q":"x"}`)
+	}
+	if r := charge.Run(middleware.WithRun(context.Background(), "paused", l), `{"order":"A-1"}`); !r.Replayed || charges.Load() != 1 {
+		t.Fatalf("replayed %v, charges %d; want the run kept and the charge answered from it", r.Replayed, charges.Load())
+	}
+	if l.Runs() != 3 {
+		t.Errorf("%d runs kept; want 3", l.Runs())
+	}
+}

@@ -3,6 +3,7 @@ package middleware
 import (
 	"container/list"
 	"context"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -13,8 +14,8 @@ const (
 	// DefaultLedgerTTL is how long a run's entries are kept after its last
 	// call.
 	DefaultLedgerTTL = 24 * time.Hour
-	// DefaultLedgerRuns is how many runs are kept; the least recently used
-	// is dropped first.
+	// DefaultLedgerRuns is how many runs are kept; past it the least
+	// recently used is dropped, one that only read first.
 	DefaultLedgerRuns = 10_000
 	// DefaultLedgerEntries is how many entries one run keeps; past it the
 	// oldest of a tool that only reads is dropped first (see TrimEntries).
@@ -23,7 +24,7 @@ const (
 
 // MemoryLedger is a Ledger in this process's memory, bounded: a run's
 // entries expire TTL after its last call, at most MaxRuns runs are kept
-// (the least recently used dropped first) and at most MaxEntries entries
+// (the least recently used dropped first, preferring one that only read) and at most MaxEntries entries
 // per run (the oldest read-only entry dropped first, see TrimEntries). Dropped counts what the bounds
 // dropped. A dropped entry can no longer be replayed: a resumed run then
 // calls the tool again.
@@ -76,12 +77,11 @@ func (l *MemoryLedger) Append(_ context.Context, run string, e Entry) error {
 		if l.runs == nil {
 			l.runs = map[string]*list.Element{}
 		}
+		for l.lru.Len() >= l.maxRuns() { // make room, then add the new run
+			l.dropLocked(l.victimLocked())
+		}
 		r = &memRun{id: run}
 		l.runs[run] = l.lru.PushFront(r)
-		for l.lru.Len() > l.maxRuns() {
-			old := l.lru.Back().Value.(*memRun)
-			l.dropLocked(old)
-		}
 	}
 	r.entries = append(r.entries, e)
 	if over := len(r.entries) - l.maxEntries(); over > 0 {
@@ -123,6 +123,20 @@ func (l *MemoryLedger) getLocked(run string) *memRun {
 	}
 	l.lru.MoveToFront(el)
 	return el.Value.(*memRun)
+}
+
+// victimLocked is the run to drop when there are too many: among the 64
+// least recently used, the least recently used whose calls only read (a
+// resumed run makes those again anyway), else the least recently used.
+func (l *MemoryLedger) victimLocked() *memRun {
+	el := l.lru.Back()
+	for i := 0; i < 64 && el != nil; i, el = i+1, el.Prev() {
+		r := el.Value.(*memRun)
+		if !slices.ContainsFunc(r.entries, func(e Entry) bool { return !e.ReadOnly }) {
+			return r
+		}
+	}
+	return l.lru.Back().Value.(*memRun)
 }
 
 func (l *MemoryLedger) dropLocked(r *memRun) {
