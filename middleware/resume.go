@@ -26,6 +26,10 @@ type resumption struct {
 // ledger): the calls that completed before the pause are answered from the
 // ledger instead of running again, however the model re-issues them.
 // Resume(ctx, nil) returns ctx.
+//
+// Resume a pause once, in one run at a time: the ledger records a call
+// when it ends, so two runs resumed from the same pause at once (a job
+// delivered twice) may both make a call that neither has finished.
 func Resume(ctx context.Context, ar *ApprovalRequired) context.Context {
 	if ar == nil {
 		return ctx

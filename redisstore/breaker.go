@@ -123,6 +123,12 @@ func (s *Store) NewBreaker(dependency string, b policy.Breaker) (*Breaker, error
 // Used as a failsafe-go policy itself (failsafe.With), every error counts
 // as a failure.
 //
+// A half-open permit lives the permit TTL (WithPermitTTL, 10 s by
+// default) in Redis. A probe whose tool ignores its context and runs past
+// it (abandoned by the attempt timeout) loses its fleet permit while it
+// still runs, so another probe may reach the dependency: keep the permit
+// TTL well above the tools' attempt timeouts.
+//
 // Make one with Store.CircuitBreaker or Store.NewBreaker; the zero Breaker
 // has no Store and cannot be used.
 type Breaker struct {
