@@ -15,7 +15,7 @@ import (
 	"github.com/toolsafe/toolsafe/toolsafetest"
 )
 
-// The side-effect rules of DESIGN.md §7 hold only in the composed stack: the
+// The side-effect rules hold only in the composed stack: the
 // guard inside the retry, and the call's idempotency key the same on every
 // attempt. (The guard alone is tested in package middleware.)
 func TestSideEffects(t *testing.T) {

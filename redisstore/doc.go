@@ -1,8 +1,8 @@
 // Package redisstore keeps toolsafe's shared state in Redis, so that the
-// replicas of a fleet of agents act as one against the same upstreams
-// (DESIGN.md §9): a dependency that is down opens the breaker of every
-// replica after the configured failures of all of them, with half-open
-// probes bounded fleet-wide; retries fleet-wide stay within the budget's
+// replicas of a fleet of agents act as one against the same upstreams: a
+// dependency that is down opens the breaker of every replica after the
+// configured failures of all of them, with half-open probes bounded
+// fleet-wide; retries fleet-wide stay within the budget's
 // share of the attempts; a grant given through one replica is used by
 // another; a run paused on one replica resumes on another.
 //
