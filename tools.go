@@ -3,10 +3,10 @@ package toolsafe
 import (
 	"fmt"
 	"strings"
-	"unicode"
-	"unicode/utf8"
 
 	"github.com/tmc/langchaingo/tools"
+
+	"github.com/toolsafe/toolsafe/middleware"
 )
 
 // Tools is the tool list of one agent, such as the policies file's WrapAll
@@ -143,7 +143,7 @@ func collisions(names []string) []NameCollision {
 	byUpper := make(map[string]int, len(names))
 	byFold := make(map[string]int, len(names))
 	for i, n := range names {
-		up, fold := strings.ToUpper(n), foldKey(n)
+		up, fold := strings.ToUpper(n), middleware.FoldCase(n)
 		j, ok := byUpper[up]
 		if k, found := byFold[fold]; found && (!ok || k < j) {
 			j, ok = k, true
@@ -159,23 +159,4 @@ func collisions(names []string) []NameCollision {
 		}
 	}
 	return out
-}
-
-// foldKey maps s to one string per class of strings.EqualFold: each rune
-// becomes the smallest rune of its case-folding orbit.
-func foldKey(s string) string {
-	var b strings.Builder
-	b.Grow(len(s))
-	for _, r := range s {
-		if r == utf8.RuneError {
-			b.WriteRune(r)
-			continue
-		}
-		least := r
-		for f := unicode.SimpleFold(r); f != r; f = unicode.SimpleFold(f) {
-			least = min(least, f)
-		}
-		b.WriteRune(least)
-	}
-	return b.String()
 }

@@ -101,7 +101,7 @@ func readValue(dec *json.Decoder, path string) (jsonValue, error) {
 			if path != "" {
 				full = path + "." + name
 			}
-			folded := foldKey(name)
+			folded := FoldCase(name)
 			if prev, dup := seen[folded]; dup {
 				if prev == name {
 					return jsonValue{}, InvalidArgs(fmt.Sprintf("argument %s is given twice; send each argument once", strconv.Quote(full)))
@@ -192,11 +192,13 @@ func writeString(b *strings.Builder, s string) {
 	b.WriteByte('"')
 }
 
-// foldKey maps every rune of s to the smallest rune of its Unicode case
-// folding orbit, so two keys that encoding/json would match
-// case-insensitively (it folds more than strings.ToLower: "ſ" is "s", the
-// Kelvin sign "k") map to the same string.
-func foldKey(s string) string {
+// FoldCase maps every rune of s to the smallest rune of its Unicode case
+// folding orbit, so that two strings equal under strings.EqualFold map to
+// the same string: the key toolsafe compares names and JSON keys by when
+// case must not matter (encoding/json matches keys so, and folds more than
+// strings.ToLower: "ſ" is "s", the Kelvin sign "k"). Bytes that are not
+// UTF-8 stay U+FFFD.
+func FoldCase(s string) string {
 	var b strings.Builder
 	b.Grow(len(s))
 	for _, r := range s {
