@@ -131,54 +131,42 @@ func WithPrefix(p string) Option {
 	})
 }
 
+// durationOption sets a duration with set, unless d is zero (the
+// default); a negative d is a problem named by what.
+func durationOption(what string, d time.Duration, set func(*config)) Option {
+	return optionFunc(func(c *config) {
+		if d < 0 {
+			c.errs = append(c.errs, fmt.Errorf("%s %v is negative", what, d))
+		} else if d > 0 {
+			set(c)
+		}
+	})
+}
+
 // WithTimeout bounds every Redis operation (default DefaultTimeout, 50ms).
 // A call's own context bounds the operations made for it too. It must not
 // be negative.
 func WithTimeout(d time.Duration) Option {
-	return optionFunc(func(c *config) {
-		if d < 0 {
-			c.errs = append(c.errs, fmt.Errorf("timeout %v is negative", d))
-		} else if d > 0 {
-			c.timeout = d
-		}
-	})
+	return durationOption("timeout", d, func(c *config) { c.timeout = d })
 }
 
 // WithRecheck sets how often an unavailable Redis is tried again (default
 // DefaultRecheck, 500ms). It must not be negative.
 func WithRecheck(d time.Duration) Option {
-	return optionFunc(func(c *config) {
-		if d < 0 {
-			c.errs = append(c.errs, fmt.Errorf("recheck interval %v is negative", d))
-		} else if d > 0 {
-			c.recheck = d
-		}
-	})
+	return durationOption("recheck interval", d, func(c *config) { c.recheck = d })
 }
 
 // WithStateTTL sets how long breaker and budget state lives in Redis after
 // its last change (default DefaultStateTTL, 1 hour). It must not be
 // negative.
 func WithStateTTL(d time.Duration) Option {
-	return optionFunc(func(c *config) {
-		if d < 0 {
-			c.errs = append(c.errs, fmt.Errorf("state TTL %v is negative", d))
-		} else if d > 0 {
-			c.stateTTL = d
-		}
-	})
+	return durationOption("state TTL", d, func(c *config) { c.stateTTL = d })
 }
 
 // WithPermitTTL sets how long a half-open probe's permit is held in Redis
 // at most (default DefaultPermitTTL, 10s). It must not be negative.
 func WithPermitTTL(d time.Duration) Option {
-	return optionFunc(func(c *config) {
-		if d < 0 {
-			c.errs = append(c.errs, fmt.Errorf("permit TTL %v is negative", d))
-		} else if d > 0 {
-			c.permitTTL = d
-		}
-	})
+	return durationOption("permit TTL", d, func(c *config) { c.permitTTL = d })
 }
 
 // WithStateMaxAge sets how long a breaker's state, as this replica last
@@ -189,13 +177,7 @@ func WithPermitTTL(d time.Duration) Option {
 // is pinged as often; one silent for longer is not trusted. It must not be
 // negative.
 func WithStateMaxAge(d time.Duration) Option {
-	return optionFunc(func(c *config) {
-		if d < 0 {
-			c.errs = append(c.errs, fmt.Errorf("state max age %v is negative", d))
-		} else if d > 0 {
-			c.maxAge = d
-		}
-	})
+	return durationOption("state max age", d, func(c *config) { c.maxAge = d })
 }
 
 // WithBudgetWindow sets the sliding window over which retry budgets
