@@ -56,6 +56,9 @@ type CallInfo struct {
 	MayHaveApplied bool
 
 	runID string // the run the call is part of, for ApprovalRequired
+	// canon is canonFrom in canonical form, made by the gate; canonFrom is
+	// Input as it was then (an approver may pass on a changed CallInfo).
+	canon, canonFrom string
 }
 
 // Approver decides whether a call may run. It is asked by Gate, once per
@@ -148,11 +151,11 @@ func (g *gate) call(ctx context.Context, next tools.Tool, input string) (string,
 	if err := ctx.Err(); err != nil {
 		return "", err // nobody to run it for: ask nobody, use up no grant
 	}
-	canon, err := Canonical(input)
+	ctx, call := ensure(ctx, next.Name(), input)
+	canon, err := call.canonical(input)
 	if err != nil {
 		return "", err
 	}
-	ctx, call := ensure(ctx, next.Name(), input)
 	if g.mode == ApproveCall && call.approved(g, canon) {
 		return next.Call(ctx, input)
 	}
@@ -165,6 +168,8 @@ func (g *gate) call(ctx context.Context, next tools.Tool, input string) (string,
 		Destructive:    g.mode == ApproveEachAttempt,
 		MayHaveApplied: call.mayHaveApplied(),
 		runID:          RunID(ctx),
+		canon:          canon,
+		canonFrom:      input,
 	}
 	decision := Pending
 	switch {

@@ -57,6 +57,11 @@ type callFacts struct {
 	entries    []Entry // the run's entries, as the run ledger read them
 	entriesOK  bool
 	approvals  []approval // what each gate approved for this call
+	// The canonical form of an input (see Canonical), made once for the
+	// layers that match calls: the gate, the run ledger, the loop guard.
+	canonIn, canonOut string
+	canonErr          error
+	canonSet          bool
 }
 
 // noFacts is what a call that recorded none of them reads: never written.
@@ -390,6 +395,27 @@ func (c *Call) continueCall(key string) {
 	}
 	c.keyOnce.Do(func() { c.key = key })
 	c.markSideEffectUnknown()
+}
+
+// canonical returns Canonical(input), made once per call for the same
+// input (an alternative's input is another).
+func (c *Call) canonical(input string) (string, error) {
+	if c == nil {
+		return Canonical(input)
+	}
+	c.mu.Lock()
+	if x := c.f(); x.canonSet && x.canonIn == input {
+		out, err := x.canonOut, x.canonErr
+		c.mu.Unlock()
+		return out, err
+	}
+	c.mu.Unlock()
+	out, err := Canonical(input)
+	c.mu.Lock()
+	x := c.w()
+	x.canonIn, x.canonOut, x.canonErr, x.canonSet = input, out, err, true
+	c.mu.Unlock()
+	return out, err
 }
 
 // adoptKey makes key the call's idempotency key, unless it has one.

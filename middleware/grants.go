@@ -122,7 +122,10 @@ func (g *Grants) add(tool, input string, d Decision) {
 // Decide uses up the oldest decision given for call.Tool and call.Input, or
 // answers Pending and lists the call in Pending. It never returns an error.
 func (g *Grants) Decide(_ context.Context, call CallInfo) (Decision, error) {
-	k := keyOf(call.Tool, call.Input)
+	k := grantKey{call.Tool, call.canon}
+	if call.canonFrom != call.Input { // not as the gate asked: made again
+		k = keyOf(call.Tool, call.Input)
+	}
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	now := g.now()

@@ -86,7 +86,7 @@ func LoopGuard(l CallLimits) Middleware {
 // guard runs the call of next with input in run r, unless l refuses it
 // (see LoopGuard).
 func (l CallLimits) guard(ctx context.Context, r *run, call *Call, next tools.Tool, input string) (string, error) {
-	canon, err := Canonical(input)
+	canon, err := call.canonical(input)
 	if err != nil {
 		return "", err
 	}

@@ -249,7 +249,7 @@ func RunLedger(replay bool) Middleware {
 
 // call runs the call of next with input in run r (see RunLedger).
 func (r *run) call(ctx context.Context, call *Call, next tools.Tool, input string, replay bool) (string, error) {
-	canon, err := Canonical(input)
+	canon, err := call.canonical(input)
 	if err != nil {
 		return "", err
 	}
