@@ -8,6 +8,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/toolsafe/toolsafe/approval"
+	"github.com/toolsafe/toolsafe/canonical"
+	"github.com/toolsafe/toolsafe/internal/layer"
+	"github.com/toolsafe/toolsafe/run"
+
 	"github.com/tmc/langchaingo/tools"
 
 	"github.com/toolsafe/toolsafe"
@@ -21,22 +26,22 @@ import (
 // askCounter is an Approver that answers d and counts whom it was asked
 // about.
 type askCounter struct {
-	d     middleware.Decision
+	d     approval.Decision
 	mu    sync.Mutex
-	asked []middleware.CallInfo
+	asked []approval.CallInfo
 }
 
-func (a *askCounter) Decide(_ context.Context, c middleware.CallInfo) (middleware.Decision, error) {
+func (a *askCounter) Decide(_ context.Context, c approval.CallInfo) (approval.Decision, error) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	a.asked = append(a.asked, c)
 	return a.d, nil
 }
 
-func (a *askCounter) calls() []middleware.CallInfo {
+func (a *askCounter) calls() []approval.CallInfo {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	return append([]middleware.CallInfo(nil), a.asked...)
+	return append([]approval.CallInfo(nil), a.asked...)
 }
 
 // ranCounter is a tool that counts its runs and answers "done".
@@ -51,11 +56,11 @@ func ranCounter(name string, n *atomic.Int32) tools.Tool {
 // tool skip its approver, so the refund ran though grants was never asked.
 func TestStackedGatesEachAskTheirOwnApprover(t *testing.T) {
 	var ran atomic.Int32
-	auditor := &askCounter{d: middleware.Approved}
-	grants := middleware.NewGrants()
+	auditor := &askCounter{d: approval.Approved}
+	grants := approval.NewGrants()
 	refund := toolsafe.Wrap(ranCounter("refund", &ran),
 		toolsafe.WithApproval(grants),
-		toolsafe.With(middleware.Gate(auditor, middleware.ApproveCall)))
+		toolsafe.With(layer.Gate(auditor, layer.ApproveCall)))
 
 	_, err := refund.Call(context.Background(), `{"order":"A-1"}`)
 	outcome.Paused(t, err)
@@ -73,11 +78,11 @@ func TestStackedGatesEachAskTheirOwnApprover(t *testing.T) {
 // the outer tool's call record, in ctx, said it was approved.
 func TestAGateInsideACompositeToolAsksItsOwnApprover(t *testing.T) {
 	var ran atomic.Int32
-	auditor := &askCounter{d: middleware.Pending}
-	inner := middleware.Gate(auditor, middleware.ApproveCall)(ranCounter("refund", &ran))
+	auditor := &askCounter{d: approval.Pending}
+	inner := layer.Gate(auditor, layer.ApproveCall)(ranCounter("refund", &ran))
 	outer := toolsafe.Wrap(middleware.Func("refund_all", "", func(ctx context.Context, input string) (string, error) {
 		return inner.Call(ctx, input) // on the outer call's context
-	}), toolsafe.WithApproval(&askCounter{d: middleware.Approved}))
+	}), toolsafe.WithApproval(&askCounter{d: approval.Approved}))
 
 	_, err := outer.Call(context.Background(), `{"order":"A-1"}`)
 	if ar := outcome.Paused(t, err); ar.Tool != "refund" {
@@ -99,7 +104,7 @@ func TestAFallbackOfAGatedToolPassesTheSameGate(t *testing.T) {
 	}
 	t.Run("a plain alternative asks the primary's approver about itself", func(t *testing.T) {
 		var primaryRan, altRan atomic.Int32
-		approver := &askCounter{d: middleware.Pending}
+		approver := &askCounter{d: approval.Pending}
 		refund := toolsafe.Wrap(ranCounter("refund", &primaryRan),
 			toolsafe.WithApproval(approver), toolsafe.WithCircuitBreaker(openBreaker()),
 			toolsafe.WithFallback(fallback.To(ranCounter("manual_refund", &altRan))))
@@ -113,7 +118,7 @@ func TestAFallbackOfAGatedToolPassesTheSameGate(t *testing.T) {
 
 		// Approved for the primary, refused by its breaker: the alternative
 		// is asked about on its own.
-		grants := middleware.NewGrants()
+		grants := approval.NewGrants()
 		grants.Grant("refund", `{"order":"A-1"}`)
 		refund = toolsafe.Wrap(ranCounter("refund", &primaryRan),
 			toolsafe.WithApproval(grants), toolsafe.WithCircuitBreaker(openBreaker()),
@@ -135,8 +140,8 @@ func TestAFallbackOfAGatedToolPassesTheSameGate(t *testing.T) {
 	t.Run("a wrapped alternative without a gate gets the primary's", func(t *testing.T) {
 		var altRan atomic.Int32
 		refund := toolsafe.Wrap(ranCounter("refund", new(atomic.Int32)),
-			toolsafe.WithApproval(middleware.ApproverFunc(func(context.Context, middleware.CallInfo) (middleware.Decision, error) {
-				return middleware.Approved, nil
+			toolsafe.WithApproval(approval.ApproverFunc(func(context.Context, approval.CallInfo) (approval.Decision, error) {
+				return approval.Approved, nil
 			})),
 			toolsafe.WithCircuitBreaker(openBreaker()),
 			toolsafe.WithFallback(fallback.To(toolsafe.Wrap(ranCounter("manual_refund", &altRan)))))
@@ -145,7 +150,7 @@ func TestAFallbackOfAGatedToolPassesTheSameGate(t *testing.T) {
 			t.Fatalf("%q, alternative ran %d; want ok through the primary's approver, once", r.Status(), altRan.Load())
 		}
 
-		grants := middleware.NewGrants()
+		grants := approval.NewGrants()
 		grants.Grant("refund", `{"order":"A-1"}`)
 		refund = toolsafe.Wrap(ranCounter("refund", new(atomic.Int32)),
 			toolsafe.WithApproval(grants), toolsafe.WithCircuitBreaker(openBreaker()),
@@ -164,7 +169,7 @@ func TestAFallbackOfAGatedToolPassesTheSameGate(t *testing.T) {
 	// NoSideEffects contradict), so the alternative ran with no gate.
 	t.Run("a wrapped alternative free of side effects still passes a destructive primary's gate", func(t *testing.T) {
 		var altRan atomic.Int32
-		grants := middleware.NewGrants()
+		grants := approval.NewGrants()
 		grants.Grant("refund", `{"order":"A-1"}`)
 		failing := middleware.Func("refund", "", func(context.Context, string) (string, error) {
 			return "", middleware.NewToolError("the order has no payment")
@@ -189,10 +194,10 @@ func TestAnApprovalWaitHoldsNoPermit(t *testing.T) {
 	t.Run("no bulkhead slot", func(t *testing.T) {
 		slots := policy.NewBulkhead("billing", 1, 0)
 		asked, release := make(chan struct{}), make(chan struct{})
-		slow := middleware.ApproverFunc(func(ctx context.Context, _ middleware.CallInfo) (middleware.Decision, error) {
+		slow := approval.ApproverFunc(func(ctx context.Context, _ approval.CallInfo) (approval.Decision, error) {
 			close(asked)
 			<-release
-			return middleware.Approved, nil
+			return approval.Approved, nil
 		})
 		var refunds, lookups atomic.Int32
 		refund := toolsafe.Wrap(ranCounter("refund", &refunds), toolsafe.WithApproval(slow), toolsafe.WithBulkhead(slots))
@@ -214,10 +219,10 @@ func TestAnApprovalWaitHoldsNoPermit(t *testing.T) {
 		cb.Open()
 		fixture.HalfOpen(cb)
 		asked, release := make(chan struct{}), make(chan struct{})
-		slow := middleware.ApproverFunc(func(ctx context.Context, _ middleware.CallInfo) (middleware.Decision, error) {
+		slow := approval.ApproverFunc(func(ctx context.Context, _ approval.CallInfo) (approval.Decision, error) {
 			close(asked)
 			<-release
-			return middleware.Approved, nil
+			return approval.Approved, nil
 		})
 		var lookups atomic.Int32
 		refund := toolsafe.Wrap(ranCounter("refund", new(atomic.Int32)), toolsafe.WithApproval(slow), toolsafe.WithCircuitBreaker(cb))
@@ -238,13 +243,13 @@ func TestAnApprovalWaitHoldsNoPermit(t *testing.T) {
 // (and got a new idempotency key), and the unused grant stayed forever.
 func TestGrantsMatchTheSameJSONAndExpire(t *testing.T) {
 	var ran atomic.Int32
-	grants := middleware.NewGrants()
+	grants := approval.NewGrants()
 	refund := toolsafe.Wrap(ranCounter("refund", &ran), toolsafe.WithApproval(grants), toolsafe.WithDestructive())
 
 	_, err := refund.Call(context.Background(), `{"order":"A-1","amount_eur":25}`)
 	ar := outcome.Paused(t, err)
 	grants.Grant(ar.Tool, ar.Input)
-	ctx := middleware.Resume(context.Background(), ar)
+	ctx := run.Resume(context.Background(), ar)
 	var key string
 	spy := toolsafe.Wrap(middleware.Func("refund", "", func(ctx context.Context, _ string) (string, error) {
 		key = middleware.IdempotencyKey(ctx)
@@ -259,10 +264,10 @@ func TestGrantsMatchTheSameJSONAndExpire(t *testing.T) {
 	}
 
 	now := time.Now()
-	expiring := &middleware.Grants{TTL: time.Minute, Now: func() time.Time { return now }}
+	expiring := &approval.Grants{TTL: time.Minute, Now: func() time.Time { return now }}
 	expiring.Grant("refund", `{"order":"A-2"}`)
 	now = now.Add(2 * time.Minute)
-	if d, _ := expiring.Decide(context.Background(), middleware.CallInfo{Tool: "refund", Input: `{"order":"A-2"}`}); d != middleware.Pending {
+	if d, _ := expiring.Decide(context.Background(), approval.CallInfo{Tool: "refund", Input: `{"order":"A-2"}`}); d != approval.Pending {
 		t.Errorf("a grant older than its TTL decided %v; want pending", d)
 	}
 	now = now.Add(2 * time.Minute)
@@ -273,9 +278,9 @@ func TestGrantsMatchTheSameJSONAndExpire(t *testing.T) {
 	if n := expiring.Revoke("refund", `{ "order" : "A-3" }`); n != 1 {
 		t.Errorf("Revoke took back %d grants; want 1", n)
 	}
-	bounded := &middleware.Grants{MaxPending: 3}
+	bounded := &approval.Grants{MaxPending: 3}
 	for i := range 10 {
-		_, _ = bounded.Decide(context.Background(), middleware.CallInfo{Tool: "refund", Input: string(rune('a' + i))})
+		_, _ = bounded.Decide(context.Background(), approval.CallInfo{Tool: "refund", Input: string(rune('a' + i))})
 	}
 	if p := bounded.Pending(); len(p) != 3 || p[0].Input != "h" || p[2].Input != "j" {
 		t.Errorf("pending %v; want the 3 newest", p)
@@ -296,13 +301,13 @@ func TestKeysThatRepeatOrDifferOnlyInCaseAreArgsInvalid(t *testing.T) {
 		if r.Kind() != middleware.KindArgsInvalid || r.Attempts != 0 || ran.Load() != 0 {
 			t.Errorf("%s: %v after %d attempts, ran %d; want args-invalid, not called", input, r.Kind(), r.Attempts, ran.Load())
 		}
-		gated := toolsafe.Wrap(ranCounter("refund", &ran), toolsafe.WithApproval(&askCounter{d: middleware.Approved}))
+		gated := toolsafe.Wrap(ranCounter("refund", &ran), toolsafe.WithApproval(&askCounter{d: approval.Approved}))
 		if r := gated.Run(context.Background(), input); r.Kind() != middleware.KindArgsInvalid || ran.Load() != 0 {
 			t.Errorf("%s through a gate: %v, ran %d; want args-invalid before anyone is asked", input, r.Kind(), ran.Load())
 		}
 	}
 	var te *middleware.ArgsError
-	if _, err := middleware.Canonical(`{"amount":5,"AMOUNT":50000}`); !errors.As(err, &te) {
+	if _, err := canonical.JSON(`{"amount":5,"AMOUNT":50000}`); !errors.As(err, &te) {
 		t.Errorf("Canonical = %v; want an *ArgsError", err)
 	}
 }
@@ -314,7 +319,7 @@ func TestKeysThatRepeatOrDifferOnlyInCaseAreArgsInvalid(t *testing.T) {
 func TestInputsMatchOnlyWhenTheirValuesAreEqual(t *testing.T) {
 	t.Run("a grant covers its own big integer only", func(t *testing.T) {
 		var ran atomic.Int32
-		grants := middleware.NewGrants()
+		grants := approval.NewGrants()
 		refund := toolsafe.Wrap(ranCounter("refund", &ran), toolsafe.WithApproval(grants), toolsafe.WithDestructive())
 		grants.Grant("refund", `{"order_id":9007199254740992}`)
 		r := refund.Run(context.Background(), `{"order_id":9007199254740993}`)
@@ -328,14 +333,14 @@ func TestInputsMatchOnlyWhenTheirValuesAreEqual(t *testing.T) {
 	t.Run("a resumed run replays a call whose keys moved, whatever its numbers", func(t *testing.T) {
 		var ran atomic.Int32
 		refund := toolsafe.Wrap(ranCounter("refund", &ran), toolsafe.WithSideEffects(middleware.SideEffectsWithKey))
-		ledger := middleware.NewMemoryLedger()
-		refund.Run(middleware.WithRun(context.Background(), "r", ledger), `{"amount":5,"ref":1e400}`)
-		r := refund.Run(middleware.WithRun(context.Background(), "r", ledger), `{"ref":10E399,"amount":5.0}`)
+		ledger := run.NewMemoryLedger()
+		refund.Run(run.With(context.Background(), "r", ledger), `{"amount":5,"ref":1e400}`)
+		r := refund.Run(run.With(context.Background(), "r", ledger), `{"ref":10E399,"amount":5.0}`)
 		if !r.Replayed || ran.Load() != 1 {
 			t.Fatalf("replayed %v, ran %d; want the same call answered from the ledger", r.Replayed, ran.Load())
 		}
-		r = refund.Run(middleware.WithRun(context.Background(), "r", ledger), `{"amount":5,"ref":9007199254740993}`)
-		r2 := refund.Run(middleware.WithRun(context.Background(), "r2", ledger), `{"amount":5,"ref":9007199254740992}`)
+		r = refund.Run(run.With(context.Background(), "r", ledger), `{"amount":5,"ref":9007199254740993}`)
+		r2 := refund.Run(run.With(context.Background(), "r2", ledger), `{"amount":5,"ref":9007199254740992}`)
 		if r.Replayed || r2.Replayed || ran.Load() != 3 {
 			t.Fatalf("replayed %v %v, ran %d; want two new calls", r.Replayed, r2.Replayed, ran.Load())
 		}

@@ -8,6 +8,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/toolsafe/toolsafe/approval"
+	"github.com/toolsafe/toolsafe/internal/call"
+	"github.com/toolsafe/toolsafe/run"
+
 	"github.com/tmc/langchaingo/agents"
 	"github.com/tmc/langchaingo/llms/fake"
 	"github.com/tmc/langchaingo/tools"
@@ -30,7 +34,7 @@ import (
 func TestApproval(t *testing.T) {
 	t.Run("no approval is reused: two attempts of a destructive call need two grants", func(t *testing.T) {
 		t.Parallel()
-		grants := middleware.NewGrants()
+		grants := approval.NewGrants()
 		tool, srv, ledger := fixture.Refunds(t, true,
 			toolsafe.WithApproval(grants), toolsafe.WithDestructive(),
 			toolsafe.WithSideEffects(middleware.SideEffectsWithKey),
@@ -51,7 +55,7 @@ func TestApproval(t *testing.T) {
 		// Granted again and resumed: the same call goes on with the same key,
 		// and the upstream applies nothing twice.
 		grants.Grant("refund", fixture.RefundInput)
-		r := tool.Run(middleware.Resume(context.Background(), ar), fixture.RefundInput)
+		r := tool.Run(run.Resume(context.Background(), ar), fixture.RefundInput)
 		if r.Status() != "ok" || r.CallID != ar.CallID {
 			t.Fatalf("resumed: %q, call %s; want ok, call %s (%s)", r.Status(), r.CallID, ar.CallID, r.Observation())
 		}
@@ -62,7 +66,7 @@ func TestApproval(t *testing.T) {
 
 	t.Run("one grant covers the retries of a call that is not destructive", func(t *testing.T) {
 		t.Parallel()
-		grants := middleware.NewGrants()
+		grants := approval.NewGrants()
 		tool, srv, ledger := fixture.Refunds(t, true,
 			toolsafe.WithApproval(grants),
 			toolsafe.WithSideEffects(middleware.SideEffectsWithKey),
@@ -77,7 +81,7 @@ func TestApproval(t *testing.T) {
 
 	t.Run("a pause moves no circuit breaker and takes no probe for good", func(t *testing.T) {
 		t.Parallel()
-		grants := middleware.NewGrants()
+		grants := approval.NewGrants()
 		cb := policy.NewCircuitBreaker("refunds", policy.Breaker{FailureThreshold: 1, Delay: time.Millisecond})
 		tool, _, _ := fixture.Refunds(t, true, toolsafe.WithApproval(grants), toolsafe.WithCircuitBreaker(cb))
 		cb.Open()
@@ -114,7 +118,7 @@ func TestApproval(t *testing.T) {
 // Through a real langchaingo run: the pause stops the run and errors.As
 // finds it in the executor's error.
 func TestApprovalPausesAnAgentRun(t *testing.T) {
-	grants := middleware.NewGrants()
+	grants := approval.NewGrants()
 	refund, _, ledger := fixture.Refunds(t, true, toolsafe.WithApproval(grants), toolsafe.WithDestructive())
 	var ran atomic.Int32
 	script := []string{
@@ -123,19 +127,19 @@ func TestApprovalPausesAnAgentRun(t *testing.T) {
 		toolsafetest.MRKLAnswer("The refund is applied.", "Order A-1001 was refunded 25 EUR."),
 	}
 	llm := fake.NewFakeLLM(script)
-	run := func(ctx context.Context) (map[string]any, error) {
+	runAgent := func(ctx context.Context) (map[string]any, error) {
 		ran.Add(1)
 		agent := agents.NewOneShotAgent(llm, []tools.Tool{refund})
 		return agents.NewExecutor(agent, agents.WithMaxIterations(4)).Call(ctx, map[string]any{"input": "Refund order A-1001, 25 EUR."})
 	}
 
-	_, err := run(context.Background())
+	_, err := runAgent(context.Background())
 	ar := outcome.Paused(t, err)
 	if ledger.Applied() != 0 || len(grants.Pending()) != 1 {
 		t.Fatalf("%d applied, pending %v; want 0 and the refund", ledger.Applied(), grants.Pending())
 	}
 	grants.Grant(ar.Tool, ar.Input)
-	out, err := run(middleware.Resume(context.Background(), ar))
+	out, err := runAgent(run.Resume(context.Background(), ar))
 	if err != nil {
 		t.Fatalf("the resumed run: %v", err)
 	}
@@ -148,9 +152,9 @@ func TestApprovalPausesAnAgentRun(t *testing.T) {
 // is told the tool was not called because approval had not come, not that it
 // did not answer; and the call does not fall back around the approval.
 func TestApprovalTimeoutMessage(t *testing.T) {
-	waits := middleware.ApproverFunc(func(ctx context.Context, _ middleware.CallInfo) (middleware.Decision, error) {
+	waits := approval.ApproverFunc(func(ctx context.Context, _ approval.CallInfo) (approval.Decision, error) {
 		<-ctx.Done()
-		return middleware.Pending, ctx.Err()
+		return approval.Pending, ctx.Err()
 	})
 
 	t.Run("before the first attempt", func(t *testing.T) {
@@ -160,7 +164,7 @@ func TestApprovalTimeoutMessage(t *testing.T) {
 			toolsafe.WithFallback(fallback.To(toolsafe.Wrap(stub.Counting("issue_credit", &altCalls)))))
 		r := outcome.Within(t, 10*time.Second, w, context.Background(), "A-1")
 		f := r.Failure
-		if f == nil || f.Kind != middleware.KindTimeout || f.WaitingFor != middleware.WaitingForApproval || f.Attempts != 0 ||
+		if f == nil || f.Kind != middleware.KindTimeout || f.WaitingFor != call.WaitingForApproval || f.Attempts != 0 ||
 			f.SideEffect != middleware.SideEffectNone || f.Retryable || f.Timeout != 50*time.Millisecond {
 			t.Fatalf("got %+v; want a tool-timeout still waiting for approval, no attempt, no side effect", r)
 		}
@@ -180,9 +184,9 @@ func TestApprovalTimeoutMessage(t *testing.T) {
 			ran.Add(1)
 			return "", middleware.Transient(errors.New("busy"))
 		})
-		first := middleware.ApproverFunc(func(ctx context.Context, c middleware.CallInfo) (middleware.Decision, error) {
+		first := approval.ApproverFunc(func(ctx context.Context, c approval.CallInfo) (approval.Decision, error) {
 			if c.Attempt == 1 {
-				return middleware.Approved, nil
+				return approval.Approved, nil
 			}
 			return waits(ctx, c)
 		})

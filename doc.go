@@ -38,13 +38,13 @@
 // # Approvals and side effects
 //
 // WithApproval puts a gate in front of the tool: an Approver (such as
-// middleware.NewGrants) answers Approved, Denied or Pending, and Pending
-// pauses the agent run with *middleware.ApprovalRequired. WithDestructive
+// approval.NewGrants) answers Approved, Denied or Pending, and Pending
+// pauses the agent run with *approval.Required. WithDestructive
 // makes every attempt, retries included, ask again. WithSideEffects says
 // whether the tool sends the call's idempotency key; one that does not is
 // not retried after an attempt that may have landed, and the model is told
 // to check before calling again. To resume a paused run, pass
-// middleware.Resume(ctx, ar) to it: the resumed call keeps its idempotency
+// run.Resume(ctx, ar) to it: the resumed call keeps its idempotency
 // key, so an action re-sent after a lost answer is applied once.
 //
 // # Fallbacks

@@ -5,6 +5,9 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/toolsafe/toolsafe/approval"
+	"github.com/toolsafe/toolsafe/run"
+
 	"github.com/toolsafe/toolsafe"
 	"github.com/toolsafe/toolsafe/fallback"
 	"github.com/toolsafe/toolsafe/middleware"
@@ -14,7 +17,7 @@ import (
 // langchaingo executor returns from the run. Once a person grants it, the
 // same call goes through, once.
 func ExampleWithApproval() {
-	grants := middleware.NewGrants()
+	grants := approval.NewGrants()
 	refund := toolsafe.Wrap(
 		middleware.Func("refund", "Refunds an order.", func(_ context.Context, input string) (string, error) {
 			return "refunded " + input, nil
@@ -22,12 +25,12 @@ func ExampleWithApproval() {
 		toolsafe.WithApproval(grants), toolsafe.WithDestructive())
 
 	_, err := refund.Call(context.Background(), "A-1001")
-	var ar *middleware.ApprovalRequired
+	var ar *approval.Required
 	if errors.As(err, &ar) {
 		fmt.Println("paused:", ar.Tool, ar.Input)
 		grants.Grant(ar.Tool, ar.Input)
 	}
-	out, err := refund.Call(middleware.Resume(context.Background(), ar), "A-1001")
+	out, err := refund.Call(run.Resume(context.Background(), ar), "A-1001")
 	fmt.Println(out, err)
 	r := refund.Run(context.Background(), "A-1001")
 	fmt.Println(r.Status()) // the grant was used up

@@ -14,15 +14,24 @@ const module = "github.com/toolsafe/toolsafe"
 
 // The packages of the module and which of the module's packages each may
 // import: the import graph points one way, from the policies file down
-// through the root to middleware, which imports none of its siblings.
-// internal/... packages are the tests' and examples' own parts.
+// through the root to middleware, which imports none of its siblings (only
+// internal/fault, the errors its Classify knows). approval and run import
+// neither each other's internals nor the root; the call record and the
+// built-in layers are internal.
 var mayImport = map[string][]string{
-	"middleware": {},
-	"policy":     {"middleware"},
-	"fallback":   {"middleware"},
-	"otelhook":   {"middleware"},
-	"argschema":  {"middleware"},
-	".":          {"middleware", "policy", "fallback", "otelhook", "argschema"},
+	"internal/fault": {},
+	"middleware":     {"internal/fault"},
+	"canonical":      {"middleware", "internal/fault"},
+	"approval":       {"middleware", "canonical", "internal/fault"},
+	"internal/call":  {"middleware", "canonical", "internal/fault"},
+	"run":            {"middleware", "canonical", "approval", "internal/call", "internal/fault"},
+	"internal/layer": {"middleware", "canonical", "approval", "run", "internal/call", "internal/fault"},
+	"policy":         {"middleware", "internal/call", "internal/fault", "internal/layer"},
+	"fallback":       {"middleware", "approval", "internal/call", "internal/fault", "internal/layer"},
+	"otelhook":       {"middleware", "run", "internal/call", "internal/fault", "internal/layer"},
+	"argschema":      {"middleware", "canonical", "internal/call", "internal/fault"},
+	".": {"middleware", "canonical", "approval", "run", "policy", "fallback", "otelhook", "argschema",
+		"internal/call", "internal/fault", "internal/layer"},
 }
 
 // layerOf says, for a package not in mayImport, what it may import: the

@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/toolsafe/toolsafe/internal/call"
+
 	"github.com/tmc/langchaingo/tools"
 
 	"github.com/toolsafe/toolsafe"
@@ -232,8 +234,8 @@ func TestRetriesWithTheZeroBackoffWaitAsTheDefault(t *testing.T) {
 	})
 	first := make(chan time.Duration, 1)
 	tool := toolsafe.Wrap(failing, toolsafe.WithRetry(policy.Retry{MaxRetries: 1e9}),
-		toolsafe.With(observing(func(e middleware.Event) {
-			if r, ok := e.(middleware.RetryScheduled); ok && r.Attempt == 1 {
+		toolsafe.With(observing(func(e call.Event) {
+			if r, ok := e.(call.RetryScheduled); ok && r.Attempt == 1 {
 				first <- r.Delay
 			}
 		})))
@@ -255,10 +257,10 @@ type errorString string
 func (e errorString) Error() string { return string(e) }
 
 // observing is a middleware that adds f as an observer of each call.
-func observing(f func(middleware.Event)) middleware.Middleware {
+func observing(f func(call.Event)) middleware.Middleware {
 	return func(next tools.Tool) tools.Tool {
 		return middleware.Func(next.Name(), next.Description(), func(ctx context.Context, input string) (string, error) {
-			middleware.Observe(ctx, middleware.ObserverFunc(f))
+			call.Observe(ctx, call.ObserverFunc(f))
 			return next.Call(ctx, input)
 		})
 	}

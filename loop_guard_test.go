@@ -7,6 +7,9 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/toolsafe/toolsafe/approval"
+	"github.com/toolsafe/toolsafe/run"
+
 	"github.com/tmc/langchaingo/agents"
 	"github.com/tmc/langchaingo/tools"
 
@@ -42,7 +45,7 @@ func TestTheLoopGuardStopsAModelRepeatingAFailedCall(t *testing.T) {
 		toolsafetest.Answer("INV-2001 is unavailable right now."),
 	)
 	exec := agents.NewExecutor(agents.NewOpenAIFunctionsAgent(model, []tools.Tool{invoice}), agents.WithMaxIterations(10))
-	out, err := exec.Call(middleware.WithRun(context.Background(), "", nil), map[string]any{"input": "What about INV-2001?"})
+	out, err := exec.Call(run.With(context.Background(), "", nil), map[string]any{"input": "What about INV-2001?"})
 	if err != nil {
 		t.Fatalf("run: %v", err)
 	}
@@ -83,7 +86,7 @@ func TestAModelFixingItsArgumentIsNeverRefused(t *testing.T) {
 		}
 		return "found", nil
 	}))
-	ctx := middleware.WithRun(context.Background(), "", nil)
+	ctx := run.With(context.Background(), "", nil)
 	for _, in := range []string{`{"id":"7"}`, `{"id":"7"}`, `{"id":"T-7"}`} {
 		if r := lookup.Run(ctx, in); r.Kind() == middleware.KindCallLimit {
 			t.Fatalf("%s was refused: %q", in, r.Observation())
@@ -99,7 +102,7 @@ func TestAModelFixingItsArgumentIsNeverRefused(t *testing.T) {
 // without a scoped run no limit applies.
 func TestCallLimitsPerRun(t *testing.T) {
 	var runs atomic.Int32
-	echo := func(name string, l middleware.CallLimits, opts ...toolsafe.Option) *toolsafe.Tool {
+	echo := func(name string, l run.Limits, opts ...toolsafe.Option) *toolsafe.Tool {
 		return toolsafe.Wrap(middleware.Func(name, "", func(_ context.Context, in string) (string, error) {
 			runs.Add(1)
 			return in, nil
@@ -114,22 +117,22 @@ func TestCallLimitsPerRun(t *testing.T) {
 	}
 	const limited = middleware.KindCallLimit
 	t.Run("identical", func(t *testing.T) {
-		tool := echo("search", middleware.CallLimits{Identical: 2})
-		got := kinds(tool, middleware.WithRun(context.Background(), "", nil), "a", `"a"`, "a", "a", "b")
+		tool := echo("search", run.Limits{Identical: 2})
+		got := kinds(tool, run.With(context.Background(), "", nil), "a", `"a"`, "a", "a", "b")
 		if want := []middleware.Kind{"", "", "", limited, ""}; !slicesEqual(got, want) {
 			t.Errorf("kinds %v; want %v", got, want)
 		}
 	})
 	t.Run("per tool", func(t *testing.T) {
-		tool := echo("search", middleware.CallLimits{PerTool: 2})
-		got := kinds(tool, middleware.WithRun(context.Background(), "", nil), "a", "b", "c")
+		tool := echo("search", run.Limits{PerTool: 2})
+		got := kinds(tool, run.With(context.Background(), "", nil), "a", "b", "c")
 		if want := []middleware.Kind{"", "", limited}; !slicesEqual(got, want) {
 			t.Errorf("kinds %v; want %v", got, want)
 		}
 	})
 	t.Run("total", func(t *testing.T) {
-		ctx := middleware.WithRun(context.Background(), "", nil)
-		a, b := echo("a", middleware.CallLimits{}), echo("b", middleware.CallLimits{Total: 2})
+		ctx := run.With(context.Background(), "", nil)
+		a, b := echo("a", run.Limits{}), echo("b", run.Limits{Total: 2})
 		a.Run(ctx, "x")
 		a.Run(ctx, "y")
 		r := b.Run(ctx, "z")
@@ -138,24 +141,24 @@ func TestCallLimitsPerRun(t *testing.T) {
 		}
 	})
 	t.Run("replays do not count twice", func(t *testing.T) {
-		tool := echo("refund", middleware.CallLimits{Identical: 1}, toolsafe.WithSideEffects(middleware.SideEffectsWithKey))
-		l := middleware.NewMemoryLedger()
-		if r := tool.Run(middleware.WithRun(context.Background(), "r", l), "a"); r.Status() != "ok" {
+		tool := echo("refund", run.Limits{Identical: 1}, toolsafe.WithSideEffects(middleware.SideEffectsWithKey))
+		l := run.NewMemoryLedger()
+		if r := tool.Run(run.With(context.Background(), "r", l), "a"); r.Status() != "ok" {
 			t.Fatalf("first: %+v", r)
 		}
-		if r := tool.Run(middleware.WithRun(context.Background(), "r", l), "a"); !r.Replayed {
+		if r := tool.Run(run.With(context.Background(), "r", l), "a"); !r.Replayed {
 			t.Fatalf("resumed: %+v; want replayed, not refused", r)
 		}
 	})
 	t.Run("without a scoped run no limit applies", func(t *testing.T) {
-		tool := echo("search", middleware.CallLimits{Identical: 1, PerTool: 1, Total: 1})
+		tool := echo("search", run.Limits{Identical: 1, PerTool: 1, Total: 1})
 		for _, k := range kinds(tool, context.Background(), "a", "a", "a") {
 			if k != "" {
 				t.Fatalf("kind %v outside a run; want every call to run", k)
 			}
 		}
 	})
-	if _, err := toolsafe.New(middleware.Func("x", "", nil), toolsafe.WithCallLimits(middleware.CallLimits{PerTool: -1})); err == nil ||
+	if _, err := toolsafe.New(middleware.Func("x", "", nil), toolsafe.WithCallLimits(run.Limits{PerTool: -1})); err == nil ||
 		!strings.Contains(err.Error(), "per tool -1") {
 		t.Errorf("New with a negative limit = %v; want it named", err)
 	}
@@ -168,13 +171,13 @@ func TestCallLimitsHoldForCallsMadeAtOnce(t *testing.T) {
 	const callers = 50
 	for _, tt := range []struct {
 		name   string
-		limits middleware.CallLimits
+		limits run.Limits
 		input  func(i int) string
 		want   int32
 	}{
-		{"identical", middleware.CallLimits{Identical: 1}, func(int) string { return `{"q":"vpn"}` }, 1},
-		{"per tool", middleware.CallLimits{PerTool: 2}, func(i int) string { return `{"q":"` + string(rune('a'+i%26)) + `"}` }, 2},
-		{"total", middleware.CallLimits{Total: 3}, func(i int) string { return `{"q":"` + string(rune('a'+i%26)) + `"}` }, 3},
+		{"identical", run.Limits{Identical: 1}, func(int) string { return `{"q":"vpn"}` }, 1},
+		{"per tool", run.Limits{PerTool: 2}, func(i int) string { return `{"q":"` + string(rune('a'+i%26)) + `"}` }, 2},
+		{"total", run.Limits{Total: 3}, func(i int) string { return `{"q":"` + string(rune('a'+i%26)) + `"}` }, 3},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			var ran atomic.Int32
@@ -186,7 +189,7 @@ func TestCallLimitsHoldForCallsMadeAtOnce(t *testing.T) {
 				<-release // every admitted call is still running when the others ask
 				return "found", nil
 			}), toolsafe.WithCallLimits(tt.limits))
-			ctx := middleware.WithRun(context.Background(), "", middleware.NewMemoryLedger())
+			ctx := run.With(context.Background(), "", run.NewMemoryLedger())
 			var wg sync.WaitGroup
 			var refused atomic.Int32
 			for i := range callers {
@@ -210,10 +213,10 @@ func TestCallLimitsHoldForCallsMadeAtOnce(t *testing.T) {
 
 	t.Run("a call that paused for approval is not counted", func(t *testing.T) {
 		var ran atomic.Int32
-		grants := middleware.NewGrants()
+		grants := approval.NewGrants()
 		refund := toolsafe.Wrap(ranCounter("refund", &ran), toolsafe.WithApproval(grants),
-			toolsafe.WithCallLimits(middleware.CallLimits{Identical: 1}))
-		ctx := middleware.WithRun(context.Background(), "", nil)
+			toolsafe.WithCallLimits(run.Limits{Identical: 1}))
+		ctx := run.With(context.Background(), "", nil)
 		if r := refund.Run(ctx, `{"order":"A-1"}`); r.Kind() != middleware.KindApprovalRequired {
 			t.Fatalf("%v; want a pause", r.Kind())
 		}
@@ -232,19 +235,19 @@ func TestCallLimitsHoldForCallsMadeAtOnce(t *testing.T) {
 // with Identical: 1 the re-issued search was refused.
 func TestAResumedRunMakesItsReadsAgainWithinTheLimits(t *testing.T) {
 	var searches, refunds atomic.Int32
-	limits := toolsafe.WithCallLimits(middleware.CallLimits{Identical: 1})
+	limits := toolsafe.WithCallLimits(run.Limits{Identical: 1})
 	search := toolsafe.Wrap(ranCounter("search", &searches), limits)
-	grants := middleware.NewGrants()
+	grants := approval.NewGrants()
 	refund := toolsafe.Wrap(ranCounter("refund", &refunds), limits, toolsafe.WithApproval(grants))
-	ctx := middleware.WithRun(context.Background(), "", middleware.NewMemoryLedger())
+	ctx := run.With(context.Background(), "", run.NewMemoryLedger())
 	search.Run(ctx, `{"q":"A-1"}`)
 	r := refund.Run(ctx, `{"order":"A-1"}`)
-	ar, ok := r.Failure.Cause.(*middleware.ApprovalRequired)
+	ar, ok := r.Failure.Cause.(*approval.Required)
 	if !ok {
 		t.Fatalf("%v; want a pause", r.Kind())
 	}
 	grants.Grant(ar.Tool, ar.Input)
-	resumed := middleware.Resume(ctx, ar)
+	resumed := run.Resume(ctx, ar)
 	if r := search.Run(resumed, `{"q":"A-1"}`); r.Status() != "ok" || searches.Load() != 2 {
 		t.Fatalf("the re-issued search: %v, searches %d; want it made again", r.Kind(), searches.Load())
 	}

@@ -14,6 +14,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/toolsafe/toolsafe/approval"
+	"github.com/toolsafe/toolsafe/internal/call"
+
 	"github.com/failsafe-go/failsafe-go/ratelimiter"
 	"github.com/tmc/langchaingo/tools"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
@@ -29,8 +32,8 @@ import (
 
 // The layers, outermost first, as the package documentation lists them.
 var designedOrder = []string{
-	"call span", "surface", "args", "run ledger", "loop guard", "with", "fallback", "deadline", "retry", "side effects",
-	"approval", "policies", "breaker", "bulkhead", "attempt timeout", "recover",
+	"call span", "surface", "args schema", "run ledger", "loop guard", "with", "fallback", "deadline", "retry", "side effects",
+	"approval", "policies", "breaker", "bulkhead", "timeout", "recover",
 }
 
 // Every layer on, whatever the order of the options, runs in the designed
@@ -44,8 +47,8 @@ func TestLayersRunInTheDesignedOrder(t *testing.T) {
 		WithBulkhead(policy.NewBulkhead("billing", 1, 0)),
 		WithCircuitBreaker(policy.NewCircuitBreaker("billing", policy.Breaker{})),
 		WithPolicies(ratelimiter.NewBursty[string](100, time.Second)),
-		WithApproval(middleware.ApproverFunc(func(context.Context, middleware.CallInfo) (middleware.Decision, error) {
-			return middleware.Approved, nil
+		WithApproval(approval.ApproverFunc(func(context.Context, approval.CallInfo) (approval.Decision, error) {
+			return approval.Approved, nil
 		})),
 		WithSideEffects(middleware.SideEffectsWithKey),
 		WithRetry(policy.Retry{MaxRetries: 1, Backoff: policy.Constant(0)}),
@@ -62,17 +65,17 @@ func TestLayersRunInTheDesignedOrder(t *testing.T) {
 	if err := c.validate(); err != nil {
 		t.Fatal(err)
 	}
-	layers, err := c.layers()
-	if err != nil {
-		t.Fatal(err)
-	}
 	var mu sync.Mutex
 	var seen []string
 	note := func(s string) { mu.Lock(); seen = append(seen, s); mu.Unlock() }
 	var mws []middleware.Middleware
-	for _, l := range layers {
-		if l.mw == nil {
-			t.Fatalf("layer %q is off; the test turns every layer on", l.name)
+	for _, l := range stack() {
+		built, err := l.build(&c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(built) != 1 {
+			t.Fatalf("layer %q built %d middlewares; the test turns every layer on, once", l.name, len(built))
 		}
 		name := l.name
 		mws = append(mws, func(next tools.Tool) tools.Tool {
@@ -81,10 +84,13 @@ func TestLayersRunInTheDesignedOrder(t *testing.T) {
 				defer note("leave " + name)
 				return next.Call(ctx, input)
 			})
-		}, l.mw)
+		}, built[0])
+	}
+	if !slices.Equal(Layers(), designedOrder) {
+		t.Errorf("Layers() = %q\nwant %q", Layers(), designedOrder)
 	}
 	tool := middleware.Func("refund", "", func(context.Context, string) (string, error) { note("tool"); return "ok", nil })
-	ctx, call := middleware.Begin(context.Background(), "refund", "", "{}", nil)
+	ctx, call := call.Begin(context.Background(), "refund", "", "{}", nil)
 	out, err := middleware.Chain(mws...)(tool).Call(ctx, "{}")
 	if r := call.Result(ctx, out, err); r.Status() != "ok" {
 		t.Fatalf("status %q (%v); want ok", r.Status(), r.Failure)
@@ -136,14 +142,14 @@ func TestCallAndRunContract(t *testing.T) {
 		if r.Status() != "error" || r.Kind() != middleware.KindToolError || r.Observation() != out || r.Output != "" {
 			t.Errorf("Run = %+v", r)
 		}
-		if !errors.Is(r.Failure, middleware.ErrToolError) || errors.Is(r.Failure, middleware.ErrTimeout) {
+		if !errors.Is(r.Failure, middleware.KindToolError.Err()) || errors.Is(r.Failure, middleware.KindTimeout.Err()) {
 			t.Errorf("errors.Is does not tell the failure's kind by its sentinel")
 		}
 	})
 	t.Run("a pause is an error the run stops with", func(t *testing.T) {
-		w := Wrap(answer, WithApproval(middleware.NewGrants()))
+		w := Wrap(answer, WithApproval(approval.NewGrants()))
 		out, err := w.Call(context.Background(), "x")
-		var ar *middleware.ApprovalRequired
+		var ar *approval.Required
 		if out != "" || !errors.As(err, &ar) || ar.Tool != "fetch" || ar.Input != "x" {
 			t.Errorf("Call = %q, %v", out, err)
 		}

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/toolsafe/toolsafe/approval"
+
 	"github.com/toolsafe/toolsafe"
 	"github.com/toolsafe/toolsafe/middleware"
 	"github.com/toolsafe/toolsafe/policy"
@@ -18,8 +20,8 @@ func TestTypedNilsAreConfigurationErrors(t *testing.T) {
 	down := middleware.Func("primary", "always down", func(context.Context, string) (string, error) {
 		return "", errors.New("connection refused")
 	})
-	var grants *middleware.Grants
-	var approve middleware.ApproverFunc
+	var grants *approval.Grants
+	var approve approval.ApproverFunc
 	var nilTool *toolsafe.Tool
 	tests := []struct {
 		name string
@@ -31,8 +33,8 @@ func TestTypedNilsAreConfigurationErrors(t *testing.T) {
 		opt  toolsafe.Option
 		want string
 	}{
-		{"a nil *Grants as approver", down, toolsafe.WithApproval(grants), "the approver is a nil *middleware.Grants"},
-		{"a nil ApproverFunc as approver", down, toolsafe.WithApproval(approve), "the approver is a nil middleware.ApproverFunc"},
+		{"a nil *Grants as approver", down, toolsafe.WithApproval(grants), "the approver is a nil *approval.Grants"},
+		{"a nil ApproverFunc as approver", down, toolsafe.WithApproval(approve), "the approver is a nil approval.ApproverFunc"},
 		{"the zero Bulkhead", down, toolsafe.WithBulkhead(&policy.Bulkhead{}), "use policy.NewBulkhead"},
 		{"the zero CircuitBreaker", down, toolsafe.WithCircuitBreaker(&policy.CircuitBreaker{}), "use policy.NewCircuitBreaker"},
 		{"a nil *toolsafe.Tool to wrap", nilTool, nil, "the tool to wrap is nil"},

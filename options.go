@@ -8,6 +8,10 @@ import (
 	"reflect"
 	"time"
 
+	"github.com/toolsafe/toolsafe/approval"
+	"github.com/toolsafe/toolsafe/internal/layer"
+	"github.com/toolsafe/toolsafe/run"
+
 	"github.com/failsafe-go/failsafe-go"
 	"github.com/failsafe-go/failsafe-go/budget"
 
@@ -44,7 +48,7 @@ type config struct {
 	sideEffects middleware.SideEffects
 	sideSet     bool // WithSideEffects was given
 	approval    bool // WithApproval was given
-	approver    middleware.Approver
+	approver    approval.Approver
 	destructive bool
 	// gateEachAttempt asks the approver on every attempt, as for a
 	// destructive tool: set on the alternative of a destructive tool.
@@ -54,7 +58,7 @@ type config struct {
 	bulkhead        *policy.Bulkhead
 	timeout         time.Duration
 	maxAbandoned    int
-	limits          middleware.CallLimits
+	limits          run.Limits
 	logger          *slog.Logger
 	callIDs         *CallIDs
 	onResult        []func(context.Context, middleware.Result)
@@ -87,9 +91,9 @@ func (c *config) validate() error {
 	}
 	switch {
 	case c.approval && c.approver == nil:
-		add(errors.New("the approver is nil: pass an Approver to WithApproval, such as middleware.NewGrants()"))
+		add(errors.New("the approver is nil: pass an Approver to WithApproval, such as approval.NewGrants()"))
 	case c.approval && isNil(c.approver):
-		add(fmt.Errorf("the approver is a nil %T: pass an Approver to WithApproval, such as middleware.NewGrants()", c.approver))
+		add(fmt.Errorf("the approver is a nil %T: pass an Approver to WithApproval, such as approval.NewGrants()", c.approver))
 	case c.destructive && !c.approval:
 		add(errors.New("the tool is destructive but has no approver: add WithApproval"))
 	}
@@ -141,11 +145,11 @@ func (c *config) sideEffectsOf() middleware.SideEffects {
 	return c.sideEffects
 }
 
-func (c *config) gateMode() middleware.GateMode {
+func (c *config) gateMode() layer.GateMode {
 	if c.destructive || c.gateEachAttempt {
-		return middleware.ApproveEachAttempt
+		return layer.ApproveEachAttempt
 	}
-	return middleware.ApproveCall
+	return layer.ApproveCall
 }
 
 // isNil reports whether v is nil or an interface holding a nil pointer,
@@ -187,11 +191,11 @@ func WithTimeout(d time.Duration) Option {
 // abandoned (the tool ignored its context) and that are still running: past
 // n, calls are refused at once with tool-busy, saying earlier calls are
 // still stuck, instead of piling up goroutines and load. Zero means
-// middleware.DefaultMaxAbandoned (64). A negative n is an error.
+// layer.DefaultMaxAbandoned (64). A negative n is an error.
 func WithMaxAbandoned(n int) Option {
 	return optionFunc(func(c *config) {
 		if n < 0 {
-			c.errs = append(c.errs, fmt.Errorf("max abandoned %d is negative: use 0 for the default of %d", n, middleware.DefaultMaxAbandoned))
+			c.errs = append(c.errs, fmt.Errorf("max abandoned %d is negative: use 0 for the default of %d", n, layer.DefaultMaxAbandoned))
 			return
 		}
 		c.maxAbandoned = n
@@ -199,13 +203,13 @@ func WithMaxAbandoned(n int) Option {
 }
 
 // WithCallLimits caps the calls of this tool in one agent run scoped with
-// middleware.WithRun (see middleware.CallLimits and LoopGuard): past a
+// run.With (see run.Limits and LoopGuard): past a
 // limit, a call is refused at once with call-limit, no attempt made, and
 // the model is told what was already tried and what to do instead. Even
 // without limits, an identical call after one that failed for good (and
 // told the model not to repeat it) is refused in a scoped run. Outside a
 // scoped run no limit applies. Negative limits are an error.
-func WithCallLimits(l middleware.CallLimits) Option {
+func WithCallLimits(l run.Limits) Option {
 	return optionFunc(func(c *config) { c.limits = l })
 }
 

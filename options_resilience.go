@@ -5,6 +5,8 @@ import (
 	"github.com/failsafe-go/failsafe-go/budget"
 	"github.com/failsafe-go/failsafe-go/circuitbreaker"
 
+	"github.com/toolsafe/toolsafe/approval"
+
 	"github.com/toolsafe/toolsafe/fallback"
 	"github.com/toolsafe/toolsafe/middleware"
 	"github.com/toolsafe/toolsafe/policy"
@@ -86,19 +88,19 @@ func WithSideEffects(s middleware.SideEffects) Option {
 
 // WithApproval asks a before the tool runs (the approval gate, inside the
 // retry, before any circuit breaker or bulkhead permit is taken): Pending
-// pauses the agent run with *middleware.ApprovalRequired, Denied tells the
+// pauses the agent run with *approval.Required, Denied tells the
 // model approval-denied. One approval covers a call and its retries,
 // unless WithDestructive makes every attempt ask again. The gate cannot be
 // bypassed: a fallback's plain alternative runs behind the same approver,
 // asked about the alternative's name and input; a *Tool alternative keeps
 // its own gate, or gets this one when it has none; a nil a is a
-// configuration error. middleware.NewGrants is an Approver to start with.
-func WithApproval(a middleware.Approver) Option {
+// configuration error. approval.NewGrants is an Approver to start with.
+func WithApproval(a approval.Approver) Option {
 	return optionFunc(func(c *config) { c.approver, c.approval = a, true })
 }
 
 // WithDestructive marks the tool destructive: every attempt, retries
-// included, needs an approval of its own (middleware.ApproveEachAttempt), so
+// included, needs an approval of its own (layer.ApproveEachAttempt), so
 // a retry after a timeout pauses for a fresh one instead of repeating an
 // action nobody re-approved. It requires WithApproval. Without
 // WithSideEffects, a destructive tool is taken to have side effects without

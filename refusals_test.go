@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/toolsafe/toolsafe/approval"
+
 	"github.com/failsafe-go/failsafe-go"
 	"github.com/failsafe-go/failsafe-go/adaptivelimiter"
 	"github.com/failsafe-go/failsafe-go/adaptivethrottler"
@@ -177,8 +179,8 @@ func TestEveryFailsafeRefusalHasItsKind(t *testing.T) {
 			fsfallback.NewWithResult("cached"),
 		} {
 			for _, opts := range [][]toolsafe.Option{
-				{toolsafe.WithApproval(middleware.NewGrants()), toolsafe.WithDestructive()},
-				{toolsafe.WithApproval(middleware.NewGrants())},
+				{toolsafe.WithApproval(approval.NewGrants()), toolsafe.WithDestructive()},
+				{toolsafe.WithApproval(approval.NewGrants())},
 				{toolsafe.WithSideEffects(middleware.SideEffectsWithKey)},
 			} {
 				_, err := toolsafe.New(ok, append(opts, toolsafe.WithPolicies(p))...)

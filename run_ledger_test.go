@@ -11,6 +11,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/toolsafe/toolsafe/approval"
+	"github.com/toolsafe/toolsafe/run"
+
 	"github.com/tmc/langchaingo/agents"
 	"github.com/tmc/langchaingo/llms/fake"
 	"github.com/tmc/langchaingo/tools"
@@ -90,7 +93,7 @@ func TestAResumedRunNeverRepeatsACompletedCall(t *testing.T) {
 
 	t.Run("OpenAI functions, one turn", func(t *testing.T) {
 		up := startKeyed(t)
-		grants := middleware.NewGrants()
+		grants := approval.NewGrants()
 		var refundRuns []middleware.Result
 		var mu sync.Mutex
 		refund := toolsafe.Wrap(up.poster("issue_refund", "/refunds"), toolsafe.WithSideEffects(middleware.SideEffectsWithKey),
@@ -103,7 +106,7 @@ func TestAResumedRunNeverRepeatsACompletedCall(t *testing.T) {
 			toolsafe.WithSideEffects(middleware.SideEffectsWithKey), toolsafe.WithApproval(grants))
 		ts := []tools.Tool{refund, closeAccount}
 
-		ctx := middleware.WithRun(context.Background(), "run-1", nil)
+		ctx := run.With(context.Background(), "run-1", nil)
 		first := agents.NewExecutor(agents.NewOpenAIFunctionsAgent(toolsafetest.NewModel(
 			toolsafetest.Calls(toolsafetest.ToolCall{ID: "c1", Tool: "issue_refund", Arguments: refundArgs}, toolsafetest.ToolCall{ID: "c2", Tool: "close_account", Arguments: closeArgs}),
 			toolsafetest.Answer("should not get here"),
@@ -121,7 +124,7 @@ func TestAResumedRunNeverRepeatsACompletedCall(t *testing.T) {
 			toolsafetest.Calls(toolsafetest.ToolCall{ID: "c3", Tool: "issue_refund", Arguments: `{"amount_eur": 25, "order": "A-1001"}`}, toolsafetest.ToolCall{ID: "c4", Tool: "close_account", Arguments: closeArgs}),
 			toolsafetest.Answer("Refunded A-1001 and closed C-7."),
 		), ts), agents.WithMaxIterations(5))
-		out, err := resumed.Call(middleware.Resume(context.Background(), ar), map[string]any{"input": "Refund A-1001 and close C-7."})
+		out, err := resumed.Call(run.Resume(context.Background(), ar), map[string]any{"input": "Refund A-1001 and close C-7."})
 		if err != nil {
 			t.Fatalf("resumed run: %v", err)
 		}
@@ -141,7 +144,7 @@ func TestAResumedRunNeverRepeatsACompletedCall(t *testing.T) {
 
 	t.Run("MRKL, across turns", func(t *testing.T) {
 		up := startKeyed(t)
-		grants := middleware.NewGrants()
+		grants := approval.NewGrants()
 		refund := toolsafe.Wrap(up.poster("issue_refund", "/refunds"), toolsafe.WithSideEffects(middleware.SideEffectsWithKey))
 		closeAccount := toolsafe.Wrap(up.poster("close_account", "/accounts/close"),
 			toolsafe.WithSideEffects(middleware.SideEffectsWithKey), toolsafe.WithApproval(grants))
@@ -149,20 +152,20 @@ func TestAResumedRunNeverRepeatsACompletedCall(t *testing.T) {
 		step := func(tool, input string) string {
 			return "Thought: next step.\nAction: " + tool + "\nAction Input: " + input
 		}
-		ctx := middleware.WithRun(context.Background(), "", nil)
+		ctx := run.With(context.Background(), "", nil)
 		first := agents.NewExecutor(agents.NewOneShotAgent(fake.NewFakeLLM([]string{
 			step("issue_refund", refundArgs), step("close_account", closeArgs), "Final Answer: no",
 		}), ts), agents.WithMaxIterations(5))
 		_, err := first.Call(ctx, map[string]any{"input": "Refund A-1001, then close C-7."})
 		ar := outcome.Paused(t, err)
-		if ar.RunID == "" || ar.RunID != middleware.RunID(ctx) {
-			t.Fatalf("ApprovalRequired.RunID %q; want the run's %q", ar.RunID, middleware.RunID(ctx))
+		if ar.RunID == "" || ar.RunID != run.ID(ctx) {
+			t.Fatalf("ApprovalRequired.RunID %q; want the run's %q", ar.RunID, run.ID(ctx))
 		}
 		grants.Grant(ar.Tool, ar.Input)
 		resumed := agents.NewExecutor(agents.NewOneShotAgent(fake.NewFakeLLM([]string{
 			step("issue_refund", refundArgs), step("close_account", closeArgs), "Final Answer: refunded and closed",
 		}), ts), agents.WithMaxIterations(5))
-		out, err := resumed.Call(middleware.Resume(context.Background(), ar), map[string]any{"input": "Refund A-1001, then close C-7."})
+		out, err := resumed.Call(run.Resume(context.Background(), ar), map[string]any{"input": "Refund A-1001, then close C-7."})
 		if err != nil {
 			t.Fatalf("resumed run: %v", err)
 		}
@@ -195,8 +198,8 @@ func counted(name string, runs *atomic.Int32, keys *[]string, mu *sync.Mutex) to
 func TestRunLedgerMatchesTheNthIdenticalCall(t *testing.T) {
 	var runs atomic.Int32
 	refund := toolsafe.Wrap(counted("refund", &runs, nil, nil), toolsafe.WithSideEffects(middleware.SideEffectsWithKey))
-	l := middleware.NewMemoryLedger()
-	ctx := middleware.WithRun(context.Background(), "run-match", l)
+	l := run.NewMemoryLedger()
+	ctx := run.With(context.Background(), "run-match", l)
 	for _, in := range []string{`{"a":1,"b":2}`, `{"a":1,"b":2}`, `{"a":9}`} {
 		if r := refund.Run(ctx, in); r.Replayed || r.Status() != "ok" {
 			t.Fatalf("first run %s: %+v; want a new call", in, r)
@@ -205,7 +208,7 @@ func TestRunLedgerMatchesTheNthIdenticalCall(t *testing.T) {
 	if runs.Load() != 3 {
 		t.Fatalf("%d runs; want 3: a run that is not resumed replays nothing", runs.Load())
 	}
-	resumed := middleware.WithRun(context.Background(), "run-match", l)
+	resumed := run.With(context.Background(), "run-match", l)
 	want := []struct {
 		in       string
 		replayed bool
@@ -249,8 +252,8 @@ func TestAnUnknownOutcomeIsSentAgainWithItsKey(t *testing.T) {
 	up.Enqueue("/refunds", slowOnce)
 	refund := toolsafe.Wrap(up.poster("refund", "/refunds"), toolsafe.WithSideEffects(middleware.SideEffectsWithKey),
 		toolsafe.WithTimeout(50*time.Millisecond))
-	l := middleware.NewMemoryLedger()
-	ctx := middleware.WithRun(context.Background(), "run-unknown", l)
+	l := run.NewMemoryLedger()
+	ctx := run.With(context.Background(), "run-unknown", l)
 	r := refund.Run(ctx, `{"order":"A-1"}`)
 	if r.Kind() != middleware.KindTimeout || r.Failure.SideEffect != middleware.SideEffectUnknown {
 		t.Fatalf("first call %v, side effect %v; want a timeout that may have landed", r.Kind(), r.Failure)
@@ -259,7 +262,7 @@ func TestAnUnknownOutcomeIsSentAgainWithItsKey(t *testing.T) {
 	if len(entries) != 1 || !entries[0].SideEffectUnknown {
 		t.Fatalf("entries %+v; want the unknown outcome recorded", entries)
 	}
-	resumed := middleware.WithRun(context.Background(), "run-unknown", l)
+	resumed := run.With(context.Background(), "run-unknown", l)
 	var key string
 	spy := toolsafe.Wrap(middleware.Func("refund", "", func(ctx context.Context, in string) (string, error) {
 		key = middleware.IdempotencyKey(ctx)
@@ -280,9 +283,9 @@ func TestWhatTheLedgerReplays(t *testing.T) {
 	t.Run("a read-only tool is called again", func(t *testing.T) {
 		var runs atomic.Int32
 		lookup := toolsafe.Wrap(counted("lookup", &runs, nil, nil))
-		l := middleware.NewMemoryLedger()
-		lookup.Run(middleware.WithRun(context.Background(), "ro", l), "x")
-		if r := lookup.Run(middleware.WithRun(context.Background(), "ro", l), "x"); r.Replayed || runs.Load() != 2 {
+		l := run.NewMemoryLedger()
+		lookup.Run(run.With(context.Background(), "ro", l), "x")
+		if r := lookup.Run(run.With(context.Background(), "ro", l), "x"); r.Replayed || runs.Load() != 2 {
 			t.Errorf("replayed %v after %d runs; want a fresh call", r.Replayed, runs.Load())
 		}
 	})
@@ -292,22 +295,22 @@ func TestWhatTheLedgerReplays(t *testing.T) {
 			return "", middleware.NewToolError("refunds are down")
 		}), toolsafe.WithSideEffects(middleware.SideEffectsWithKey),
 			toolsafe.WithFallback(fallback.To(counted("manual_refund", &alt, nil, nil))))
-		l := middleware.NewMemoryLedger()
-		if r := primary.Run(middleware.WithRun(context.Background(), "fb", l), "x"); r.Fallback != "manual_refund" {
+		l := run.NewMemoryLedger()
+		if r := primary.Run(run.With(context.Background(), "fb", l), "x"); r.Fallback != "manual_refund" {
 			t.Fatalf("first: %+v; want the fallback's answer", r)
 		}
-		r := primary.Run(middleware.WithRun(context.Background(), "fb", l), "x")
+		r := primary.Run(run.With(context.Background(), "fb", l), "x")
 		if !r.Replayed || r.Fallback != "manual_refund" || r.Output != "did x" || alt.Load() != 1 {
 			t.Errorf("resumed: %+v, alternative ran %d; want the fallback's answer replayed", r, alt.Load())
 		}
 	})
 	t.Run("a completed destructive call is not asked again", func(t *testing.T) {
-		approver := &askCounter{d: middleware.Approved}
+		approver := &askCounter{d: approval.Approved}
 		var runs atomic.Int32
 		refund := toolsafe.Wrap(counted("refund", &runs, nil, nil), toolsafe.WithApproval(approver), toolsafe.WithDestructive())
-		l := middleware.NewMemoryLedger()
-		refund.Run(middleware.WithRun(context.Background(), "d", l), "x")
-		r := refund.Run(middleware.WithRun(context.Background(), "d", l), "x")
+		l := run.NewMemoryLedger()
+		refund.Run(run.With(context.Background(), "d", l), "x")
+		r := refund.Run(run.With(context.Background(), "d", l), "x")
 		if !r.Replayed || runs.Load() != 1 || len(approver.calls()) != 1 {
 			t.Errorf("replayed %v, ran %d, asked %d; want replayed, once each", r.Replayed, runs.Load(), len(approver.calls()))
 		}
@@ -317,10 +320,10 @@ func TestWhatTheLedgerReplays(t *testing.T) {
 // failingLedger cannot be read.
 type failingLedger struct{}
 
-func (failingLedger) Append(context.Context, string, middleware.Entry) error {
+func (failingLedger) Append(context.Context, string, run.Entry) error {
 	return errors.New("down")
 }
-func (failingLedger) Entries(context.Context, string) ([]middleware.Entry, error) {
+func (failingLedger) Entries(context.Context, string) ([]run.Entry, error) {
 	return nil, errors.New("redis: connection refused")
 }
 
@@ -328,7 +331,7 @@ func (failingLedger) Entries(context.Context, string) ([]middleware.Entry, error
 // (neither repeated nor replayed) and does not stop a tool that only reads.
 func TestARunLedgerThatFailsFailsClosed(t *testing.T) {
 	var runs atomic.Int32
-	ctx := middleware.WithRun(context.Background(), "down", failingLedger{})
+	ctx := run.With(context.Background(), "down", failingLedger{})
 	r := toolsafe.Wrap(counted("refund", &runs, nil, nil), toolsafe.WithSideEffects(middleware.SideEffectsWithKey)).Run(ctx, "x")
 	if r.Kind() != middleware.KindFailed || r.Failure.Retryable || runs.Load() != 0 || strings.Contains(r.Observation(), "redis") {
 		t.Errorf("%v (retryable %v), ran %d, observation %q; want tool-failed, not called, no raw text", r.Kind(), r.Failure.Retryable, runs.Load(), r.Observation())
@@ -343,13 +346,13 @@ func TestARunLedgerThatFailsFailsClosed(t *testing.T) {
 func TestTheMemoryLedgerIsBoundedAndSafeForConcurrentUse(t *testing.T) {
 	var runs atomic.Int32
 	refund := toolsafe.Wrap(counted("refund", &runs, nil, nil), toolsafe.WithSideEffects(middleware.SideEffectsWithKey))
-	l := &middleware.MemoryLedger{MaxRuns: 20, MaxEntries: 5}
+	l := &run.MemoryLedger{MaxRuns: 20, MaxEntries: 5}
 	var wg sync.WaitGroup
 	for i := range 50 {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			ctx := middleware.WithRun(context.Background(), fmt.Sprintf("run-%d", i), l)
+			ctx := run.With(context.Background(), fmt.Sprintf("run-%d", i), l)
 			for j := range 8 {
 				refund.Run(ctx, fmt.Sprintf(`{"n":%d}`, j))
 			}
@@ -373,16 +376,16 @@ func TestTheMemoryLedgerIsBoundedAndSafeForConcurrentUse(t *testing.T) {
 		t.Errorf("%d entries kept, %d dropped; want at most 100 kept and every other one counted", kept, l.Dropped())
 	}
 	// One run at a time: the least recently used run goes first.
-	lru := &middleware.MemoryLedger{MaxRuns: 2}
-	for _, run := range []string{"a", "b", "a", "c"} {
-		_ = lru.Append(context.Background(), run, middleware.Entry{Tool: "refund", Key: run})
+	lru := &run.MemoryLedger{MaxRuns: 2}
+	for _, id := range []string{"a", "b", "a", "c"} {
+		_ = lru.Append(context.Background(), id, run.Entry{Tool: "refund", Key: id})
 	}
 	if es, _ := lru.Entries(context.Background(), "b"); len(es) != 0 || lru.Runs() != 2 {
 		t.Errorf("run b has %d entries, %d runs kept; want b dropped, a and c kept", len(es), lru.Runs())
 	}
 	now := time.Now()
-	expiring := &middleware.MemoryLedger{TTL: time.Hour, Now: func() time.Time { return now }}
-	_ = expiring.Append(context.Background(), "old", middleware.Entry{Tool: "refund"})
+	expiring := &run.MemoryLedger{TTL: time.Hour, Now: func() time.Time { return now }}
+	_ = expiring.Append(context.Background(), "old", run.Entry{Tool: "refund"})
 	now = now.Add(2 * time.Hour)
 	if es, _ := expiring.Entries(context.Background(), "old"); len(es) != 0 || expiring.Dropped() != 1 {
 		t.Errorf("entries %v, dropped %d after the TTL; want none and 1", es, expiring.Dropped())
@@ -396,18 +399,18 @@ func TestReadsCannotPushASideEffectOutOfTheLedger(t *testing.T) {
 	var refunds, searches atomic.Int32
 	refund := toolsafe.Wrap(counted("refund", &refunds, nil, nil), toolsafe.WithSideEffects(middleware.SideEffectsWithKey))
 	search := toolsafe.Wrap(counted("search", &searches, nil, nil))
-	l := middleware.NewMemoryLedger()
-	ctx := middleware.WithRun(context.Background(), "run-1", l)
+	l := run.NewMemoryLedger()
+	ctx := run.With(context.Background(), "run-1", l)
 	refund.Run(ctx, `{"order":"A-1"}`)
-	for i := range middleware.DefaultLedgerEntries + 10 {
+	for i := range run.DefaultLedgerEntries + 10 {
 		search.Run(ctx, fmt.Sprintf(`{"q":%d}`, i))
 	}
-	r := refund.Run(middleware.WithRun(context.Background(), "run-1", l), `{"order":"A-1"}`)
+	r := refund.Run(run.With(context.Background(), "run-1", l), `{"order":"A-1"}`)
 	if !r.Replayed || refunds.Load() != 1 {
 		t.Fatalf("replayed %v, refunds %d; want the refund answered from the ledger, made once", r.Replayed, refunds.Load())
 	}
 	es, _ := l.Entries(context.Background(), "run-1")
-	if len(es) != middleware.DefaultLedgerEntries || es[0].Tool != "refund" || !es[1].ReadOnly || es[0].ReadOnly {
+	if len(es) != run.DefaultLedgerEntries || es[0].Tool != "refund" || !es[1].ReadOnly || es[0].ReadOnly {
 		t.Fatalf("%d entries, the first %+v; want the cap, the refund kept first", len(es), es[0])
 	}
 	// A read is never replayed, so its answer is not kept (a run of big
@@ -424,12 +427,12 @@ func TestRunsThatOnlyReadAreDroppedBeforeOneWithSideEffects(t *testing.T) {
 	var charges, searches atomic.Int32
 	charge := toolsafe.Wrap(counted("charge", &charges, nil, nil), toolsafe.WithSideEffects(middleware.SideEffectsWithKey))
 	search := toolsafe.Wrap(counted("search", &searches, nil, nil))
-	l := &middleware.MemoryLedger{MaxRuns: 3}
-	charge.Run(middleware.WithRun(context.Background(), "paused", l), `{"order":"A-1"}`)
+	l := &run.MemoryLedger{MaxRuns: 3}
+	charge.Run(run.With(context.Background(), "paused", l), `{"order":"A-1"}`)
 	for i := range 3 {
-		search.Run(middleware.WithRun(context.Background(), fmt.Sprint("reader-", i), l), `{"q":"x"}`)
+		search.Run(run.With(context.Background(), fmt.Sprint("reader-", i), l), `{"q":"x"}`)
 	}
-	if r := charge.Run(middleware.WithRun(context.Background(), "paused", l), `{"order":"A-1"}`); !r.Replayed || charges.Load() != 1 {
+	if r := charge.Run(run.With(context.Background(), "paused", l), `{"order":"A-1"}`); !r.Replayed || charges.Load() != 1 {
 		t.Fatalf("replayed %v, charges %d; want the run kept and the charge answered from it", r.Replayed, charges.Load())
 	}
 	if l.Runs() != 3 {

@@ -15,6 +15,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/toolsafe/toolsafe/approval"
+
 	"github.com/failsafe-go/failsafe-go/budget"
 	"github.com/tmc/langchaingo/tools"
 
@@ -206,11 +208,11 @@ func TestSecretsStayOut(t *testing.T) {
 	run(ctx, "a panic", wrap(leaky("read_account", func(context.Context) (string, error) { panic(secretText) })))
 
 	// approval-required and approval-denied.
-	grants := middleware.NewGrants()
+	grants := approval.NewGrants()
 	gated := wrap(failing, toolsafe.WithApproval(grants))
 	run(ctx, "no grant yet", gated)
-	failingApprover := middleware.ApproverFunc(func(context.Context, middleware.CallInfo) (middleware.Decision, error) {
-		return middleware.Pending, errors.New(secretText)
+	failingApprover := approval.ApproverFunc(func(context.Context, approval.CallInfo) (approval.Decision, error) {
+		return approval.Pending, errors.New(secretText)
 	})
 	run(ctx, "an approver that fails", wrap(failing, toolsafe.WithApproval(failingApprover)))
 	grants.Deny("read_account", secretInput)

@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/toolsafe/toolsafe/approval"
+
 	"github.com/toolsafe/toolsafe"
 	"github.com/toolsafe/toolsafe/fallback"
 	"github.com/toolsafe/toolsafe/internal/fixture"
@@ -103,7 +105,7 @@ func TestAnAttemptCutByADeadlineMayHaveBeenApplied(t *testing.T) {
 // attempt without "may have been applied".
 func TestADestructiveToolHasSideEffects(t *testing.T) {
 	url, applied := lateRefunds(t)
-	grants := middleware.NewGrants()
+	grants := approval.NewGrants()
 	grants.Grant("refund", fixture.RefundInput)
 	refund := toolsafe.Wrap(refunds.Tool(url, toolsafetest.NoKeepAliveClient(), false),
 		toolsafe.WithApproval(grants), toolsafe.WithDestructive(), toolsafe.WithTimeout(100*time.Millisecond))

@@ -14,6 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/toolsafe/toolsafe/approval"
+
 	"go.opentelemetry.io/otel/codes"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
@@ -199,8 +201,8 @@ func TestDebugLogsCarryTheCausesBehindAModelMessage(t *testing.T) {
 	const secret = "approvals DB: connection refused at 10.0.0.7:5432"
 	gated := toolsafe.Wrap(middleware.Func("refund", "", func(context.Context, string) (string, error) { return "done", nil }),
 		toolsafe.WithLogger(debugLogger(&buf)),
-		toolsafe.WithApproval(middleware.ApproverFunc(func(context.Context, middleware.CallInfo) (middleware.Decision, error) {
-			return middleware.Pending, errors.New(secret)
+		toolsafe.WithApproval(approval.ApproverFunc(func(context.Context, approval.CallInfo) (approval.Decision, error) {
+			return approval.Pending, errors.New(secret)
 		})))
 	if r := gated.Run(context.Background(), "A-1"); r.Kind() != middleware.KindApprovalRequired {
 		t.Fatalf("%v; want a pause", r.Kind())

@@ -7,6 +7,10 @@ import (
 	"slices"
 	"sync/atomic"
 
+	"github.com/toolsafe/toolsafe/internal/layer"
+
+	"github.com/toolsafe/toolsafe/internal/call"
+
 	"github.com/tmc/langchaingo/tools"
 
 	"github.com/toolsafe/toolsafe/argschema"
@@ -42,7 +46,7 @@ var (
 //  1. the call span (WithTracing);
 //  2. surface, which turns what happened into the model's message;
 //  3. argument validation (WithArgsSchema);
-//  4. the run ledger, which in a run scoped with middleware.WithRun
+//  4. the run ledger, which in a run scoped with run.With
 //     records each call and answers a resumed run's completed calls of a
 //     tool with side effects or a gate without calling it again;
 //  5. the loop guard (WithCallLimits), which in such a run refuses calls
@@ -88,13 +92,9 @@ func New(t tools.Tool, opts ...Option) (*Tool, error) {
 	if err := c.validate(); err != nil {
 		return nil, fmt.Errorf("toolsafe: tool %q: %w", t.Name(), err)
 	}
-	layers, err := c.layers()
+	mws, err := c.build()
 	if err != nil {
 		return nil, fmt.Errorf("toolsafe: tool %q: %w", t.Name(), err)
-	}
-	mws := make([]middleware.Middleware, len(layers))
-	for i, l := range layers {
-		mws[i] = l.mw
 	}
 	return &Tool{
 		name:        t.Name(),
@@ -104,69 +104,6 @@ func New(t tools.Tool, opts ...Option) (*Tool, error) {
 		chain:       middleware.Chain(mws...)(t),
 		cfg:         c,
 	}, nil
-}
-
-// layer is one layer of the stack, named for what it does.
-type layer struct {
-	name string
-	mw   middleware.Middleware // nil when the layer is off
-}
-
-// layers is the one list of layers, outermost first.
-func (c *config) layers() ([]layer, error) {
-	retry, err := c.retryLayer()
-	if err != nil {
-		return nil, err
-	}
-	var callSpan middleware.Middleware
-	var attemptHook middleware.AttemptHook
-	if c.hook != nil {
-		// The attempt span starts where the attempt timeout numbers the
-		// attempt, on the caller's goroutine, not on the attempt's own.
-		callSpan, attemptHook = c.hook.CallSpan(), c.hook.AttemptHook()
-	}
-	var args, fb, gate, policies, breaker, bulkhead middleware.Middleware
-	if c.args != nil {
-		args = c.args.Middleware()
-	}
-	if c.fallback != nil {
-		fb = c.fallback.Middleware(c.alternative(*c.fallback))
-	}
-	if c.approval {
-		gate = middleware.Gate(c.approver, c.gateMode())
-	}
-	if len(c.policies) > 0 {
-		if policies, err = policy.Middleware(nil, c.policies...); err != nil {
-			return nil, err
-		}
-		if c.approval || c.sideEffectsOf() != middleware.NoSideEffects {
-			policies = oncePerAttempt(policies)
-		}
-	}
-	if c.breaker != nil {
-		breaker = c.breaker.Middleware()
-	}
-	if c.bulkhead != nil {
-		bulkhead = c.bulkhead.Middleware()
-	}
-	layers := []layer{{"call span", callSpan}, {"surface", middleware.Surface()}, {"args", args},
-		{"run ledger", middleware.RunLedger(c.replays())}, {"loop guard", middleware.LoopGuard(c.limits)}}
-	for _, mw := range c.mws {
-		layers = append(layers, layer{"with", mw})
-	}
-	return append(layers,
-		layer{"fallback", fb},
-		layer{"deadline", middleware.Deadline(c.deadline)},
-		layer{"retry", retry},
-		layer{"side effects", middleware.GuardSideEffects(c.sideEffectsOf())},
-		layer{"approval", gate},
-		layer{"policies", policies},
-		layer{"breaker", breaker},
-		layer{"bulkhead", bulkhead},
-		layer{"attempt timeout", middleware.AttemptTimeout(c.timeout, middleware.MaxAbandoned(c.maxAbandoned),
-			middleware.WithAttemptHook(attemptHook))},
-		layer{"recover", middleware.Recover()},
-	), nil
 }
 
 // reachedKey carries, into the policies of WithPolicies, how many times an
@@ -263,7 +200,7 @@ func (c *config) gateOptions() []Option {
 	if !c.approval {
 		return nil
 	}
-	each := c.gateMode() == middleware.ApproveEachAttempt
+	each := c.gateMode() == layer.ApproveEachAttempt
 	return []Option{WithApproval(c.approver), optionFunc(func(o *config) { o.gateEachAttempt = o.gateEachAttempt || each })}
 }
 
@@ -307,7 +244,7 @@ func (t *Tool) Description() string {
 //   - for a failure meant for the model, its message as the output and a nil
 //     error, because langchaingo's executor aborts the whole run on a tool
 //     error and the model would never see it;
-//   - a *middleware.ApprovalRequired error when the call waits for approval,
+//   - a *approval.Required error when the call waits for approval,
 //     so the run pauses;
 //   - ctx.Err() when the caller's context ended;
 //   - the configuration error of a Tool made by Wrap with invalid options.
@@ -316,7 +253,7 @@ func (t *Tool) Call(ctx context.Context, input string) (string, error) {
 		return t.callWithResult(ctx, input)
 	}
 	// No Result is read: build none.
-	ctx, call := middleware.Begin(ctx, t.name, t.cfg.callIDs.take(ctx, t.name, input), input, t.cfg.logger)
+	ctx, call := call.Begin(ctx, t.name, t.cfg.callIDs.take(ctx, t.name, input), input, t.cfg.logger)
 	out, err := t.chain.Call(ctx, input)
 	if err != nil {
 		return "", err
@@ -351,7 +288,7 @@ func (t *Tool) run(ctx context.Context, input string) (middleware.Result, error)
 	if t.err != nil {
 		return middleware.Result{Tool: t.name, Failure: &middleware.Failure{Kind: middleware.KindFailed, Tool: t.name, Cause: t.err}}, t.err
 	}
-	ctx, call := middleware.Begin(ctx, t.name, t.cfg.callIDs.take(ctx, t.name, input), input, t.cfg.logger)
+	ctx, call := call.Begin(ctx, t.name, t.cfg.callIDs.take(ctx, t.name, input), input, t.cfg.logger)
 	out, err := t.chain.Call(ctx, input)
 	r := call.Result(ctx, out, err)
 	for _, f := range t.cfg.onResult {

@@ -4,9 +4,9 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/tmc/langchaingo/tools"
+	"github.com/toolsafe/toolsafe/canonical"
 
-	"github.com/toolsafe/toolsafe/middleware"
+	"github.com/tmc/langchaingo/tools"
 )
 
 // Tools is the tool list of one agent, such as the policies file's WrapAll
@@ -143,7 +143,7 @@ func collisions(names []string) []NameCollision {
 	byUpper := make(map[string]int, len(names))
 	byFold := make(map[string]int, len(names))
 	for i, n := range names {
-		up, fold := strings.ToUpper(n), middleware.FoldCase(n)
+		up, fold := strings.ToUpper(n), canonical.FoldCase(n)
 		j, ok := byUpper[up]
 		if k, found := byFold[fold]; found && (!ok || k < j) {
 			j, ok = k, true

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/toolsafe/toolsafe/approval"
+
 	"github.com/tmc/langchaingo/agents"
 	"github.com/tmc/langchaingo/llms/fake"
 	"github.com/tmc/langchaingo/tools"
@@ -179,7 +181,7 @@ func TestACaseCollisionLetsTheModelBypassTheGate(t *testing.T) {
 			return "refunded", nil
 		})
 	}
-	gated := toolsafe.Wrap(call("Refund"), toolsafe.WithApproval(middleware.NewGrants()))
+	gated := toolsafe.Wrap(call("Refund"), toolsafe.WithApproval(approval.NewGrants()))
 	ungated := toolsafe.Wrap(call("refund"))
 	script := []string{
 		"Thought: Refund the order.\nAction: Refund\nAction Input: {\"order\":\"A-1\"}",
@@ -204,7 +206,7 @@ func TestACaseCollisionLetsTheModelBypassTheGate(t *testing.T) {
 	}
 
 	applied = 0
-	var ar *middleware.ApprovalRequired
+	var ar *approval.Required
 	if err := run(toolsafe.Tools{gated}); !errors.As(err, &ar) || applied != 0 {
 		t.Errorf("with the gated tool alone: %v, %d applied; want an approval pause and none", err, applied)
 	}

@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/toolsafe/toolsafe/canonical"
+
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	"github.com/santhosh-tekuri/jsonschema/v6/kind"
 	"github.com/tmc/langchaingo/tools"
@@ -166,10 +168,10 @@ func (s *Schema) Middleware() middleware.Middleware {
 // valid. It returns nil when it is, and otherwise an *InputError whose text
 // is safe to show the model: which argument is wrong and how. An input
 // whose keys repeat or differ only in case is invalid whatever the schema
-// says (see middleware.Canonical): the schema and the tool could read it
+// says (see canonical.JSON): the schema and the tool could read it
 // differently.
 func (s *Schema) Check(input string) error {
-	if _, err := middleware.Canonical(input); err != nil {
+	if _, err := canonical.JSON(input); err != nil {
 		return err
 	}
 	v, err := jsonschema.UnmarshalJSON(strings.NewReader(input))

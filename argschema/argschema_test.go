@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/toolsafe/toolsafe/internal/call"
+
 	"github.com/toolsafe/toolsafe/argschema"
 	"github.com/toolsafe/toolsafe/middleware"
 )
@@ -120,7 +122,7 @@ func TestMiddlewareMakesNoCallOnInvalidInput(t *testing.T) {
 		return "found", nil
 	}))
 
-	ctx, call := middleware.Begin(context.Background(), "search", "", "", nil)
+	ctx, call := call.Begin(context.Background(), "search", "", "", nil)
 	_, err = tool.Call(ctx, `{"limit":"ten"}`)
 	var ie *argschema.InputError
 	if !errors.As(err, &ie) {

@@ -28,5 +28,5 @@
 //
 //	check, err := argschema.Validate([]byte(`{"type":"object","required":["query"]}`))
 //	if err != nil { ... }
-//	tool := middleware.Chain(middleware.Surface(), check)(search)
+//	tool := middleware.Chain(layer.Surface(), check)(search)
 package argschema

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/toolsafe/toolsafe/internal/layer"
+
 	"github.com/toolsafe/toolsafe/argschema"
 	"github.com/toolsafe/toolsafe/middleware"
 )
@@ -22,7 +24,7 @@ func ExampleValidate() {
 	search := middleware.Func("search", "Searches invoices.", func(_ context.Context, input string) (string, error) {
 		return "results for " + input, nil
 	})
-	tool := middleware.Chain(middleware.Surface(), check)(search)
+	tool := middleware.Chain(layer.Surface(), check)(search)
 
 	out, _ := tool.Call(context.Background(), `{"limit": 500}`)
 	fmt.Println(out)

@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/toolsafe/toolsafe/run"
+
 	retrygo "github.com/avast/retry-go/v4"
 	"github.com/cenkalti/backoff/v5"
 	"github.com/failsafe-go/failsafe-go"
@@ -84,7 +86,7 @@ func contenders(t tools.Tool) map[string]runner {
 		toolsafe.WithRetry(policy.Retry{MaxRetries: maxRetries, Backoff: policy.Constant(0)}),
 		toolsafe.WithTimeout(attemptTimeout),
 		toolsafe.WithSideEffects(middleware.SideEffectsWithKey))
-	ledger := middleware.NewMemoryLedger()
+	ledger := run.NewMemoryLedger()
 	// Without an attempt timeout (and a context that cannot end) there is
 	// nothing to hand control back early for: no goroutine per attempt.
 	untimed := toolsafe.Wrap(t, toolsafe.WithRetry(policy.Retry{MaxRetries: maxRetries, Backoff: policy.Constant(0)}))
@@ -111,7 +113,7 @@ func contenders(t tools.Tool) map[string]runner {
 			return wrapped.Call(ctx, "x")
 		},
 		"toolsafe-run": func(ctx context.Context) (string, error) {
-			return inRun.Call(middleware.WithRun(ctx, "", ledger), "x")
+			return inRun.Call(run.With(ctx, "", ledger), "x")
 		},
 		"toolsafe-no-timeout": func(ctx context.Context) (string, error) {
 			return untimed.Call(ctx, "x")

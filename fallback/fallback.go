@@ -7,6 +7,10 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/toolsafe/toolsafe/approval"
+	"github.com/toolsafe/toolsafe/internal/call"
+	"github.com/toolsafe/toolsafe/internal/layer"
+
 	"github.com/failsafe-go/failsafe-go"
 	fsfallback "github.com/failsafe-go/failsafe-go/fallback"
 	"github.com/tmc/langchaingo/tools"
@@ -142,7 +146,7 @@ func (f Fallback) Routes(k middleware.Kind) bool { return f.kinds[k] && !NeverRo
 // way around an approval).
 func (f Fallback) routes(p *middleware.Failure) bool {
 	return f.Routes(p.Kind) && p.SideEffect != middleware.SideEffectUnknown &&
-		p.WaitingFor != middleware.WaitingForApproval
+		p.WaitingFor != call.WaitingForApproval
 }
 
 // routed is a primary failure that the fallback policy handles.
@@ -162,7 +166,7 @@ func (r *routed) Unwrap() error { return r.err }
 // alternative is called; nil means the alternative's own Run when it is a
 // Runner (a *toolsafe.Tool), else the alternative as a plain tool with its
 // panics recovered and a hard return when ctx ends. When the call is
-// routed, it records middleware.FallbackRouted (Result.Fallback and
+// routed, it records call.FallbackRouted (Result.Fallback and
 // Result.Primary say so). The call ends with:
 //   - the primary's answer, when it succeeded;
 //   - the primary's error, when it is not routed: its kind is not routed (a
@@ -171,10 +175,10 @@ func (r *routed) Unwrap() error { return r.err }
 //     its time ran out while its approval gate was still waiting for the
 //     approver, or the input adapter failed;
 //   - the alternative's answer, when it succeeded;
-//   - the alternative's *middleware.ApprovalRequired when it paused, or
+//   - the alternative's *approval.Required when it paused, or
 //     ctx.Err() when the caller cancelled during it;
-//   - else the primary's error, with middleware.FallbackFailed (how the
-//     alternative failed) or middleware.FallbackSkipped (the alternative is
+//   - else the primary's error, with call.FallbackFailed (how the
+//     alternative failed) or call.FallbackSkipped (the alternative is
 //     already on this call's fallback path; see below) recorded, which the
 //     model's message tells.
 //
@@ -215,7 +219,7 @@ func (f Fallback) Middleware(run Runner) middleware.Middleware {
 				if err == nil || ctx.Err() != nil {
 					return out, err
 				}
-				if p := middleware.FailureOf(ctx, err); f.routes(p) {
+				if p := call.FailureOf(ctx, err); f.routes(p) {
 					return "", &routed{err: err, primary: p, input: input}
 				}
 				return out, err
@@ -232,40 +236,40 @@ func (f Fallback) Middleware(run Runner) middleware.Middleware {
 // fallBack runs the alternative for the routed primary failure r, with
 // input, and returns its answer, or the error that ends the call.
 func (f Fallback) fallBack(ctx context.Context, tool, altName string, run Runner, r *routed) (string, error) {
-	call := middleware.CallFrom(ctx)
+	c := call.From(ctx)
 	path := pathFrom(ctx)
 	if altName == tool || slices.Contains(path, altName) {
-		call.Logger().WarnContext(ctx, "toolsafe: fallback not taken: the alternative is already on this call's fallback path (a fallback cycle)",
+		c.Logger().WarnContext(ctx, "toolsafe: fallback not taken: the alternative is already on this call's fallback path (a fallback cycle)",
 			"tool", tool, "fallback", altName, "path", strings.Join(path, " → "))
-		middleware.Record(ctx, middleware.FallbackSkipped{To: altName})
+		call.Record(ctx, call.FallbackSkipped{To: altName})
 		return "", r.err
 	}
 	input := r.input
 	if f.adapt != nil {
 		in, err := f.adapt(ctx, input)
 		if err != nil {
-			call.Logger().DebugContext(ctx, "toolsafe: fallback input could not be adapted",
+			c.Logger().DebugContext(ctx, "toolsafe: fallback input could not be adapted",
 				"tool", tool, "fallback", altName, "error", err.Error())
 			return "", r.err
 		}
 		input = in
 	}
-	middleware.Record(ctx, middleware.FallbackRouted{To: altName, Primary: r.primary})
+	call.Record(ctx, call.FallbackRouted{To: altName, Primary: r.primary})
 	res := run.Run(withPath(ctx, path, tool, altName), input)
 	af := res.Failure
 	switch {
 	case af == nil:
 		return res.Output, nil
 	case af.Kind == middleware.KindApprovalRequired:
-		var ar *middleware.ApprovalRequired
+		var ar *approval.Required
 		if errors.As(af, &ar) {
 			return "", ar
 		}
-		return "", &middleware.ApprovalRequired{Tool: altName, Input: input}
+		return "", &approval.Required{Tool: altName, Input: input}
 	case af.Kind == middleware.KindCanceled && ctx.Err() != nil:
 		return "", ctx.Err()
 	}
-	middleware.Record(ctx, middleware.FallbackFailed{Failure: af})
+	call.Record(ctx, call.FallbackFailed{Failure: af})
 	return "", r.err
 }
 
@@ -277,11 +281,11 @@ func runnerOf(alt tools.Tool) Runner {
 	if r, ok := alt.(Runner); ok {
 		return r
 	}
-	chain := middleware.Chain(middleware.Surface(), middleware.AttemptTimeout(0), middleware.Recover())(alt)
+	chain := middleware.Chain(layer.Surface(), layer.AttemptTimeout(0), layer.Recover())(alt)
 	return RunnerFunc(func(ctx context.Context, input string) middleware.Result {
-		ctx, call := middleware.Begin(ctx, alt.Name(), "", input, middleware.CallFrom(ctx).Logger())
+		ctx, c := call.Begin(ctx, alt.Name(), "", input, call.From(ctx).Logger())
 		out, err := chain.Call(ctx, input)
-		return call.Result(ctx, out, err)
+		return c.Result(ctx, out, err)
 	})
 }
 

@@ -7,6 +7,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/toolsafe/toolsafe/internal/call"
+	"github.com/toolsafe/toolsafe/internal/layer"
+
 	"go.uber.org/goleak"
 
 	"github.com/tmc/langchaingo/tools"
@@ -43,8 +46,8 @@ func TestRoutes(t *testing.T) {
 
 // run calls tool as toolsafe does: with a call record, through Surface.
 func run(tool tools.Tool, input string) middleware.Result {
-	ctx, call := middleware.Begin(context.Background(), tool.Name(), "", input, slog.New(slog.DiscardHandler))
-	out, err := middleware.Surface()(tool).Call(ctx, input)
+	ctx, call := call.Begin(context.Background(), tool.Name(), "", input, slog.New(slog.DiscardHandler))
+	out, err := layer.Surface()(tool).Call(ctx, input)
 	return call.Result(ctx, out, err)
 }
 

@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/toolsafe/toolsafe/internal/call"
+
 	"github.com/tmc/langchaingo/tools"
 
 	"github.com/toolsafe/toolsafe/fallback"
@@ -32,7 +34,7 @@ func TestPlainAlternativeIsNeverCalledBare(t *testing.T) {
 		release := make(chan struct{})
 		defer close(release)
 		alt := middleware.Func("alt", "", func(context.Context, string) (string, error) { <-release; return "late", nil })
-		ctx, _ := middleware.Begin(context.Background(), "primary", "", "x", nil)
+		ctx, _ := call.Begin(context.Background(), "primary", "", "x", nil)
 		ctx, cancel := context.WithTimeout(ctx, 20*time.Millisecond)
 		defer cancel()
 		errc := make(chan error, 1)

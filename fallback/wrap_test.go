@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/toolsafe/toolsafe/approval"
+
 	"github.com/toolsafe/toolsafe"
 	"github.com/toolsafe/toolsafe/fallback"
 	"github.com/toolsafe/toolsafe/internal/billing"
@@ -53,7 +55,7 @@ func TestFallback(t *testing.T) {
 		t.Parallel()
 		var calls atomic.Int32
 		tool, _ := fixture.Billing(t,
-			toolsafe.WithApproval(middleware.NewGrants()),
+			toolsafe.WithApproval(approval.NewGrants()),
 			toolsafe.WithFallback(fallback.To(toolsafe.Wrap(stub.Counting("invoice_cache", &calls)))))
 		_, err := tool.Call(context.Background(), "INV-1001")
 		if ar := outcome.Paused(t, err); ar.Tool != "fetch_invoice" || calls.Load() != 0 {
@@ -82,7 +84,7 @@ func TestFallback(t *testing.T) {
 	t.Run("its alternative passes the approval gate: a destructive alternative without a grant pauses", func(t *testing.T) {
 		t.Parallel()
 		var calls atomic.Int32
-		grants := middleware.NewGrants()
+		grants := approval.NewGrants()
 		credit := toolsafe.Wrap(stub.Counting("issue_credit", &calls), toolsafe.WithApproval(grants), toolsafe.WithDestructive())
 		tool, srv := fixture.Billing(t, toolsafe.WithFallback(fallback.To(credit)))
 		srv.Always(billing.InvoicePath("INV-1001"), toolsafetest.Reset())

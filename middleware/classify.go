@@ -15,6 +15,8 @@ import (
 	"github.com/failsafe-go/failsafe-go/ratelimiter"
 	"github.com/failsafe-go/failsafe-go/retrypolicy"
 	"github.com/failsafe-go/failsafe-go/timeout"
+
+	"github.com/toolsafe/toolsafe/internal/fault"
 )
 
 // Classify returns the kind of failure err stands for and whether another
@@ -24,7 +26,7 @@ import (
 //
 //	err                                              kind                retryable
 //	nil                                              ""                  false
-//	*ApprovalRequired                                approval-required   false
+//	an approval pause (approval.Required)            approval-required   false
 //	*Failure                                         its Kind            its Retryable
 //	a denial by the approval gate                    approval-denied     false
 //	*ArgsError                                       args-invalid        false
@@ -46,27 +48,27 @@ import (
 //	anything else (a foreign error)                  tool-failed         true
 //
 // Cancellation is not decided here: only the layer that owns a context knows
-// whether it ended, and why (see HowEnded).
+// whether it ended, and why.
 func Classify(err error) (Kind, bool) {
 	if err == nil {
 		return "", false
 	}
-	var fe *finalError
+	var fe *fault.Final
 	if errors.As(err, &fe) {
-		kind, _ := Classify(fe.err)
+		kind, _ := Classify(fe.Err)
 		return kind, false
 	}
-	var ar *ApprovalRequired
+	var k kinded
 	var f *Failure
 	var ae *ArgsError
-	var pe *panicError
+	var pe *fault.Panic
 	var perm *permanentError
 	switch {
-	case errors.As(err, &ar):
-		return KindApprovalRequired, false
+	case errors.As(err, &k):
+		return k.Kind(), false
 	case errors.As(err, &f):
 		return f.Kind, f.Retryable
-	case errors.Is(err, errDenied):
+	case errors.Is(err, fault.Denied):
 		return KindApprovalDenied, false
 	case errors.As(err, &ae):
 		return KindArgsInvalid, false
@@ -74,13 +76,13 @@ func Classify(err error) (Kind, bool) {
 		return KindPanic, false
 	case errors.As(err, &perm):
 		return KindFailed, false
-	case errors.As(err, new(*limitError)):
+	case errors.As(err, new(*fault.Limit)):
 		return KindCallLimit, false
 	case errors.Is(err, circuitbreaker.ErrOpen):
 		return KindCircuitOpen, false
 	case errors.Is(err, bulkhead.ErrFull), errors.Is(err, ratelimiter.ErrExceeded),
 		errors.Is(err, adaptivelimiter.ErrExceeded), errors.Is(err, adaptivethrottler.ErrExceeded),
-		errors.Is(err, errStuck), errors.Is(err, errTooMany):
+		errors.Is(err, fault.Stuck), errors.Is(err, fault.TooMany):
 		return KindBusy, false
 	case errors.Is(err, budget.ErrExceeded):
 		return KindBudget, false
@@ -94,6 +96,13 @@ func Classify(err error) (Kind, bool) {
 		return KindToolError, false
 	}
 	return KindFailed, true
+}
+
+// kinded is an error that says its own kind: approval.Required, the pause,
+// is one.
+type kinded interface {
+	error
+	Kind() Kind
 }
 
 // hasMarker reports whether err carries a Transient or RetryAfter mark,

@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/toolsafe/toolsafe/approval"
+
 	"github.com/toolsafe/toolsafe/middleware"
 )
 
@@ -44,7 +46,7 @@ func TestClassify(t *testing.T) {
 		{"a retryable ToolError is retried", middleware.RetryableToolError("ledger is closing, try later"), middleware.KindFailed, true, "ledger is closing, try later"},
 		{"Transient around a ToolError is retried", middleware.Transient(middleware.NewToolError("busy")), middleware.KindFailed, true, "busy"},
 		{"a Failure keeps its kind", fmt.Errorf("x: %w", &middleware.Failure{Kind: middleware.KindPanic}), middleware.KindPanic, false, ""},
-		{"an approval pause is not retried", fmt.Errorf("x: %w", &middleware.ApprovalRequired{Tool: "refund"}), middleware.KindApprovalRequired, false, ""},
+		{"an approval pause is not retried", fmt.Errorf("x: %w", &approval.Required{Tool: "refund"}), middleware.KindApprovalRequired, false, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

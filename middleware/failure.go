@@ -1,7 +1,6 @@
 package middleware
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"strings"
@@ -9,6 +8,8 @@ import (
 
 	"github.com/failsafe-go/failsafe-go/adaptivethrottler"
 	"github.com/failsafe-go/failsafe-go/ratelimiter"
+
+	"github.com/toolsafe/toolsafe/internal/fault"
 )
 
 // Failure is how a call failed. Its Error method is the model-facing
@@ -46,9 +47,9 @@ type Failure struct {
 	// when its time ran out; "" if none.
 	Dependency string
 	// WaitingFor is, for a tool-timeout whose time ran out before the
-	// attempt began, what the call was still waiting for: then the tool was
-	// not called. NotWaiting otherwise.
-	WaitingFor WaitingFor
+	// attempt began, what the call was still waiting for: "approval" or "a
+	// free slot"; then the tool was not called. "" otherwise.
+	WaitingFor string
 	// FallbackFailure is how the fallback tool failed, when the call was
 	// routed to one (see package fallback) and it failed too; nil otherwise.
 	// Error appends its message to this one's.
@@ -60,28 +61,11 @@ type Failure struct {
 	FallbackSkipped string
 }
 
-// WaitingFor is what a call waits for outside an attempt.
-type WaitingFor int
-
+// What a call waited for, in Failure.WaitingFor.
 const (
-	// NotWaiting: the call is in an attempt, between attempts, or done.
-	NotWaiting WaitingFor = iota
-	// WaitingForApproval: the approval gate is waiting for its approver.
-	WaitingForApproval
-	// WaitingForSlot: the bulkhead is waiting for a free slot.
-	WaitingForSlot
+	waitingForApproval = "approval"
+	waitingForSlot     = "a free slot"
 )
-
-// String returns "", "approval" or "a free slot".
-func (w WaitingFor) String() string {
-	switch w {
-	case WaitingForApproval:
-		return "approval"
-	case WaitingForSlot:
-		return "a free slot"
-	}
-	return ""
-}
 
 // Unwrap returns Cause.
 func (f *Failure) Unwrap() error { return f.Cause }
@@ -150,10 +134,9 @@ func (f *Failure) message(args bool) string {
 	case KindApprovalDenied:
 		return fmt.Sprintf("The user denied approval for %s. Do not call it again for this request.", tool)
 	case KindCallLimit:
-		var le *limitError
+		var le *fault.Limit
 		if errors.As(f.Cause, &le) {
-			limitMessage(&b, tool, le)
-			return b.String()
+			return le.Message(tool)
 		}
 		fmt.Fprintf(&b, "%s was not called: this request already made the calls allowed. Do not call it again; answer the user with what you have.", tool)
 		return b.String()
@@ -185,7 +168,7 @@ func (f *Failure) message(args bool) string {
 	case KindBusy:
 		f.writeNotCalled(&b, tool)
 		switch {
-		case errors.Is(f.Cause, errStuck):
+		case errors.Is(f.Cause, fault.Stuck):
 			b.WriteString("earlier attempts at it are still running after their time ran out (it does not stop when asked).")
 		case errors.Is(f.Cause, ratelimiter.ErrExceeded):
 			b.WriteString("it was called too often (a rate limit).")
@@ -210,7 +193,7 @@ func (f *Failure) message(args bool) string {
 		b.WriteString(" Go on without it, or try again later.")
 		return b.String()
 	case KindTimeout:
-		if f.WaitingFor != NotWaiting {
+		if f.WaitingFor != "" {
 			// The time ran out before the attempt began: nothing to answer.
 			f.writeNotCalled(&b, tool)
 			b.WriteString("its time")
@@ -218,15 +201,15 @@ func (f *Failure) message(args bool) string {
 				fmt.Fprintf(&b, " (%s)", roundForModel(f.Timeout))
 			}
 			switch {
-			case f.WaitingFor == WaitingForSlot && f.Dependency != "":
+			case f.WaitingFor == waitingForSlot && f.Dependency != "":
 				fmt.Fprintf(&b, " ran out while it was waiting for a free slot at its dependency %s.", f.Dependency)
-			case f.WaitingFor == WaitingForSlot:
+			case f.WaitingFor == waitingForSlot:
 				b.WriteString(" ran out while it was waiting for a free slot.")
 			default:
 				b.WriteString(" ran out while it was still waiting for approval.")
 			}
 			f.writeSideEffect(&b)
-			if f.WaitingFor == WaitingForApproval {
+			if f.WaitingFor == waitingForApproval {
 				fmt.Fprintf(&b, " Tell the user it needs their approval; call %s again once they have given it.", tool)
 			} else {
 				f.writeNext(&b, tool)
@@ -306,84 +289,6 @@ func (f *Failure) writeNext(b *strings.Builder, tool string) {
 
 // reason is the model-safe short reason of the failure, derived from Cause.
 func (f *Failure) reason() string { return Reason(f.Cause) }
-
-// FailureOf returns the *Failure that err would end the call in ctx with:
-// the one Surface builds, from err's kind (Classify) and the facts the
-// layers recorded on the call (attempts, waits, a side effect that may have
-// landed, a deadline that passed, why retries stopped, a fallback that
-// failed). A layer that must decide on the outcome of the layers inside it,
-// such as a fallback, asks it; it records nothing. It returns nil for a nil
-// err; when ctx carries no call it uses err alone.
-func FailureOf(ctx context.Context, err error) *Failure {
-	if err == nil {
-		return nil
-	}
-	c := CallFrom(ctx)
-	var fs facts
-	tool := ""
-	if c != nil {
-		fs, tool = c.facts(), c.tool
-	}
-	return buildFailure(ctx, fs, tool, err)
-}
-
-// buildFailure is the one place a *Failure is made from what happened.
-func buildFailure(ctx context.Context, fs facts, tool string, err error) *Failure {
-	f := &Failure{
-		Tool:            tool,
-		Attempts:        fs.attempts,
-		Elapsed:         fs.elapsed,
-		SideEffect:      fs.sideEffect,
-		Cause:           err,
-		FallbackFailure: fs.altFailure,
-		FallbackSkipped: fs.altSkipped,
-	}
-	var ar *ApprovalRequired
-	if errors.As(err, &ar) {
-		f.Kind = KindApprovalRequired
-		return f
-	}
-	if ctx.Err() != nil && HowEnded(ctx) == EndedByCaller {
-		f.Kind, f.Cause = KindCanceled, ctx.Err()
-		return f
-	}
-	kind, retryable := Classify(err)
-	f.Kind, f.Retryable = kind, retryable
-	var own *Failure
-	if errors.As(err, &own) {
-		// A failure of another toolsafe call, returned by the tool.
-		f.Wait, f.Timeout, f.Dependency, f.WaitingFor = own.Wait, own.Timeout, own.Dependency, own.WaitingFor
-		if own.SideEffect == SideEffectUnknown {
-			f.SideEffect = SideEffectUnknown
-		}
-	}
-	var rf *refusal
-	if errors.As(err, &rf) {
-		f.Dependency, f.Wait = rf.dependency, rf.wait
-	}
-	var at *attemptTimeoutError
-	if errors.As(err, &at) {
-		f.Timeout = at.limit
-	}
-	if fs.stopped {
-		f.Retryable = false
-		if fs.stopWait > 0 {
-			f.Wait = fs.stopWait
-		}
-	}
-	unsettled := (kind == KindFailed && retryable) || kind == KindTimeout
-	if fs.deadline > 0 && unsettled {
-		// The call's own deadline passed: whatever the last attempt said, the
-		// call ran out of time. An answer that settles the call (a pause, a
-		// semantic error, a panic) keeps its kind.
-		f.Kind, f.Retryable, f.Timeout, f.Wait = KindTimeout, false, fs.deadline, 0
-		f.WaitingFor = fs.waiting
-		if fs.waiting == WaitingForSlot {
-			f.Dependency = fs.waitingDep
-		}
-	}
-	return f
-}
 
 // forModel says d as a person would: "750ms", "2.5s", "45s", "3m20s",
 // "2h15m", "3 days"; "under 1ms" for less.

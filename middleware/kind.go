@@ -55,55 +55,20 @@ type kindError struct{ kind Kind }
 
 func (e *kindError) Error() string { return "toolsafe: " + string(e.kind) }
 
-// Sentinel errors, one per Kind, for errors.Is: a *Failure is its Kind's
-// sentinel, so errors.Is(err, ErrTimeout) reports whether err is (or wraps)
-// a failure of kind tool-timeout. They are not returned by themselves.
-var (
-	ErrToolError        error = &kindError{KindToolError}
-	ErrFailed           error = &kindError{KindFailed}
-	ErrTimeout          error = &kindError{KindTimeout}
-	ErrArgsInvalid      error = &kindError{KindArgsInvalid}
-	ErrCircuitOpen      error = &kindError{KindCircuitOpen}
-	ErrBusy             error = &kindError{KindBusy}
-	ErrBudget           error = &kindError{KindBudget}
-	ErrPanic            error = &kindError{KindPanic}
-	ErrApprovalRequired error = &kindError{KindApprovalRequired}
-	ErrApprovalDenied   error = &kindError{KindApprovalDenied}
-	ErrCanceled         error = &kindError{KindCanceled}
-	ErrCallLimit        error = &kindError{KindCallLimit}
-)
-
-// Err returns the sentinel error of k (ErrTimeout for KindTimeout), or nil
-// for a string that is no Kind.
-func (k Kind) Err() error {
-	switch k {
-	case KindToolError:
-		return ErrToolError
-	case KindFailed:
-		return ErrFailed
-	case KindTimeout:
-		return ErrTimeout
-	case KindArgsInvalid:
-		return ErrArgsInvalid
-	case KindCircuitOpen:
-		return ErrCircuitOpen
-	case KindBusy:
-		return ErrBusy
-	case KindBudget:
-		return ErrBudget
-	case KindPanic:
-		return ErrPanic
-	case KindApprovalRequired:
-		return ErrApprovalRequired
-	case KindApprovalDenied:
-		return ErrApprovalDenied
-	case KindCanceled:
-		return ErrCanceled
-	case KindCallLimit:
-		return ErrCallLimit
+// sentinels holds the sentinel error of each Kind, made once.
+var sentinels = func() map[Kind]error {
+	m := make(map[Kind]error, len(Kinds()))
+	for _, k := range Kinds() {
+		m[k] = &kindError{k}
 	}
-	return nil
-}
+	return m
+}()
+
+// Err returns the sentinel error of k, for errors.Is: a *Failure is its
+// Kind's sentinel, so errors.Is(err, KindTimeout.Err()) reports whether err
+// is (or wraps) a failure of kind tool-timeout. It is nil for a string that
+// is no Kind, and never returned by a call by itself.
+func (k Kind) Err() error { return sentinels[k] }
 
 // SideEffect says whether a failed call may have changed something upstream.
 type SideEffect int

@@ -1,13 +1,10 @@
 package middleware
 
 import (
-	"context"
 	"errors"
 	"net"
 	"net/http"
 	"syscall"
-
-	"github.com/tmc/langchaingo/tools"
 )
 
 // SideEffects says whether a tool changes something upstream and, if it
@@ -46,41 +43,6 @@ func (s SideEffects) String() string {
 	return "none"
 }
 
-// GuardSideEffects applies the side-effect rule to each attempt of a tool
-// with side effects: an attempt that may have been applied — it reached
-// the tool and then failed in a way that does not prove otherwise (see
-// MayHaveApplied), or was cut short by the attempt timeout, the call's
-// deadline or the caller — marks the call SideEffectUnknown, so its
-// Failure and the model's message say "may have been applied; check before
-// calling again" whichever layer ended it, and a fallback never runs after
-// it. For SideEffectsWithoutKey it also ends the call, not retried: calling
-// again would be a second action. Place it inside the retry and outside
-// the approval gate, as toolsafe does. For NoSideEffects it returns the
-// tool as is.
-func GuardSideEffects(s SideEffects) Middleware {
-	return func(next tools.Tool) tools.Tool {
-		if s != SideEffectsWithKey && s != SideEffectsWithoutKey {
-			return next
-		}
-		return wrap(next, func(ctx context.Context, input string) (string, error) {
-			call := CallFrom(ctx)
-			before := call.Attempts()
-			out, err := next.Call(ctx, input)
-			if err == nil || call.Attempts() == before && call != nil {
-				return out, err // it never reached the tool
-			}
-			if ctx.Err() == nil && !MayHaveApplied(err) {
-				return out, err
-			}
-			call.markSideEffectUnknown()
-			if s == SideEffectsWithoutKey && ctx.Err() == nil {
-				return "", &finalError{err: err}
-			}
-			return out, err
-		})
-	}
-}
-
 // MayHaveApplied reports whether the attempt that failed with err may have
 // changed something upstream. It answers false only when the error's type
 // proves the request was not acted on, and true otherwise:
@@ -98,8 +60,7 @@ func MayHaveApplied(err error) bool {
 	if err == nil {
 		return false
 	}
-	var ar *ApprovalRequired
-	if errors.As(err, &ar) {
+	if k, _ := Classify(err); k == KindApprovalRequired {
 		return false
 	}
 	var f *Failure

@@ -1,7 +1,6 @@
 package middleware_test
 
 import (
-	"context"
 	"errors"
 	"io"
 	"net"
@@ -9,6 +8,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/toolsafe/toolsafe/approval"
 
 	"github.com/toolsafe/toolsafe/middleware"
 )
@@ -28,7 +29,7 @@ func TestMayHaveApplied(t *testing.T) {
 		{"429 says the upstream did not act", middleware.Transient(&middleware.HTTPError{StatusCode: 429}), false},
 		{"a Retry-After says the upstream did not act", middleware.RetryAfter(errors.New("busy"), time.Second), false},
 		{"a tool error knows its outcome", middleware.NewToolError("order closed"), false},
-		{"an approval pause ran nothing", &middleware.ApprovalRequired{Tool: "refund"}, false},
+		{"an approval pause ran nothing", &approval.Required{Tool: "refund"}, false},
 		{"an open circuit ran nothing", &middleware.Failure{Kind: middleware.KindCircuitOpen}, false},
 		{"a reset after the request was sent may have landed", wrapDeep(reset), true},
 		{"an unexpected EOF may have landed", io.ErrUnexpectedEOF, true},
@@ -42,34 +43,6 @@ func TestMayHaveApplied(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			if got := middleware.MayHaveApplied(tt.err); got != tt.want {
 				t.Errorf("MayHaveApplied = %v; want %v", got, tt.want)
-			}
-		})
-	}
-}
-
-func TestGuardSideEffects(t *testing.T) {
-	reset := &net.OpError{Op: "read", Net: "tcp", Err: os.NewSyscallError("read", syscall.ECONNRESET)}
-	failing := middleware.Func("refund", "refunds", func(context.Context, string) (string, error) { return "", reset })
-	for _, tt := range []struct {
-		s         middleware.SideEffects
-		retryable bool
-		effect    middleware.SideEffect
-	}{
-		{middleware.NoSideEffects, true, middleware.SideEffectNone},
-		{middleware.SideEffectsWithKey, true, middleware.SideEffectUnknown},
-		{middleware.SideEffectsWithoutKey, false, middleware.SideEffectUnknown},
-	} {
-		t.Run(tt.s.String(), func(t *testing.T) {
-			ctx, _ := middleware.Begin(context.Background(), "refund", "", "A-1", nil)
-			// The attempt timeout begins the attempt, as inside toolsafe.
-			_, err := middleware.GuardSideEffects(tt.s)(middleware.AttemptTimeout(0)(failing)).Call(ctx, "A-1")
-			_, retryable := middleware.Classify(err)
-			f := middleware.FailureOf(ctx, err)
-			if retryable != tt.retryable || f.SideEffect != tt.effect {
-				t.Errorf("retryable %v, side effect %v; want %v, %v", retryable, f.SideEffect, tt.retryable, tt.effect)
-			}
-			if !errors.Is(err, syscall.ECONNRESET) {
-				t.Errorf("the cause was lost: %v", err)
 			}
 		})
 	}

@@ -32,7 +32,7 @@ const (
 	FallbackKey = attribute.Key("toolsafe.fallback")
 	// ReplayedKey (bool, call span) is true when the call was answered from
 	// the run ledger, without calling the tool (a resumed run; see
-	// middleware.WithRun); absent otherwise.
+	// run.With); absent otherwise.
 	ReplayedKey = attribute.Key("toolsafe.replayed")
 	// SideEffectKey (string, call span) is "unknown" when a failed call's
 	// action may have been applied; absent otherwise.

@@ -8,6 +8,10 @@ import (
 	"sync"
 	"time"
 
+	"github.com/toolsafe/toolsafe/internal/call"
+	"github.com/toolsafe/toolsafe/internal/fault"
+	"github.com/toolsafe/toolsafe/internal/layer"
+
 	"github.com/tmc/langchaingo/tools"
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
@@ -71,7 +75,7 @@ func (h *Hook) instruments() *instruments {
 // CallSpan returns the middleware of the call span: one span
 // "execute_tool {tool}" around the whole logical call, outermost, with its
 // retry, fallback and breaker events and the call metrics. It reads the
-// outcome from the call record in the context (middleware.CallFrom), which
+// outcome from the call record in the context (call.From), which
 // it starts when the context carries none for this tool.
 // toolsafe.WithTracing places it; use it directly only to build a stack by
 // hand.
@@ -85,7 +89,7 @@ func (h *Hook) CallSpan() middleware.Middleware {
 }
 
 // callSpan is one call's span and what its events need. It is the call's
-// observer (middleware.CallObserver), so one allocation serves the call's
+// observer (call.Observer), so one allocation serves the call's
 // every event, and it holds room for the attributes a successful call's
 // span ends with.
 type callSpan struct {
@@ -96,21 +100,21 @@ type callSpan struct {
 	end  [7]attribute.KeyValue
 }
 
-var _ middleware.CallObserver = (*callSpan)(nil)
+var _ call.Observer = (*callSpan)(nil)
 
 func (h *Hook) call(ctx context.Context, next tools.Tool, tt *toolTrace, input string) (string, error) {
-	call := middleware.CallFrom(ctx)
-	if call == nil || call.Tool() != tt.name {
+	c := call.From(ctx)
+	if c == nil || c.Tool() != tt.name {
 		// Called without toolsafe's root, or on another call's context:
 		// this call needs a record of its own.
-		ctx, call = middleware.Begin(ctx, tt.name, "", input, nil)
+		ctx, c = call.Begin(ctx, tt.name, "", input, nil)
 	}
 	cs := &callSpan{inst: h.instruments(), tt: tt}
 
 	own := make([]attribute.KeyValue, 0, 3)
-	own = append(own, CallIDKey.String(call.ID()))
-	if call.IDKnown() {
-		own = append(own, semconv.GenAIToolCallID(call.ID()))
+	own = append(own, CallIDKey.String(c.ID()))
+	if c.IDKnown() {
+		own = append(own, semconv.GenAIToolCallID(c.ID()))
 	}
 	if h.cfg.args {
 		own = append(own, semconv.GenAIToolCallArgumentsKey.String(input))
@@ -121,11 +125,11 @@ func (h *Hook) call(ctx context.Context, next tools.Tool, tt *toolTrace, input s
 	cs.ctx = ctx
 	span := cs.span
 	defer span.End()
-	middleware.Observe(ctx, cs)
+	call.Observe(ctx, cs)
 
 	out, err := next.Call(ctx, input)
 
-	r := call.Result(ctx, out, err)
+	r := c.Result(ctx, out, err)
 	f := r.Failure
 	end := append(cs.end[:0],
 		AttemptsKey.Int(r.Attempts),
@@ -183,24 +187,24 @@ func (h *Hook) call(ctx context.Context, next tools.Tool, tt *toolTrace, input s
 }
 
 // OnEvent turns the call's events into span events and metrics.
-func (cs *callSpan) OnEvent(e middleware.Event) {
+func (cs *callSpan) OnEvent(e call.Event) {
 	switch e := e.(type) {
-	case middleware.RetryScheduled:
+	case call.RetryScheduled:
 		kind, _ := middleware.Classify(e.Err)
 		cs.span.AddEvent(EventRetry, trace.WithAttributes(
 			AttemptKey.Int(e.Attempt),
 			DelayKey.Float64(e.Delay.Seconds()),
 			semconv.ErrorTypeKey.String(string(kind))))
-	case middleware.AttemptAbandoned:
+	case call.AttemptAbandoned:
 		cs.inst.abandoned.Add(cs.ctx, 1, cs.tt.byTool...)
-	case middleware.AbandonedReturned:
+	case call.AbandonedReturned:
 		// Maybe long after the call.
 		cs.inst.abandoned.Add(context.WithoutCancel(cs.ctx), -1, cs.tt.byTool...)
-	case middleware.Replayed:
+	case call.Replayed:
 		cs.span.AddEvent(EventReplayed)
-	case middleware.FallbackRouted:
+	case call.FallbackRouted:
 		cs.span.AddEvent(EventFallback, trace.WithAttributes(FallbackKey.String(e.To)))
-	case middleware.BreakerStateChanged:
+	case call.BreakerStateChanged:
 		kv := []attribute.KeyValue{BreakerKey.String(e.Breaker), BreakerFromKey.String(e.From), BreakerToKey.String(e.To)}
 		cs.span.AddEvent(EventBreakerStateChange, trace.WithAttributes(kv...))
 		cs.inst.breaker.Add(cs.ctx, 1, metric.WithAttributes(append(kv, cs.tt.toolAttr)...))
@@ -252,18 +256,18 @@ func (h *Hook) AttemptSpan() middleware.Middleware {
 }
 
 // AttemptHook returns the hook of the attempt span, for the attempt timeout
-// (middleware.WithAttemptHook): one child span "attempt {n}" per attempt,
+// (layer.WithAttemptHook): one child span "attempt {n}" per attempt,
 // started on the caller's goroutine as the attempt timeout numbers the
 // attempt, and ended when the attempt ends for its caller (when the tool
 // returns, or when the attempt timeout gives up on it). toolsafe.WithTracing
 // uses it; AttemptSpan is the same span as a layer of its own, for a stack
 // built by hand.
-func (h *Hook) AttemptHook() middleware.AttemptHook { return attemptHook{h} }
+func (h *Hook) AttemptHook() layer.AttemptHook { return attemptHook{h} }
 
 type attemptHook struct{ h *Hook }
 
 // Begin starts the span of attempt n.
-func (ah attemptHook) Begin(ctx context.Context, n int) (context.Context, middleware.AttemptEnd) {
+func (ah attemptHook) Begin(ctx context.Context, n int) (context.Context, layer.AttemptEnd) {
 	a := &attemptSpan{n: n}
 	st := attemptStart(n)
 	a.ctx, a.span = ah.h.tracer().Start(ctx, st.name, st.opts...)
@@ -294,7 +298,7 @@ type attemptSpan struct {
 	once sync.Once
 }
 
-var _ middleware.CallObserver = (*attemptSpan)(nil)
+var _ call.Observer = (*attemptSpan)(nil)
 
 // attempt runs one attempt inside its span. The attempt runs on a goroutine
 // of its own, whose stack starts small: the span is started and ended by
@@ -317,7 +321,7 @@ func (h *Hook) startAttempt(ctx context.Context) *attemptSpan {
 	a := &attemptSpan{n: n}
 	st := attemptStart(n)
 	a.ctx, a.span = h.tracer().Start(ctx, st.name, st.opts...)
-	middleware.Observe(ctx, a)
+	call.Observe(ctx, a)
 	return a
 }
 
@@ -354,8 +358,8 @@ func (a *attemptSpan) finish(attrs []attribute.KeyValue, kind middleware.Kind) {
 }
 
 // OnEvent ends the span when its attempt is the one abandoned.
-func (a *attemptSpan) OnEvent(e middleware.Event) {
-	ab, ok := e.(middleware.AttemptAbandoned)
+func (a *attemptSpan) OnEvent(e call.Event) {
+	ab, ok := e.(call.AttemptAbandoned)
 	if !ok || ab.Attempt != a.n {
 		return
 	}
@@ -369,12 +373,12 @@ func (a *attemptSpan) OnEvent(e middleware.Event) {
 // endedBy tells how the attempt's context ended, if it did: tool-timeout
 // (retryable) when its attempt timeout or the call's deadline passed,
 // canceled when the caller canceled it or its own deadline passed (see
-// middleware.HowEnded).
+// fault.HowEnded).
 func endedBy(ctx context.Context) (kind middleware.Kind, retryable, ok bool) {
-	switch middleware.HowEnded(ctx) {
-	case middleware.NotEnded:
+	switch fault.HowEnded(ctx) {
+	case fault.NotEnded:
 		return "", false, false
-	case middleware.EndedByCaller:
+	case fault.ByCaller:
 		return middleware.KindCanceled, false, true
 	default:
 		return middleware.KindTimeout, true, true

@@ -4,6 +4,8 @@ import (
 	"context"
 	"testing"
 
+	"github.com/toolsafe/toolsafe/internal/layer"
+
 	"go.opentelemetry.io/otel"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
@@ -28,7 +30,7 @@ func TestGlobalProvidersAreResolvedAtEachCall(t *testing.T) {
 		otel.SetMeterProvider(prevMP)
 	})
 	hook := otelhook.New()
-	tool := middleware.Chain(hook.CallSpan(), middleware.Surface(), middleware.AttemptTimeout(0), hook.AttemptSpan())(
+	tool := middleware.Chain(hook.CallSpan(), layer.Surface(), layer.AttemptTimeout(0), hook.AttemptSpan())(
 		middleware.Func("echo", "echoes", func(_ context.Context, in string) (string, error) { return in, nil }))
 
 	for i := range 2 {
@@ -64,7 +66,7 @@ func TestCallSpanWithoutTheRoot(t *testing.T) {
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(spans))
 	defer tp.Shutdown(context.Background())
 	hook := otelhook.New(otelhook.WithTracerProvider(tp))
-	tool := middleware.Chain(hook.CallSpan(), middleware.Surface())(
+	tool := middleware.Chain(hook.CallSpan(), layer.Surface())(
 		middleware.Func("lookup", "looks up", func(context.Context, string) (string, error) {
 			return "", middleware.NewToolError("no such record")
 		}))

@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/toolsafe/toolsafe/approval"
+
 	"go.opentelemetry.io/otel/codes"
 
 	"github.com/toolsafe/toolsafe"
@@ -116,12 +118,12 @@ func TestTracingOfResilience(t *testing.T) {
 		t.Parallel()
 		tm := telemetry.New(t)
 		tool, srv := fixture.Billing(t,
-			toolsafe.WithApproval(middleware.ApproverFunc(func(context.Context, middleware.CallInfo) (middleware.Decision, error) {
-				return middleware.Pending, nil
+			toolsafe.WithApproval(approval.ApproverFunc(func(context.Context, approval.CallInfo) (approval.Decision, error) {
+				return approval.Pending, nil
 			})),
 			toolsafe.WithTracing(tm.Hook))
 		_, err := tool.Call(context.Background(), invoice)
-		var ar *middleware.ApprovalRequired
+		var ar *approval.Required
 		if !errors.As(err, &ar) {
 			t.Fatalf("err %v; want *ApprovalRequired", err)
 		}

@@ -9,6 +9,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/toolsafe/toolsafe/approval"
+	"github.com/toolsafe/toolsafe/internal/call"
+
 	"github.com/tmc/langchaingo/tools"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
@@ -190,8 +193,8 @@ func TestTracingOfAnAbandonedAttempt(t *testing.T) {
 	// the hook has counted the abandoned attempt down.
 	done := toolsafe.With(func(next tools.Tool) tools.Tool {
 		return middleware.Func(next.Name(), next.Description(), func(ctx context.Context, input string) (string, error) {
-			middleware.Observe(ctx, middleware.ObserverFunc(func(e middleware.Event) {
-				if _, ok := e.(middleware.AbandonedReturned); ok {
+			call.Observe(ctx, call.ObserverFunc(func(e call.Event) {
+				if _, ok := e.(call.AbandonedReturned); ok {
 					close(finished)
 				}
 			}))
@@ -227,7 +230,7 @@ func TestTracingOfAnAbandonedAttempt(t *testing.T) {
 // pausing is a tool that asks for approval: the run must pause.
 func pausing() tools.Tool {
 	return middleware.Func("refund", "Refunds an invoice.", func(ctx context.Context, input string) (string, error) {
-		return "", &middleware.ApprovalRequired{Tool: "refund", CallID: middleware.CallID(ctx), Input: input, Reason: "refunds need a human"}
+		return "", &approval.Required{Tool: "refund", CallID: middleware.CallID(ctx), Input: input, Reason: "refunds need a human"}
 	})
 }
 
@@ -237,7 +240,7 @@ func TestTracingOfAPauseAndACancellation(t *testing.T) {
 		tm := telemetry.New(t)
 		tool := toolsafe.Wrap(pausing(), toolsafe.WithRetry(policy.Retry{MaxRetries: 3}), toolsafe.WithTracing(tm.Hook))
 		_, err := tool.Call(context.Background(), `{"number":"INV-1001"}`)
-		var ar *middleware.ApprovalRequired
+		var ar *approval.Required
 		if !errors.As(err, &ar) {
 			t.Fatalf("err %v; want *ApprovalRequired", err)
 		}
@@ -292,7 +295,7 @@ func routeTo(alt tools.Tool) toolsafe.Option {
 			if err == nil {
 				return out, nil
 			}
-			middleware.Record(ctx, middleware.FallbackRouted{To: alt.Name()})
+			call.Record(ctx, call.FallbackRouted{To: alt.Name()})
 			return alt.Call(ctx, input)
 		})
 	})
@@ -306,7 +309,7 @@ func TestTracingOfAFallbackAndABreaker(t *testing.T) {
 	breaker := toolsafe.With(func(next tools.Tool) tools.Tool {
 		return middleware.Func(next.Name(), next.Description(), func(ctx context.Context, input string) (string, error) {
 			out, err := next.Call(ctx, input)
-			middleware.Record(ctx, middleware.BreakerStateChanged{Breaker: "billing", From: "closed", To: "open"})
+			call.Record(ctx, call.BreakerStateChanged{Breaker: "billing", From: "closed", To: "open"})
 			return out, err
 		})
 	})

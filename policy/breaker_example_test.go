@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/toolsafe/toolsafe/internal/layer"
+
 	"github.com/toolsafe/toolsafe/middleware"
 	"github.com/toolsafe/toolsafe/policy"
 )
@@ -23,7 +25,7 @@ func ExampleNewCircuitBreaker() {
 		calls++
 		return "", err
 	})
-	tool := middleware.Chain(billing.Middleware(), middleware.AttemptTimeout(0))(fetch)
+	tool := middleware.Chain(billing.Middleware(), layer.AttemptTimeout(0))(fetch)
 	for range 4 {
 		_, err := tool.Call(context.Background(), "INV-1001")
 		kind, _ := middleware.Classify(err)
@@ -44,7 +46,7 @@ func ExampleBreaker_window() {
 	search := policy.NewCircuitBreaker("search", policy.Breaker{FailureThreshold: 2, Window: 4, Delay: time.Minute})
 	answers := []error{middleware.Transient(errors.New("reset")), nil, middleware.Transient(errors.New("reset"))}
 	calls := 0
-	tool := middleware.Chain(search.Middleware(), middleware.AttemptTimeout(0))(
+	tool := middleware.Chain(search.Middleware(), layer.AttemptTimeout(0))(
 		middleware.Func("search", "searches", func(context.Context, string) (string, error) {
 			err := answers[calls]
 			calls++

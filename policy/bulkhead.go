@@ -5,6 +5,10 @@ import (
 	"errors"
 	"time"
 
+	"github.com/toolsafe/toolsafe/internal/call"
+	"github.com/toolsafe/toolsafe/internal/fault"
+	"github.com/toolsafe/toolsafe/internal/layer"
+
 	"github.com/failsafe-go/failsafe-go/bulkhead"
 	"github.com/tmc/langchaingo/tools"
 
@@ -61,7 +65,7 @@ func (b *Bulkhead) Validate() error {
 // Middleware returns the layer that takes a permit for each attempt (see
 // Bulkhead). toolsafe places it inside the circuit breaker and the approval
 // gate, outside the attempt timeout. While it waits for a free slot, the
-// call records middleware.Waiting, so a deadline that passes then tells the
+// call records call.Waiting, so a deadline that passes then tells the
 // model the tool was never called. When ctx ends while waiting for a
 // permit, it returns ctx.Err().
 func (b *Bulkhead) Middleware() middleware.Middleware {
@@ -69,9 +73,9 @@ func (b *Bulkhead) Middleware() middleware.Middleware {
 		return middleware.Func(next.Name(), next.Description(), func(ctx context.Context, input string) (string, error) {
 			if !b.bh.TryAcquirePermit() {
 				if b.maxWait <= 0 {
-					return "", middleware.Refused(bulkhead.ErrFull, b.dependency, 0)
+					return "", fault.Refused(bulkhead.ErrFull, b.dependency, 0)
 				}
-				middleware.Record(ctx, middleware.Waiting{For: middleware.WaitingForSlot, Dependency: b.dependency})
+				call.Record(ctx, call.Waiting{For: call.WaitingForSlot, Dependency: b.dependency})
 				err := b.bh.AcquirePermitWithMaxWait(ctx, b.maxWait)
 				if ctx.Err() != nil {
 					if err == nil {
@@ -79,12 +83,12 @@ func (b *Bulkhead) Middleware() middleware.Middleware {
 					}
 					return "", ctx.Err() // still waiting for a slot, as the record says
 				}
-				middleware.Record(ctx, middleware.Waiting{For: middleware.NotWaiting})
+				call.Record(ctx, call.Waiting{For: call.NotWaiting})
 				if err != nil {
-					return "", middleware.Refused(bulkhead.ErrFull, b.dependency, 0)
+					return "", fault.Refused(bulkhead.ErrFull, b.dependency, 0)
 				}
 			}
-			hctx, done := middleware.Hold(ctx, b.bh.ReleasePermit)
+			hctx, done := layer.Hold(ctx, b.bh.ReleasePermit)
 			defer done()
 			return next.Call(hctx, input)
 		})

@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/toolsafe/toolsafe/internal/call"
+
 	"github.com/tmc/langchaingo/tools"
 
 	"github.com/toolsafe/toolsafe"
@@ -23,8 +25,8 @@ import (
 func onAbandonedDone(done chan<- int) toolsafe.Option {
 	return toolsafe.With(func(next tools.Tool) tools.Tool {
 		return middleware.Func(next.Name(), next.Description(), func(ctx context.Context, input string) (string, error) {
-			middleware.Observe(ctx, middleware.ObserverFunc(func(e middleware.Event) {
-				if r, ok := e.(middleware.AbandonedReturned); ok {
+			call.Observe(ctx, call.ObserverFunc(func(e call.Event) {
+				if r, ok := e.(call.AbandonedReturned); ok {
 					done <- r.Attempt
 				}
 			}))

@@ -7,6 +7,10 @@ import (
 	"sync"
 	"time"
 
+	"github.com/toolsafe/toolsafe/internal/call"
+	"github.com/toolsafe/toolsafe/internal/fault"
+	"github.com/toolsafe/toolsafe/internal/layer"
+
 	"github.com/failsafe-go/failsafe-go/circuitbreaker"
 	"github.com/tmc/langchaingo/tools"
 
@@ -88,7 +92,7 @@ func (b Breaker) Validate() error {
 //     denials (nothing ran), tool-panic (a bug in the tool, not the
 //     dependency), tool-busy (the bulkhead refused; the tool was not
 //     called), and the caller's own cancellation or deadline (see
-//     middleware.HowEnded). Such an attempt gives its permit back once its
+//     fault.HowEnded). Such an attempt gives its permit back once its
 //     tool has really returned, so a half-open breaker lets another probe
 //     through instead of waiting forever for one that will not report.
 //     (failsafe-go itself would count an excluded error as a success and a
@@ -106,7 +110,7 @@ func (b Breaker) Validate() error {
 // dependency and the time left before probes are let through.
 //
 // A CircuitBreaker is safe for concurrent use. State changes are told to
-// the call that caused them (middleware.BreakerStateChanged) after the
+// the call that caused them (call.BreakerStateChanged) after the
 // breaker's own lock is released. Calling Open, Close or HalfOpen on it by
 // hand is allowed; a cancelled probe's permit handed back before such a
 // call may then let one extra probe through.
@@ -294,7 +298,7 @@ func (cb *CircuitBreaker) release(p permit, o outcome) {
 // outside the breaker's lock.
 func (cb *CircuitBreaker) report(ctx context.Context, ch change) {
 	if ch.from != ch.to {
-		middleware.Record(ctx, middleware.BreakerStateChanged{Breaker: cb.dependency, From: ch.from.String(), To: ch.to.String()})
+		call.Record(ctx, call.BreakerStateChanged{Breaker: cb.dependency, From: ch.from.String(), To: ch.to.String()})
 	}
 }
 
@@ -304,10 +308,10 @@ func count(ctx context.Context, err error, called bool) outcome {
 	if err == nil {
 		return success
 	}
-	switch middleware.HowEnded(ctx) {
-	case middleware.EndedByCaller:
+	switch fault.HowEnded(ctx) {
+	case fault.ByCaller:
 		return neutral
-	case middleware.EndedByDeadline:
+	case fault.ByDeadline:
 		if called {
 			return failure
 		}
@@ -332,15 +336,15 @@ func (cb *CircuitBreaker) Middleware() middleware.Middleware {
 			p, ok, ch := cb.acquire()
 			cb.report(ctx, ch)
 			if !ok {
-				return "", middleware.Refused(circuitbreaker.ErrOpen, cb.dependency, cb.RemainingDelay())
+				return "", fault.Refused(circuitbreaker.ErrOpen, cb.dependency, cb.RemainingDelay())
 			}
 			if p.halfOpen {
-				middleware.Record(ctx, middleware.BreakerProbe{Breaker: cb.dependency})
+				call.Record(ctx, call.BreakerProbe{Breaker: cb.dependency})
 			}
 			o := neutral
-			hctx, done := middleware.Hold(ctx, func() { cb.release(p, o) })
+			hctx, done := layer.Hold(ctx, func() { cb.release(p, o) })
 			defer done()
-			call := middleware.CallFrom(ctx)
+			call := call.From(ctx)
 			before := call.Attempts()
 			out, err := next.Call(hctx, input)
 			o = count(ctx, err, call == nil || call.Attempts() > before)

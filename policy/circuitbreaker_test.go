@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/toolsafe/toolsafe/internal/call"
+
 	"github.com/failsafe-go/failsafe-go/budget"
 	"github.com/failsafe-go/failsafe-go/circuitbreaker"
 	"github.com/tmc/langchaingo/tools"
@@ -179,8 +181,8 @@ func TestCircuitBreaker(t *testing.T) {
 		returned := make(chan struct{}, 16)
 		follow := toolsafe.With(func(next tools.Tool) tools.Tool {
 			return middleware.Func(next.Name(), next.Description(), func(ctx context.Context, input string) (string, error) {
-				middleware.Observe(ctx, middleware.ObserverFunc(func(e middleware.Event) {
-					if _, ok := e.(middleware.AbandonedReturned); ok {
+				call.Observe(ctx, call.ObserverFunc(func(e call.Event) {
+					if _, ok := e.(call.AbandonedReturned); ok {
 						returned <- struct{}{}
 					}
 				}))
@@ -255,8 +257,8 @@ func TestCircuitBreaker(t *testing.T) {
 		var changes []string
 		observe := toolsafe.With(func(next tools.Tool) tools.Tool {
 			return middleware.Func(next.Name(), next.Description(), func(ctx context.Context, input string) (string, error) {
-				middleware.Observe(ctx, middleware.ObserverFunc(func(e middleware.Event) {
-					if c, ok := e.(middleware.BreakerStateChanged); ok {
+				call.Observe(ctx, call.ObserverFunc(func(e call.Event) {
+					if c, ok := e.(call.BreakerStateChanged); ok {
 						changes = append(changes, c.Breaker+": "+c.From+" -> "+c.To)
 					}
 				}))

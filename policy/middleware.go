@@ -6,6 +6,9 @@ import (
 	"sync"
 	"time"
 
+	"github.com/toolsafe/toolsafe/internal/call"
+	"github.com/toolsafe/toolsafe/internal/fault"
+
 	"github.com/failsafe-go/failsafe-go"
 	"github.com/failsafe-go/failsafe-go/budget"
 	"github.com/failsafe-go/failsafe-go/circuitbreaker"
@@ -29,7 +32,7 @@ import (
 // middleware.Classify gives. When it stopped retrying a transient failure
 // (retries ran out, the next attempt could not start in time, or the
 // upstream asked for a longer wait than MaxWait or the time left), it
-// records middleware.RetriesStopped on the call, so the model is told not
+// records call.RetriesStopped on the call, so the model is told not
 // to repeat the call by hand.
 //
 // It returns the error of r.Validate when r is invalid.
@@ -57,7 +60,7 @@ func Middleware(r *Retry, policies ...failsafe.Policy[string]) (middleware.Middl
 			if !direct {
 				return rt.run(ctx, next, input, nil, time.Time{})
 			}
-			start := middleware.CallFrom(ctx).Start() // MaxDuration runs from the call's start
+			start := call.From(ctx).Start() // MaxDuration runs from the call's start
 			if start.IsZero() {
 				start = time.Now()
 			}
@@ -88,7 +91,7 @@ type retrier struct {
 func (rt *retrier) run(ctx context.Context, next tools.Tool, input string, firstErr error, start time.Time) (string, error) {
 	r := rt.r
 	if start.IsZero() {
-		start = middleware.CallFrom(ctx).Start() // MaxDuration runs from the call's start
+		start = call.From(ctx).Start() // MaxDuration runs from the call's start
 		if start.IsZero() {
 			start = time.Now()
 		}
@@ -140,7 +143,7 @@ func (rt *retrier) run(ctx context.Context, next tools.Tool, input string, first
 		// A breaker of the caller's own among the policies.
 		for _, p := range rt.policies {
 			if cb, ok := p.(circuitbreaker.CircuitBreaker[string]); ok && cb.IsOpen() {
-				return "", middleware.Refused(err, "", cb.RemainingDelay())
+				return "", fault.Refused(err, "", cb.RemainingDelay())
 			}
 		}
 	}
@@ -154,7 +157,7 @@ func stopped(ctx context.Context, ae *attemptError) error {
 		return &budgetRefused{err: ae.err}
 	}
 	if ae.retryable && ctx.Err() == nil {
-		middleware.Record(ctx, middleware.RetriesStopped{Attempt: middleware.CallFrom(ctx).Attempts(), Wait: ae.wait})
+		call.Record(ctx, call.RetriesStopped{Attempt: call.From(ctx).Attempts(), Wait: ae.wait})
 	}
 	return ae.err
 }

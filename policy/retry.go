@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/toolsafe/toolsafe/internal/call"
+
 	"github.com/failsafe-go/failsafe-go"
 	"github.com/failsafe-go/failsafe-go/budget"
 	"github.com/failsafe-go/failsafe-go/retrypolicy"
@@ -127,7 +129,7 @@ func (r Retry) policy() retrypolicy.RetryPolicy[string] {
 		}).
 		ReturnLastFailure().
 		OnRetryScheduled(func(e failsafe.ExecutionScheduledEvent[string]) {
-			middleware.Record(e.Context(), middleware.RetryScheduled{
+			call.Record(e.Context(), call.RetryScheduled{
 				Attempt: e.Attempts(), Delay: e.Delay, Err: unwrapAttempt(e.LastError())})
 		})
 	if r.Budget != nil {

@@ -9,6 +9,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/toolsafe/toolsafe/approval"
+	"github.com/toolsafe/toolsafe/internal/call"
+
 	"github.com/tmc/langchaingo/tools"
 
 	"github.com/toolsafe/toolsafe"
@@ -23,8 +26,8 @@ import (
 func onRetry(f func(ctx context.Context, attempt int, delay time.Duration)) toolsafe.Option {
 	return toolsafe.With(func(next tools.Tool) tools.Tool {
 		return middleware.Func(next.Name(), next.Description(), func(ctx context.Context, input string) (string, error) {
-			middleware.Observe(ctx, middleware.ObserverFunc(func(e middleware.Event) {
-				if r, ok := e.(middleware.RetryScheduled); ok {
+			call.Observe(ctx, call.ObserverFunc(func(e call.Event) {
+				if r, ok := e.(call.RetryScheduled); ok {
 					f(ctx, r.Attempt, r.Delay)
 				}
 			}))
@@ -196,7 +199,7 @@ func TestAnAnswerAsTheRetrysContextEndsKeepsItsKind(t *testing.T) {
 		err  error
 		kind middleware.Kind
 	}{
-		{"a pause", &middleware.ApprovalRequired{Tool: "refund", Reason: "a person must approve"}, middleware.KindApprovalRequired},
+		{"a pause", &approval.Required{Tool: "refund", Reason: "a person must approve"}, middleware.KindApprovalRequired},
 		{"a semantic error", middleware.NewToolError("order A-1 does not exist"), middleware.KindToolError},
 		{"a panic", &middleware.Failure{Kind: middleware.KindPanic, Tool: "refund"}, middleware.KindPanic},
 	}

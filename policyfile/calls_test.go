@@ -6,6 +6,8 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/toolsafe/toolsafe/run"
+
 	"github.com/toolsafe/toolsafe/middleware"
 	"github.com/toolsafe/toolsafe/policyfile"
 )
@@ -29,7 +31,7 @@ func TestCallLimitsFromTheFile(t *testing.T) {
 		t.Fatal(err)
 	}
 	search := ts.Lookup("search")
-	ctx := middleware.WithRun(context.Background(), "", nil)
+	ctx := run.With(context.Background(), "", nil)
 	var kinds []middleware.Kind
 	for _, in := range []string{"a", "a", "a", "b", "c"} {
 		kinds = append(kinds, search.Run(ctx, in).Kind())

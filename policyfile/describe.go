@@ -6,7 +6,8 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/toolsafe/toolsafe/middleware"
+	"github.com/toolsafe/toolsafe/run"
+
 	"github.com/toolsafe/toolsafe/policy"
 )
 
@@ -196,7 +197,7 @@ func plural(n int) string {
 
 // describeLimits writes the loop guard's limits as "loop guard (identical
 // 3, per tool 10, total 50)", or "loop guard (repeats allowed)".
-func describeLimits(l middleware.CallLimits) string {
+func describeLimits(l run.Limits) string {
 	var ps []string
 	for _, f := range []struct {
 		name string

@@ -39,7 +39,7 @@
 //	    multiplier: 2          # growth from one wait to the next; 0 or 1: constant
 //	    jitter: 0.25           # in [0, 1]: the largest fraction added at random (0.25: 1s becomes 1s..1.25s)
 //	  tracing: false           # true: spans and metrics per call and attempt (otelhook, global OTel providers)
-//	  calls:                   # the loop guard, per agent run scoped with middleware.WithRun; left out: no limit
+//	  calls:                   # the loop guard, per agent run scoped with run.With; left out: no limit
 //	    identical: 3           # the most calls with the same input (the same JSON)
 //	    per_tool: 10           # the most calls of the tool, whatever the input
 //	    total: 50              # the most calls of all tools, counted when this tool is called
@@ -135,7 +135,7 @@
 //
 // # What comes from code
 //
-// The file says which tool needs approval; the middleware.Approver that
+// The file says which tool needs approval; the approval.Approver that
 // decides comes from code, with File.WithApprover. So does the store of the
 // dependencies a fleet shares (shared: redis): File.WithShared with a
 // *redisstore.Store, whose Redis address comes from the program's

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/toolsafe/toolsafe/approval"
+
 	"github.com/toolsafe/toolsafe/middleware"
 	"github.com/toolsafe/toolsafe/policyfile"
 )
@@ -105,7 +107,7 @@ func ExampleLoad() {
 	refund := middleware.Func("refund", "Refunds an invoice.", func(context.Context, string) (string, error) {
 		return "refunded", nil
 	})
-	grants := middleware.NewGrants()
+	grants := approval.NewGrants()
 	agentTools, err := file.WithApprover(grants).WrapAll(fetch, refund)
 	if err != nil {
 		fmt.Println(err)
@@ -120,7 +122,7 @@ func ExampleLoad() {
 	fmt.Println(out)
 
 	_, err = agentTools.Lookup("refund").Call(ctx, `{"number":"INV-1001"}`)
-	var ar *middleware.ApprovalRequired
+	var ar *approval.Required
 	fmt.Println("refund paused for approval:", errors.As(err, &ar))
 	grants.Grant("refund", `{"number":"INV-1001"}`)
 	out, _ = agentTools.Lookup("refund").Call(ctx, `{"number":"INV-1001"}`)

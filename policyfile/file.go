@@ -9,6 +9,9 @@ import (
 	"sync"
 	"time"
 
+	"github.com/toolsafe/toolsafe/approval"
+	"github.com/toolsafe/toolsafe/run"
+
 	"github.com/toolsafe/toolsafe"
 	"github.com/toolsafe/toolsafe/argschema"
 	"github.com/toolsafe/toolsafe/fallback"
@@ -36,7 +39,7 @@ type File struct {
 	tools    map[string]*toolSpec
 	names    []string          // in file order
 	extra    []toolsafe.Option // from With, after the file's options
-	approver middleware.Approver
+	approver approval.Approver
 	// fallbackOpts are the options of WithFallbackOptions, by tool.
 	fallbackOpts map[string][]fallback.Option
 	stores       map[string]Shared // from WithShared, by kind
@@ -154,7 +157,7 @@ type resolved struct {
 	fallback    string
 	fallbackOn  []middleware.Kind
 	argsSchema  *argschema.Schema
-	limits      middleware.CallLimits
+	limits      run.Limits
 	limited     bool // the file gives the loop guard limits or repeats
 }
 
@@ -186,7 +189,7 @@ func (c *File) resolve(name string) resolved {
 		argsSchema:  t.argsSchema.v,
 	}
 	identical, perTool, total, repeats := t.identical.or(d.identical), t.perTool.or(d.perTool), t.total.or(d.total), t.repeats.or(d.repeats)
-	r.limits = middleware.CallLimits{Identical: identical.v, PerTool: perTool.v, Total: total.v, AllowRepeats: repeats.v == repeatsAllow}
+	r.limits = run.Limits{Identical: identical.v, PerTool: perTool.v, Total: total.v, AllowRepeats: repeats.v == repeatsAllow}
 	r.limited = identical.set || perTool.set || total.set || repeats.set
 	if r.sideEffects == "" {
 		r.sideEffects = sideEffectsNone

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/toolsafe/toolsafe/approval"
+
 	"github.com/tmc/langchaingo/tools"
 
 	"github.com/toolsafe/toolsafe/middleware"
@@ -54,7 +56,7 @@ func FuzzParse(f *testing.F) {
 		}
 		_ = file.Describe("not in the file")
 		_ = file.CheckTools(file.Tools()...)
-		wrapped, err := file.WithApprover(middleware.NewGrants()).WrapAll(ts...)
+		wrapped, err := file.WithApprover(approval.NewGrants()).WrapAll(ts...)
 		if err != nil {
 			_ = err.Error()
 			return

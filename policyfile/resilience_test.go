@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/toolsafe/toolsafe/approval"
+
 	"github.com/tmc/langchaingo/tools"
 
 	"github.com/toolsafe/toolsafe"
@@ -197,13 +199,13 @@ func TestApprovalComesFromTheFileAndTheApproverFromCode(t *testing.T) {
 	})
 
 	t.Run("with one, a call pauses until granted", func(t *testing.T) {
-		grants := middleware.NewGrants()
+		grants := approval.NewGrants()
 		wrapped, err := cfg.WithApprover(grants).WrapAll(refund)
 		if err != nil {
 			t.Fatal(err)
 		}
 		_, err = wrapped[0].Call(context.Background(), `{"invoice":"INV-1001"}`)
-		var ar *middleware.ApprovalRequired
+		var ar *approval.Required
 		if !errors.As(err, &ar) || applied != 0 {
 			t.Fatalf("Call = %v with %d refunds applied; want an approval pause and none", err, applied)
 		}

@@ -6,6 +6,8 @@ import (
 	"maps"
 	"slices"
 
+	"github.com/toolsafe/toolsafe/approval"
+
 	"github.com/failsafe-go/failsafe-go/budget"
 	"github.com/tmc/langchaingo/tools"
 
@@ -62,7 +64,7 @@ func (c *File) WrapAll(ts ...tools.Tool) (toolsafe.Tools, error) {
 		if t.approval.set && t.approval.v != approvalNone && c.approver == nil {
 			ps.add(&Problem{Path: "tools." + name + ".approval", Tool: name, Field: "approval",
 				Line: t.approval.at.line, Column: t.approval.at.col,
-				Message: fmt.Sprintf("approval %s needs an approver: call WithApprover on the File before WrapAll, such as file.WithApprover(middleware.NewGrants())", t.approval.v)})
+				Message: fmt.Sprintf("approval %s needs an approver: call WithApprover on the File before WrapAll, such as file.WithApprover(approval.NewGrants())", t.approval.v)})
 		}
 	}
 	c.sharedProblems(&ps)
@@ -279,7 +281,7 @@ func (c *File) options(b *binder, name string) ([]toolsafe.Option, error) {
 // WrapAll reports such a tool when no approver was given; a nil a removes
 // the approver. The File it returns shares c's breakers, bulkheads and
 // budgets; c itself does not change.
-func (c *File) WithApprover(a middleware.Approver) *File {
+func (c *File) WithApprover(a approval.Approver) *File {
 	d := *c
 	d.approver = a
 	return &d

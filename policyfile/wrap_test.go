@@ -7,6 +7,8 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/toolsafe/toolsafe/approval"
+
 	"github.com/tmc/langchaingo/tools"
 	"go.opentelemetry.io/otel"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
@@ -144,7 +146,7 @@ func TestWrapAllRefusesAToolThatCollidesWithAGatedOne(t *testing.T) {
 	echo := func(name string) tools.Tool {
 		return middleware.Func(name, "refunds", func(context.Context, string) (string, error) { return "refunded", nil })
 	}
-	wrapped, err := file.WithApprover(middleware.NewGrants()).WrapAll(echo("Refund"), echo("refund"))
+	wrapped, err := file.WithApprover(approval.NewGrants()).WrapAll(echo("Refund"), echo("refund"))
 	var pe *policyfile.Error
 	if !errors.As(err, &pe) || len(pe.Problems) != 1 || wrapped != nil {
 		t.Fatalf("WrapAll = %v, %v; want one problem and no tools", wrapped, err)

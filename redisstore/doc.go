@@ -19,7 +19,7 @@
 //		toolsafe.WithRetry(policy.Retry{MaxRetries: 3, Backoff: policy.DefaultBackoff(), Shared: budget}),
 //		toolsafe.WithCircuitBreaker(billing),
 //		toolsafe.WithApproval(store.Grants()))
-//	ctx = middleware.WithRun(ctx, runID, store.Ledger())
+//	ctx = run.With(ctx, runID, store.Ledger())
 //
 // Or, from a policies file whose dependency says shared: redis:
 //
@@ -53,10 +53,10 @@
 // minimum (WithBudgetMinRetries, 3). First attempts are counted locally
 // and sent in the background, every 100ms at most (FlushInterval).
 //
-// Grants (Store.Grants, a middleware.Approver) keep grants, denials and
+// Grants (Store.Grants, a approval.Approver) keep grants, denials and
 // pending requests, bound to a tool and its canonical input
-// (middleware.Canonical), used once, oldest first. A Ledger (Store.Ledger,
-// a middleware.Ledger) keeps each run's entries in a list.
+// (canonical.JSON), used once, oldest first. A Ledger (Store.Ledger,
+// a run.Ledger) keeps each run's entries in a list.
 //
 // The breaker is this package's, not sony/gobreaker's
 // DistributedCircuitBreaker (v2.4.0): that one's Execute takes a lock in
@@ -106,7 +106,7 @@
 //     attempts with the same ratio (toolsafe.redisstore.local_decisions);
 //   - grants and ledgers fail closed and say so: their methods return an
 //     error wrapping ErrUnavailable (toolsafe.redisstore.refusals). The
-//     approval gate then pauses the call (middleware.ApprovalRequired with
+//     approval gate then pauses the call (approval.Required with
 //     Err set: no approval is assumed), and a tool with side effects in a
 //     resumed run refuses with tool-failed rather than trust or skip a
 //     replay; a tool that only reads runs.

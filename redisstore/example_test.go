@@ -8,6 +8,9 @@ import (
 	"os"
 	"time"
 
+	"github.com/toolsafe/toolsafe/approval"
+	"github.com/toolsafe/toolsafe/run"
+
 	"github.com/redis/go-redis/v9"
 
 	"github.com/toolsafe/toolsafe"
@@ -87,7 +90,7 @@ func ExampleStore_Grants() {
 	}
 	ctx := context.Background()
 	_, err = refund.Call(ctx, `{"order":"A-1001","amount_eur":25}`)
-	var ar *middleware.ApprovalRequired
+	var ar *approval.Required
 	fmt.Println("paused:", errors.As(err, &ar))
 
 	approver := storeB.Grants()
@@ -101,7 +104,7 @@ func ExampleStore_Grants() {
 			log.Fatal(err)
 		}
 	}
-	out, err := refund.Call(middleware.Resume(ctx, ar), `{"amount_eur":25,"order":"A-1001"}`)
+	out, err := refund.Call(run.Resume(ctx, ar), `{"amount_eur":25,"order":"A-1001"}`)
 	fmt.Println("resumed:", out, err)
 	// Output:
 	// paused: true

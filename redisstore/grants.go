@@ -8,9 +8,10 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/redis/go-redis/v9"
+	"github.com/toolsafe/toolsafe/approval"
+	"github.com/toolsafe/toolsafe/canonical"
 
-	"github.com/toolsafe/toolsafe/middleware"
+	"github.com/redis/go-redis/v9"
 )
 
 // DefaultMaxDecisions is how many grants and denials may wait for one tool
@@ -22,10 +23,10 @@ const DefaultMaxDecisions = 100
 // call of another (see Grants).
 func (s *Store) Grants() *Grants { return &Grants{s: s} }
 
-// Grants is a middleware.Approver whose decisions live in Redis, shared by
-// every replica: middleware.Grants for a fleet. Each Grant or Deny is
+// Grants is a approval.Approver whose decisions live in Redis, shared by
+// every replica: approval.Grants for a fleet. Each Grant or Deny is
 // bound to one tool and its input, compared as canonical JSON
-// (middleware.Canonical), and is used up by one decision, the oldest
+// (canonical.JSON), and is used up by one decision, the oldest
 // first; a call with no decision waiting is Pending and is listed by
 // Pending until a Grant or Deny for it arrives.
 //
@@ -39,36 +40,36 @@ func (s *Store) Grants() *Grants { return &Grants{s: s} }
 // the Store's timeout and by ctx. When Redis is unavailable they return an
 // error wrapping ErrUnavailable and decide nothing: Decide's error makes
 // toolsafe's gate fail closed (the call pauses with
-// middleware.ApprovalRequired.Err set; it never runs on an assumed
+// approval.Required.Err set; it never runs on an assumed
 // approval).
 //
 // Make one with Store.Grants; set TTL and MaxPending before its first use,
 // the same in every replica. A Grants is safe for concurrent use.
 type Grants struct {
 	// TTL is how long a decision waits to be used, and a pending request to
-	// be decided; zero means middleware.DefaultGrantTTL (1 hour).
+	// be decided; zero means approval.DefaultGrantTTL (1 hour).
 	TTL time.Duration
 	// MaxPending caps the pending requests listed; zero means
-	// middleware.DefaultMaxPending (1,000).
+	// approval.DefaultMaxPending (1,000).
 	MaxPending int
 
 	s *Store
 }
 
-var _ middleware.Approver = (*Grants)(nil)
+var _ approval.Approver = (*Grants)(nil)
 
 func (g *Grants) ttl() time.Duration {
 	if g.TTL > 0 {
 		return g.TTL
 	}
-	return middleware.DefaultGrantTTL
+	return approval.DefaultGrantTTL
 }
 
 func (g *Grants) maxPending() int {
 	if g.MaxPending > 0 {
 		return g.MaxPending
 	}
-	return middleware.DefaultMaxPending
+	return approval.DefaultMaxPending
 }
 
 var errNoStore = errors.New("redisstore: these Grants were not made by Store.Grants")
@@ -77,7 +78,7 @@ var errNoStore = errors.New("redisstore: these Grants were not made by Store.Gra
 // of the pending requests, and the member that names tool and input in
 // them.
 func (g *Grants) keys(tool, input string) ([]string, string) {
-	canon, err := middleware.Canonical(input)
+	canon, err := canonical.JSON(input)
 	if err != nil {
 		canon = input
 	}
@@ -189,13 +190,13 @@ return out
 // (by any replica), or answers Pending and lists the call in Pending. It
 // returns Pending and an error wrapping ErrUnavailable when Redis is
 // unavailable: toolsafe's gate then pauses the call, failing closed.
-func (g *Grants) Decide(ctx context.Context, call middleware.CallInfo) (middleware.Decision, error) {
+func (g *Grants) Decide(ctx context.Context, call approval.CallInfo) (approval.Decision, error) {
 	if g.s == nil {
-		return middleware.Pending, errNoStore
+		return approval.Pending, errNoStore
 	}
 	info, err := json.Marshal(call)
 	if err != nil {
-		return middleware.Pending, fmt.Errorf("redisstore: %w", err)
+		return approval.Pending, fmt.Errorf("redisstore: %w", err)
 	}
 	keys, member := g.keys(call.Tool, call.Input)
 	var kind string
@@ -206,15 +207,15 @@ func (g *Grants) Decide(ctx context.Context, call middleware.CallInfo) (middlewa
 	})
 	if err != nil {
 		g.s.health.refused(stateGrants)
-		return middleware.Pending, err
+		return approval.Pending, err
 	}
 	switch kind {
 	case "a":
-		return middleware.Approved, nil
+		return approval.Approved, nil
 	case "d":
-		return middleware.Denied, nil
+		return approval.Denied, nil
 	}
-	return middleware.Pending, nil
+	return approval.Pending, nil
 }
 
 // Grant approves one call (one attempt, for a destructive tool) of tool
@@ -279,7 +280,7 @@ func (g *Grants) Revoke(ctx context.Context, tool, input string) (int, error) {
 // first, one per tool and input (the latest request for it): what a
 // program shows the person who approves. It returns an error wrapping
 // ErrUnavailable when Redis is unavailable.
-func (g *Grants) Pending(ctx context.Context) ([]middleware.CallInfo, error) {
+func (g *Grants) Pending(ctx context.Context) ([]approval.CallInfo, error) {
 	if g.s == nil {
 		return nil, errNoStore
 	}
@@ -294,13 +295,13 @@ func (g *Grants) Pending(ctx context.Context) ([]middleware.CallInfo, error) {
 		g.s.health.refused(stateGrants)
 		return nil, err
 	}
-	var out []middleware.CallInfo
+	var out []approval.CallInfo
 	for _, r := range raw {
 		s, ok := r.(string)
 		if !ok {
 			continue // expired between the two reads of the script: none
 		}
-		var c middleware.CallInfo
+		var c approval.CallInfo
 		if err := json.Unmarshal([]byte(s), &c); err != nil {
 			return nil, fmt.Errorf("redisstore: a pending request in Redis is not valid: %w", err)
 		}

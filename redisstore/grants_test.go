@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/toolsafe/toolsafe/approval"
+
 	"github.com/toolsafe/toolsafe"
 	"github.com/toolsafe/toolsafe/middleware"
 	"github.com/toolsafe/toolsafe/redisstore"
@@ -16,11 +18,11 @@ import (
 
 const refundInput = `{"order":"A-1001","amount_eur":25}`
 
-func call(tool, input string) middleware.CallInfo {
-	return middleware.CallInfo{Tool: tool, CallID: "call_1", Input: input, Attempt: 1, IdempotencyKey: "key-1"}
+func call(tool, input string) approval.CallInfo {
+	return approval.CallInfo{Tool: tool, CallID: "call_1", Input: input, Attempt: 1, IdempotencyKey: "key-1"}
 }
 
-func decide(t *testing.T, g *redisstore.Grants, c middleware.CallInfo) middleware.Decision {
+func decide(t *testing.T, g *redisstore.Grants, c approval.CallInfo) approval.Decision {
 	t.Helper()
 	d, err := g.Decide(background, c)
 	if err != nil {
@@ -33,7 +35,7 @@ func TestGrantsAreSharedByTheFleet(t *testing.T) {
 	rs := newReplicas(t, redisAddr, 3)
 	a, b, c := rs[0].store.Grants(), rs[1].store.Grants(), rs[2].store.Grants()
 
-	if d := decide(t, a, call("refund", refundInput)); d != middleware.Pending {
+	if d := decide(t, a, call("refund", refundInput)); d != approval.Pending {
 		t.Fatalf("no grant yet: %v", d)
 	}
 	pending, err := b.Pending(background)
@@ -50,16 +52,16 @@ func TestGrantsAreSharedByTheFleet(t *testing.T) {
 	if p, _ := b.Pending(background); len(p) != 0 {
 		t.Errorf("still pending after the grant: %+v", p)
 	}
-	if d := decide(t, b, call("refund", refundInput)); d != middleware.Approved {
+	if d := decide(t, b, call("refund", refundInput)); d != approval.Approved {
 		t.Fatalf("the grant given through c: %v on b", d)
 	}
-	if d := decide(t, a, call("refund", refundInput)); d != middleware.Pending {
+	if d := decide(t, a, call("refund", refundInput)); d != approval.Pending {
 		t.Fatalf("a grant is used once; a second call got %v", d)
 	}
-	if d := decide(t, a, call("refund", `{"order":"A-1001","amount_eur":2500}`)); d != middleware.Pending {
+	if d := decide(t, a, call("refund", `{"order":"A-1001","amount_eur":2500}`)); d != approval.Pending {
 		t.Fatalf("a grant covered another input: %v", d)
 	}
-	if d := decide(t, a, call("charge", refundInput)); d != middleware.Pending {
+	if d := decide(t, a, call("charge", refundInput)); d != approval.Pending {
 		t.Fatalf("a grant covered another tool: %v", d)
 	}
 }
@@ -76,11 +78,11 @@ func TestGrantsAreUsedOldestFirst(t *testing.T) {
 	if err := a.Grant(background, "refund", refundInput); err != nil {
 		t.Fatal(err)
 	}
-	var got []middleware.Decision
+	var got []approval.Decision
 	for range 4 {
 		got = append(got, decide(t, b, call("refund", refundInput)))
 	}
-	want := []middleware.Decision{middleware.Approved, middleware.Denied, middleware.Approved, middleware.Pending}
+	want := []approval.Decision{approval.Approved, approval.Denied, approval.Approved, approval.Pending}
 	if fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Fatalf("decisions %v, want %v", got, want)
 	}
@@ -95,7 +97,7 @@ func TestGrantsAreUsedOldestFirst(t *testing.T) {
 	if n, err := b.Revoke(background, "refund", `{"amount_eur":25,"order":"A-1001"}`); err != nil || n != 2 {
 		t.Fatalf("revoked %d (%v), want 2", n, err)
 	}
-	if d := decide(t, a, call("refund", refundInput)); d != middleware.Pending {
+	if d := decide(t, a, call("refund", refundInput)); d != approval.Pending {
 		t.Fatalf("a revoked grant was used: %v", d)
 	}
 }
@@ -110,7 +112,7 @@ func TestGrantsExpire(t *testing.T) {
 	}
 	decide(t, b, call("charge", `{}`)) // pending
 	time.Sleep(ttl)                    // the grant's and the request's TTL
-	if d := decide(t, b, call("refund", refundInput)); d != middleware.Pending {
+	if d := decide(t, b, call("refund", refundInput)); d != approval.Pending {
 		t.Errorf("an expired grant was used: %v", d)
 	}
 	p, err := a.Pending(background)
@@ -130,7 +132,7 @@ func TestGrantsPendingAreBounded(t *testing.T) {
 		decide(t, []*redisstore.Grants{a, b}[i%2], call("refund", fmt.Sprintf(`{"order":"A-%d"}`, i)))
 	}
 	// The latest request for a listed call refreshes it, in place.
-	decide(t, a, middleware.CallInfo{Tool: "refund", CallID: "call_9", Input: `{"order":"A-3"}`, Attempt: 2})
+	decide(t, a, approval.CallInfo{Tool: "refund", CallID: "call_9", Input: `{"order":"A-3"}`, Attempt: 2})
 	p, err := b.Pending(background)
 	if err != nil {
 		t.Fatal(err)
@@ -176,7 +178,7 @@ func TestGrantsFailClosedWhileRedisIsDown(t *testing.T) {
 	}
 	srv.Kill()
 	_, err = refund.Call(background, refundInput)
-	var ar *middleware.ApprovalRequired
+	var ar *approval.Required
 	if !errors.As(err, &ar) || !errors.Is(ar.Err, redisstore.ErrUnavailable) {
 		t.Fatalf("with Redis down: %v, want an approval pause whose Err is ErrUnavailable", err)
 	}
@@ -226,10 +228,10 @@ func TestGrantsKeepTheToolAndTheInputApart(t *testing.T) {
 	if err := g.Grant(background, "lookup", "x\x00refund-all"); err != nil {
 		t.Fatal(err)
 	}
-	if d, err := g.Decide(background, middleware.CallInfo{Tool: "lookup\x00x", Input: "refund-all"}); err != nil || d != middleware.Pending {
+	if d, err := g.Decide(background, approval.CallInfo{Tool: "lookup\x00x", Input: "refund-all"}); err != nil || d != approval.Pending {
 		t.Fatalf("another tool and input: %v, %v; want pending", d, err)
 	}
-	if d, err := g.Decide(background, middleware.CallInfo{Tool: "lookup", Input: "x\x00refund-all"}); err != nil || d != middleware.Approved {
+	if d, err := g.Decide(background, approval.CallInfo{Tool: "lookup", Input: "x\x00refund-all"}); err != nil || d != approval.Approved {
 		t.Fatalf("the granted call: %v, %v; want approved", d, err)
 	}
 }
@@ -243,7 +245,7 @@ func TestGrantsListManyPendingRequests(t *testing.T) {
 	g.MaxPending = 20000
 	const n = 9000
 	for i := range n {
-		if _, err := g.Decide(background, middleware.CallInfo{Tool: "refund", Input: fmt.Sprintf(`{"n":%d}`, i)}); err != nil {
+		if _, err := g.Decide(background, approval.CallInfo{Tool: "refund", Input: fmt.Sprintf(`{"n":%d}`, i)}); err != nil {
 			t.Fatalf("decide %d: %v", i, err)
 		}
 	}

@@ -6,18 +6,18 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/redis/go-redis/v9"
+	"github.com/toolsafe/toolsafe/run"
 
-	"github.com/toolsafe/toolsafe/middleware"
+	"github.com/redis/go-redis/v9"
 )
 
 // Ledger returns a run ledger kept in Redis, so that a run paused on one
 // replica resumes on another (see Ledger).
 func (s *Store) Ledger() *Ledger { return &Ledger{s: s} }
 
-// Ledger is a middleware.Ledger kept in Redis, shared by every replica:
-// scope a run with middleware.WithRun(ctx, runID, ledger) on any replica,
-// and a run resumed on another replica (middleware.Resume) answers the
+// Ledger is a run.Ledger kept in Redis, shared by every replica:
+// scope a run with run.With(ctx, runID, ledger) on any replica,
+// and a run resumed on another replica (run.Resume) answers the
 // calls that completed before the pause from it instead of calling their
 // tools again.
 //
@@ -39,37 +39,37 @@ func (s *Store) Ledger() *Ledger { return &Ledger{s: s} }
 // the same in every replica. A Ledger is safe for concurrent use.
 type Ledger struct {
 	// TTL is how long a run is kept after its last call or read; zero
-	// means middleware.DefaultLedgerTTL (24 hours).
+	// means run.DefaultLedgerTTL (24 hours).
 	TTL time.Duration
 	// MaxEntries caps the entries of one run; zero means
-	// middleware.DefaultLedgerEntries (1,000).
+	// run.DefaultLedgerEntries (1,000).
 	MaxEntries int
 
 	s *Store
 }
 
-var _ middleware.Ledger = (*Ledger)(nil)
+var _ run.Ledger = (*Ledger)(nil)
 
 func (l *Ledger) ttl() time.Duration {
 	if l.TTL > 0 {
 		return l.TTL
 	}
-	return middleware.DefaultLedgerTTL
+	return run.DefaultLedgerTTL
 }
 
 func (l *Ledger) maxEntries() int64 {
 	if l.MaxEntries > 0 {
 		return int64(l.MaxEntries)
 	}
-	return middleware.DefaultLedgerEntries
+	return run.DefaultLedgerEntries
 }
 
-func (l *Ledger) key(run string) string { return l.s.key("run", nameInKey(run)) }
+func (l *Ledger) key(runID string) string { return l.s.key("run", nameInKey(runID)) }
 
 // Append adds e to the entries of run, after those already there, drops
 // entries beyond MaxEntries (reads first) and keeps the run TTL from now. It returns
 // an error wrapping ErrUnavailable when Redis is unavailable.
-func (l *Ledger) Append(ctx context.Context, run string, e middleware.Entry) error {
+func (l *Ledger) Append(ctx context.Context, runID string, e run.Entry) error {
 	if l.s == nil {
 		return errNoLedgerStore
 	}
@@ -77,7 +77,7 @@ func (l *Ledger) Append(ctx context.Context, run string, e middleware.Entry) err
 	if err != nil {
 		return fmt.Errorf("redisstore: %w", err)
 	}
-	k := l.key(run)
+	k := l.key(runID)
 	err = l.s.do(ctx, opAppend, func(ctx context.Context) error {
 		return appendScript.Run(ctx, l.s.client, []string{k}, data, l.maxEntries(), l.ttl().Milliseconds()).Err()
 	})
@@ -92,11 +92,11 @@ func (l *Ledger) Append(ctx context.Context, run string, e middleware.Entry) err
 // It returns an error wrapping ErrUnavailable when Redis is unavailable,
 // and an error when an entry in Redis is not valid: a replay is then not
 // trusted.
-func (l *Ledger) Entries(ctx context.Context, run string) ([]middleware.Entry, error) {
+func (l *Ledger) Entries(ctx context.Context, runID string) ([]run.Entry, error) {
 	if l.s == nil {
 		return nil, errNoLedgerStore
 	}
-	k := l.key(run)
+	k := l.key(runID)
 	var raw *redis.StringSliceCmd
 	err := l.s.do(ctx, opEntries, func(ctx context.Context) error {
 		_, err := l.s.client.TxPipelined(ctx, func(p redis.Pipeliner) error {
@@ -114,11 +114,11 @@ func (l *Ledger) Entries(ctx context.Context, run string) ([]middleware.Entry, e
 	if len(vals) == 0 {
 		return nil, nil
 	}
-	out := make([]middleware.Entry, len(vals))
+	out := make([]run.Entry, len(vals))
 	for i, v := range vals {
 		var se storedEntry
 		if err := json.Unmarshal([]byte(v), &se); err != nil {
-			return nil, fmt.Errorf("redisstore: entry %d of run %s in Redis is not valid: %w", i+1, run, err)
+			return nil, fmt.Errorf("redisstore: entry %d of run %s in Redis is not valid: %w", i+1, runID, err)
 		}
 		out[i] = se.Entry
 		out[i].Tool, out[i].Input, out[i].Output = string(se.Tool), string(se.Input), string(se.Output)
@@ -131,13 +131,13 @@ func (l *Ledger) Entries(ctx context.Context, run string) ([]middleware.Entry, e
 // UTF-8, which JSON strings cannot carry, comes back byte for byte and a
 // resumed run matches it.
 type storedEntry struct {
-	middleware.Entry
+	run.Entry
 	Tool, Input, Output []byte
 }
 
 // appendScript appends ARGV[1] to the list KEYS[1], keeps at most ARGV[2]
 // entries, dropping the oldest entries of tools that only read first (as
-// middleware.TrimEntries does; json.Marshal writes "ReadOnly":true only as
+// run.TrimEntries does; json.Marshal writes "ReadOnly":true only as
 // the field, a string's quotes being escaped), then the oldest, and keeps
 // the list ARGV[3] ms from now.
 var appendScript = redis.NewScript(`

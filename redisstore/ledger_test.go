@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/toolsafe/toolsafe/run"
+
 	"github.com/toolsafe/toolsafe"
 	"github.com/toolsafe/toolsafe/middleware"
 	"github.com/toolsafe/toolsafe/redisstore"
@@ -19,7 +21,7 @@ func TestLedgerKeepsARunForEveryReplica(t *testing.T) {
 	rs := newReplicas(t, redisAddr, 2)
 	a, b := rs[0].store.Ledger(), rs[1].store.Ledger()
 	at := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
-	entries := []middleware.Entry{
+	entries := []run.Entry{
 		{Tool: "charge", Input: `{"order":"A-1"}`, Key: "k1", CallID: "call_1", Output: "charged", At: at},
 		{Tool: "refund", Input: `{"order":"A-1"}`, Key: "k2", CallID: "call_2", Kind: middleware.KindTimeout, SideEffectUnknown: true, At: at},
 	}
@@ -45,7 +47,7 @@ func TestLedgerIsBounded(t *testing.T) {
 	l := rs[0].store.Ledger()
 	l.MaxEntries, l.TTL = 3, time.Minute
 	for i := range 5 {
-		if err := l.Append(background, "run-1", middleware.Entry{Tool: "charge", Key: fmt.Sprint(i)}); err != nil {
+		if err := l.Append(background, "run-1", run.Entry{Tool: "charge", Key: fmt.Sprint(i)}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -80,7 +82,7 @@ func TestLedgerDropsReadsBeforeSideEffects(t *testing.T) {
 	rs := newReplicas(t, redisAddr, 1)
 	l := rs[0].store.Ledger()
 	l.MaxEntries, l.TTL = 3, time.Minute
-	appendAll := func(es ...middleware.Entry) {
+	appendAll := func(es ...run.Entry) {
 		for _, e := range es {
 			if err := l.Append(background, "run-1", e); err != nil {
 				t.Fatal(err)
@@ -100,14 +102,14 @@ func TestLedgerDropsReadsBeforeSideEffects(t *testing.T) {
 		return fmt.Sprint(ks)
 	}
 	// The field's text inside a string is not the field.
-	appendAll(middleware.Entry{Tool: "refund", Key: "r1", Output: `{"ReadOnly":true}`})
+	appendAll(run.Entry{Tool: "refund", Key: "r1", Output: `{"ReadOnly":true}`})
 	for i := range 10 {
-		appendAll(middleware.Entry{Tool: "search", Key: fmt.Sprint("s", i+1), ReadOnly: true})
+		appendAll(run.Entry{Tool: "search", Key: fmt.Sprint("s", i+1), ReadOnly: true})
 	}
 	if got := keys(); got != "[r1 s9 s10]" {
 		t.Fatalf("entries %v; want the refund kept and the newest reads: [r1 s9 s10]", got)
 	}
-	appendAll(middleware.Entry{Tool: "refund", Key: "r2"}, middleware.Entry{Tool: "refund", Key: "r3"}, middleware.Entry{Tool: "refund", Key: "r4"})
+	appendAll(run.Entry{Tool: "refund", Key: "r2"}, run.Entry{Tool: "refund", Key: "r3"}, run.Entry{Tool: "refund", Key: "r4"})
 	if got := keys(); got != "[r2 r3 r4]" {
 		t.Errorf("entries %v; want, with no read left, the oldest refund dropped: [r2 r3 r4]", got)
 	}
@@ -132,13 +134,13 @@ func TestLedgerFailsClosedWhileRedisIsDown(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx := middleware.WithRun(background, "run-1", ledger)
+	ctx := run.With(background, "run-1", ledger)
 	if r := charge.Run(ctx, `{"order":"A-1"}`); r.Failure != nil {
 		t.Fatal(r.Failure)
 	}
 
 	srv.Kill()
-	r := charge.Run(middleware.WithRun(background, "run-1", ledger), `{"order":"A-1"}`)
+	r := charge.Run(run.With(background, "run-1", ledger), `{"order":"A-1"}`)
 	if r.Failure == nil || r.Failure.Kind != middleware.KindFailed || r.Failure.Retryable {
 		t.Fatalf("a side-effecting call with the ledger unreadable: %+v, want tool-failed, not retryable", r)
 	}
@@ -156,7 +158,7 @@ func TestLedgerFailsClosedWhileRedisIsDown(t *testing.T) {
 	if !errors.Is(err, redisstore.ErrUnavailable) {
 		t.Errorf("Entries with Redis down: %v, want ErrUnavailable", err)
 	}
-	if err := ledger.Append(background, "run-1", middleware.Entry{}); !errors.Is(err, redisstore.ErrUnavailable) {
+	if err := ledger.Append(background, "run-1", run.Entry{}); !errors.Is(err, redisstore.ErrUnavailable) {
 		t.Errorf("Append with Redis down: %v, want ErrUnavailable", err)
 	}
 	if err := srv.Restart(); err != nil {
@@ -166,7 +168,7 @@ func TestLedgerFailsClosedWhileRedisIsDown(t *testing.T) {
 	// The restarted Redis is empty: the run's entries are gone, so a
 	// resumed run calls the charge again (with the same input it is a new
 	// call), and records it.
-	if r := charge.Run(middleware.WithRun(background, "run-1", ledger), `{"order":"A-1"}`); r.Failure != nil || charges.Load() != 2 {
+	if r := charge.Run(run.With(background, "run-1", ledger), `{"order":"A-1"}`); r.Failure != nil || charges.Load() != 2 {
 		t.Fatalf("after Redis returned: %+v, %d charges", r, charges.Load())
 	}
 	if got, err := ledger.Entries(background, "run-1"); err != nil || len(got) != 1 {
@@ -180,7 +182,7 @@ func TestLedgerFailsClosedWhileRedisIsDown(t *testing.T) {
 func TestLedgerKeepsTextByteForByte(t *testing.T) {
 	rs := newReplicas(t, redisAddr, 1)
 	l := rs[0].store.Ledger()
-	e := middleware.Entry{Tool: "charge", Input: "order A-1001 \xff 25 EUR", Key: "k", Output: "ok \xfe\x00", At: time.Unix(1700000000, 0).UTC()}
+	e := run.Entry{Tool: "charge", Input: "order A-1001 \xff 25 EUR", Key: "k", Output: "ok \xfe\x00", At: time.Unix(1700000000, 0).UTC()}
 	if err := l.Append(background, "run-bytes", e); err != nil {
 		t.Fatal(err)
 	}

@@ -15,6 +15,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/toolsafe/toolsafe/approval"
+	"github.com/toolsafe/toolsafe/run"
+
 	"github.com/redis/go-redis/v9"
 	"github.com/tmc/langchaingo/agents"
 	"github.com/tmc/langchaingo/llms/fake"
@@ -103,7 +106,7 @@ func TestResumeOnAnotherReplica(t *testing.T) {
 	}
 
 	paused := runReplica(t, "pause", env)
-	var ar middleware.ApprovalRequired
+	var ar approval.Required
 	if err := json.Unmarshal([]byte(paused), &ar); err != nil {
 		t.Fatalf("replica A's paused call %q: %v", paused, err)
 	}
@@ -217,18 +220,18 @@ func replicaRun(role string) (string, error) {
 	}
 
 	script := pauseScript
-	runCtx := middleware.WithRun(ctx, os.Getenv(replicaRunEnv), ledger)
+	runCtx := run.With(ctx, os.Getenv(replicaRunEnv), ledger)
 	if role == "resume" {
 		script = resumeScript
-		var ar middleware.ApprovalRequired
+		var ar approval.Required
 		if err := json.Unmarshal([]byte(os.Getenv(replicaPausedEnv)), &ar); err != nil {
 			return "", err
 		}
-		runCtx = middleware.Resume(middleware.WithRun(ctx, "", ledger), &ar)
+		runCtx = run.Resume(run.With(ctx, "", ledger), &ar)
 	}
 	agent := agents.NewOneShotAgent(fake.NewFakeLLM(script), []tools.Tool{charge, refund})
 	out, err := agents.NewExecutor(agent, agents.WithMaxIterations(5)).Call(runCtx, map[string]any{"input": question})
-	var ar *middleware.ApprovalRequired
+	var ar *approval.Required
 	switch {
 	case role == "pause" && errors.As(err, &ar):
 		data, err := json.Marshal(ar)

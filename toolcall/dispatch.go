@@ -58,7 +58,7 @@ const maxNamesListed = 32
 //
 // A tool's error is returned, as langchaingo's executor would return it: for
 // a tool wrapped with toolsafe that is an approval pause
-// (*middleware.ApprovalRequired, find it with errors.As) or the end of ctx
+// (*approval.Required, find it with errors.As) or the end of ctx
 // (ctx.Err()); every other failure is already the call's response. The other
 // calls of the turn are not stopped by it: they were running already, and
 // stopping one midway could leave its action half done. When several calls
@@ -66,7 +66,7 @@ const maxNamesListed = 32
 // counted once. Along with an error, Dispatch returns the responses of the
 // calls that did answer, in the order of calls; the paused calls have none.
 // Keep those responses: once the approval is decided, dispatch only the
-// calls that have no response (middleware.Resume carries a paused call on;
+// calls that have no response (run.Resume carries a paused call on;
 // with WithCallIDs, ApprovalRequired.CallID is the model's call ID), since
 // the other calls of the turn have run already.
 //

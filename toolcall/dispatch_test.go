@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/toolsafe/toolsafe/approval"
+
 	"github.com/tmc/langchaingo/llms"
 	"github.com/tmc/langchaingo/tools"
 
@@ -200,8 +202,8 @@ func TestDispatchParallelCallsOfOneTurn(t *testing.T) {
 }
 
 func TestDispatchPausesAndCancellation(t *testing.T) {
-	pending := middleware.ApproverFunc(func(context.Context, middleware.CallInfo) (middleware.Decision, error) {
-		return middleware.Pending, nil
+	pending := approval.ApproverFunc(func(context.Context, approval.CallInfo) (approval.Decision, error) {
+		return approval.Pending, nil
 	})
 	var refunds, lookups atomic.Int32
 	refund := toolsafe.Wrap(middleware.Func("refund", "Refunds.", func(context.Context, string) (string, error) {
@@ -216,9 +218,9 @@ func TestDispatchPausesAndCancellation(t *testing.T) {
 	t.Run("a pause is returned as an error; the other calls of the turn still answer", func(t *testing.T) {
 		calls := toolCalls("c1", "refund", `{"__arg1":"INV-1"}`, "c2", "lookup", `{"__arg1":"INV-1"}`, "c3", "refund", `{"__arg1":"INV-2"}`).Choices[0].ToolCalls
 		resps, err := toolcall.Dispatch(context.Background(), []tools.Tool{refund, lookup}, calls)
-		var ar *middleware.ApprovalRequired
+		var ar *approval.Required
 		if !errors.As(err, &ar) {
-			t.Fatalf("error %v; want *middleware.ApprovalRequired", err)
+			t.Fatalf("error %v; want *approval.Required", err)
 		}
 		if ar.Tool != "refund" || ar.Input != "INV-1" {
 			t.Errorf("the first pause is %+v; want refund of INV-1", ar)

@@ -34,7 +34,7 @@
 // its response (a retry that ran out, a tool-error, invalid arguments), so
 // the model sees it and the loop goes on. Two outcomes come back from
 // Dispatch as errors, as they do from toolsafe's Tool.Call: an approval
-// pause (*middleware.ApprovalRequired) and the end of ctx. A call that names
+// pause (*approval.Required) and the end of ctx. A call that names
 // no tool of the list gets a response saying so, as langchaingo's executor
 // does.
 package toolcall

@@ -4,7 +4,7 @@
 // a time.
 //
 //   - Run 1 pauses: the refund of order A-1001 waits for approval
-//     (errors.As finds *middleware.ApprovalRequired in the run's error). The
+//     (errors.As finds *approval.Required in the run's error). The
 //     program lists what waits, the user grants it, and the run resumes.
 //
 //   - The first attempt reaches the upstream, which applies the refund and
@@ -22,7 +22,7 @@
 //
 //   - Each resumed run asks for every refund of the request again, as a
 //     real model does once the executor has dropped the paused turn. The
-//     runs are one agent run, scoped with middleware.WithRun: a refund that
+//     runs are one agent run, scoped with run.With: a refund that
 //     completed before a pause is answered from the run ledger instead of
 //     being sent again, so the upstream applies each refund once.
 //
@@ -41,6 +41,10 @@ import (
 	"fmt"
 	"io"
 	"os"
+
+	"github.com/toolsafe/toolsafe/run"
+
+	"github.com/toolsafe/toolsafe/approval"
 
 	"github.com/tmc/langchaingo/agents"
 	"github.com/tmc/langchaingo/llms/fake"
@@ -78,10 +82,10 @@ var script = []string{
 }
 
 // decisions is what the user answers to each pause, in order.
-var decisions = []middleware.Decision{middleware.Approved, middleware.Approved, middleware.Denied}
+var decisions = []approval.Decision{approval.Approved, approval.Approved, approval.Denied}
 
 func main() {
-	if err := run(context.Background(), os.Stdout); err != nil {
+	if err := demo(context.Background(), os.Stdout); err != nil {
 		fmt.Fprintln(os.Stderr, "approval:", err)
 		os.Exit(1)
 	}
@@ -90,7 +94,7 @@ func main() {
 //go:embed policies.yaml
 var policyFiles embed.FS
 
-func run(ctx context.Context, w io.Writer) error {
+func demo(ctx context.Context, w io.Writer) error {
 	ledger := refunds.NewLedger()
 	upstream := toolsafetest.NewUpstream(ledger.Handler())
 	defer upstream.Close()
@@ -103,7 +107,7 @@ func run(ctx context.Context, w io.Writer) error {
 	// No keep-alive: net/http would silently resend a request carrying an
 	// Idempotency-Key whose reused connection was reset, out of sight.
 	client := toolsafetest.NoKeepAliveClient()
-	grants := middleware.NewGrants()
+	grants := approval.NewGrants()
 	n := 0
 	policies, err := policyfile.LoadFS(policyFiles, "policies.yaml")
 	if err != nil {
@@ -122,12 +126,12 @@ func run(ctx context.Context, w io.Writer) error {
 	// One agent run, however often it pauses: its completed calls are kept in
 	// the run ledger (the process's in-memory one here), so a resumed run
 	// does not repeat them.
-	runCtx := middleware.WithRun(ctx, "refunds-for-A-1001-and-A-1002", nil)
+	runCtx := run.With(ctx, "refunds-for-A-1001-and-A-1002", nil)
 	for i := 1; ; i++ {
 		fmt.Fprintf(w, "\n== run %d\n", i)
 		agent := agents.NewOneShotAgent(llm, []tools.Tool{refund})
 		out, err := agents.NewExecutor(agent, agents.WithMaxIterations(5)).Call(runCtx, map[string]any{"input": question})
-		var ar *middleware.ApprovalRequired
+		var ar *approval.Required
 		switch {
 		case errors.As(err, &ar):
 			if len(decisions) == 0 {
@@ -140,7 +144,7 @@ func run(ctx context.Context, w io.Writer) error {
 			}
 			d := decisions[0]
 			decisions = decisions[1:]
-			if d == middleware.Approved {
+			if d == approval.Approved {
 				grants.Grant(ar.Tool, ar.Input)
 				fmt.Fprintf(w, "the user approves; the run resumes\n")
 			} else {
@@ -149,7 +153,7 @@ func run(ctx context.Context, w io.Writer) error {
 			}
 			// The resumed call keeps the paused call's idempotency key, and the
 			// resumed run (ar.RunID) answers completed calls from the ledger.
-			runCtx = middleware.Resume(runCtx, ar)
+			runCtx = run.Resume(runCtx, ar)
 			continue
 		case err != nil:
 			return fmt.Errorf("the agent run failed: %w", err)

@@ -12,7 +12,7 @@ import (
 func TestDemo(t *testing.T) {
 	defer goleak.VerifyNone(t)
 	var out strings.Builder
-	if err := run(context.Background(), &out); err != nil {
+	if err := demo(context.Background(), &out); err != nil {
 		t.Fatalf("run: %v\n%s", err, out.String())
 	}
 	got := out.String()

@@ -15,6 +15,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/toolsafe/toolsafe/run"
+
+	"github.com/toolsafe/toolsafe/approval"
+	"github.com/toolsafe/toolsafe/internal/call"
+
 	"github.com/failsafe-go/failsafe-go/budget"
 	"github.com/tmc/langchaingo/tools"
 	"go.opentelemetry.io/otel/codes"
@@ -155,11 +160,11 @@ type counts struct {
 func (c *counts) observe(next tools.Tool) tools.Tool {
 	return middleware.Func(next.Name(), next.Description(), func(ctx context.Context, input string) (string, error) {
 		id, stubborn := middleware.CallID(ctx), next.Name() == "stubborn"
-		middleware.Observe(ctx, middleware.ObserverFunc(func(e middleware.Event) {
+		call.Observe(ctx, call.ObserverFunc(func(e call.Event) {
 			switch e.(type) {
-			case middleware.BreakerProbe:
+			case call.BreakerProbe:
 				c.probes.Store(id, true)
-			case middleware.AttemptAbandoned:
+			case call.AttemptAbandoned:
 				if !stubborn {
 					return // an HTTP tool slower than the grace to notice its context
 				}
@@ -170,7 +175,7 @@ func (c *counts) observe(next tools.Tool) tools.Tool {
 				c.stuck++
 				c.mostStuck = max(c.mostStuck, c.stuck)
 				c.mu.Unlock()
-			case middleware.AbandonedReturned:
+			case call.AbandonedReturned:
 				if stubborn {
 					c.mu.Lock()
 					c.stuck--
@@ -247,8 +252,8 @@ func httpTool(name, method, base string, client *http.Client, key bool, seen *co
 	})
 }
 
-// run is one Run of a tool and what came of it.
-type run struct {
+// toolRun is one Run of a tool and what came of it.
+type toolRun struct {
 	id       int
 	tool     string
 	path     string // the upstream path of its operation, op appended
@@ -288,7 +293,7 @@ func TestChaos(t *testing.T) {
 	breaker := policy.NewCircuitBreaker("upstream", policy.Breaker{FailureThreshold: 5, Delay: 10 * time.Millisecond, Probes: 2})
 	bulkhead := policy.NewBulkhead("upstream", 12, 25*time.Millisecond)
 	retryBudget := budget.NewBuilder().WithMaxRate(0.2).Build()
-	grants := middleware.NewGrants()
+	grants := approval.NewGrants()
 	common := []toolsafe.Option{
 		toolsafe.WithRetry(policy.Retry{MaxRetries: maxRetries, Backoff: policy.Backoff{
 			Base: 5 * time.Millisecond, Max: 40 * time.Millisecond, Multiplier: 2, Jitter: 0.5}}),
@@ -361,7 +366,7 @@ func TestChaos(t *testing.T) {
 
 	var (
 		mu      sync.Mutex
-		runs    []run
+		runs    []toolRun
 		granted = map[string]int{} // "tool op" → grants issued
 		nextRun atomic.Int64
 	)
@@ -378,7 +383,7 @@ func TestChaos(t *testing.T) {
 			lag = max(0, (<-fired).Sub(due))
 		}
 		mu.Lock()
-		runs = append(runs, run{id: id, tool: w.tool.Name(), path: w.path + op, op: op, deadline: w.deadline,
+		runs = append(runs, toolRun{id: id, tool: w.tool.Name(), path: w.path + op, op: op, deadline: w.deadline,
 			elapsed: end.Sub(start), late: end.Sub(due.Add(lag)), lag: lag, result: r})
 		mu.Unlock()
 		return r
@@ -438,10 +443,10 @@ func TestChaos(t *testing.T) {
 					r := do(ctx, remove, op)
 					// A retry that waits for its own approval gets it once,
 					// and the call is resumed with its idempotency key.
-					var ar *middleware.ApprovalRequired
+					var ar *approval.Required
 					if r.Failure != nil && errors.As(r.Failure, &ar) && ar.Attempt > 1 && ar.Tool == "delete_record" {
 						grant(op)
-						do(middleware.Resume(ctx, ar), remove, op)
+						do(run.Resume(ctx, ar), remove, op)
 					}
 				}
 			}

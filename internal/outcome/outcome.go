@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/toolsafe/toolsafe/approval"
+
 	"github.com/toolsafe/toolsafe"
 	"github.com/toolsafe/toolsafe/middleware"
 )
@@ -21,13 +23,13 @@ func Kind(r middleware.Result) middleware.Kind {
 	return r.Failure.Kind
 }
 
-// Paused returns the *middleware.ApprovalRequired in err's chain, and fails
+// Paused returns the *approval.Required in err's chain, and fails
 // t at once when there is none.
-func Paused(t testing.TB, err error) *middleware.ApprovalRequired {
+func Paused(t testing.TB, err error) *approval.Required {
 	t.Helper()
-	var ar *middleware.ApprovalRequired
+	var ar *approval.Required
 	if !errors.As(err, &ar) {
-		t.Fatalf("err = %v; want *middleware.ApprovalRequired", err)
+		t.Fatalf("err = %v; want *approval.Required", err)
 	}
 	return ar
 }

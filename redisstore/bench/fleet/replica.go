@@ -16,6 +16,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/toolsafe/toolsafe/internal/call"
+
 	"github.com/failsafe-go/failsafe-go/budget"
 	"github.com/redis/go-redis/v9"
 	"github.com/tmc/langchaingo/tools"
@@ -276,13 +278,13 @@ func (r *runner) caller(i int, stop <-chan struct{}) {
 }
 
 // markProbes is a middleware that learns of each attempt that is a
-// half-open probe (middleware.BreakerProbe), so the tool tells the
+// half-open probe (call.BreakerProbe), so the tool tells the
 // upstream, which counts the probes it serves at once.
 func markProbes(next tools.Tool) tools.Tool {
 	return middleware.Func(next.Name(), next.Description(), func(ctx context.Context, input string) (string, error) {
 		if cs, ok := ctx.Value(callKey{}).(*callState); ok {
-			middleware.Observe(ctx, middleware.ObserverFunc(func(e middleware.Event) {
-				if _, ok := e.(middleware.BreakerProbe); ok {
+			call.Observe(ctx, call.ObserverFunc(func(e call.Event) {
+				if _, ok := e.(call.BreakerProbe); ok {
 					cs.probe.Store(true)
 				}
 			}))

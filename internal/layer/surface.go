@@ -1,8 +1,13 @@
-package middleware
+package layer
 
 import (
 	"context"
 	"errors"
+
+	"github.com/toolsafe/toolsafe/approval"
+
+	"github.com/toolsafe/toolsafe/internal/call"
+	"github.com/toolsafe/toolsafe/middleware"
 
 	"github.com/tmc/langchaingo/tools"
 )
@@ -18,31 +23,31 @@ import (
 // keeps the Failure in the call record, for Result, and logs at DEBUG the
 // raw text of the error, with the tool, call ID, kind, attempts and the trace
 // and span IDs. It starts a call record if ctx carries none for this tool.
-func Surface() Middleware {
+func Surface() middleware.Middleware {
 	return func(next tools.Tool) tools.Tool {
 		return wrap(next, func(ctx context.Context, input string) (string, error) {
-			ctx, call := ensure(ctx, next.Name(), input)
+			ctx, c := call.Ensure(ctx, next.Name(), input)
 			out, err := next.Call(ctx, input)
 			if err == nil {
 				return out, nil
 			}
-			return surface(ctx, call, err)
+			return surface(ctx, c, err)
 		})
 	}
 }
 
 // surface builds the call's Failure from err and says what the model sees,
 // out of line, so that a call that succeeds keeps a small frame.
-func surface(ctx context.Context, call *Call, err error) (string, error) {
-	f := call.settle(ctx, err)
-	debugLog(ctx, call, "toolsafe: tool call failed", "kind", string(f.Kind),
-		"attempts", f.Attempts, "side_effect", f.SideEffect.String(), "error", errorText(err))
+func surface(ctx context.Context, c *call.Call, err error) (string, error) {
+	f := c.Settle(ctx, err)
+	call.DebugLog(ctx, c, "toolsafe: tool call failed", "kind", string(f.Kind),
+		"attempts", f.Attempts, "side_effect", f.SideEffect.String(), "error", call.ErrorText(err))
 	switch f.Kind {
-	case KindApprovalRequired:
-		var ar *ApprovalRequired
+	case middleware.KindApprovalRequired:
+		var ar *approval.Required
 		errors.As(err, &ar)
 		return "", ar
-	case KindCanceled:
+	case middleware.KindCanceled:
 		return "", ctx.Err()
 	}
 	return f.Error(), nil

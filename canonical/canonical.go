@@ -1,4 +1,9 @@
-package middleware
+// Package canonical spells JSON inputs in one form, so that toolsafe can
+// match one call's input with another's (grants, resumed runs, the run
+// ledger, the loop guard) whatever their key order or spacing: RFC 8785,
+// JSON Canonicalization Scheme, with numbers compared by exact decimal
+// value.
+package canonical
 
 import (
 	"bytes"
@@ -11,9 +16,11 @@ import (
 	"unicode"
 	"unicode/utf16"
 	"unicode/utf8"
+
+	"github.com/toolsafe/toolsafe/middleware"
 )
 
-// Canonical returns the form in which toolsafe compares one call's input
+// JSON returns the form in which toolsafe compares one call's input
 // with another's, wherever it matches calls (grants, Resume, the run
 // ledger): for an input that is valid JSON, its canonical form, so that key
 // order and spacing do not matter; any other input as it is.
@@ -28,14 +35,14 @@ import (
 // A number a double can hold is spelled as RFC 8785 spells it (100, 1.5,
 // 1e+21).
 //
-// It returns an *ArgsError (kind args-invalid) for JSON whose object keys
+// It returns a *middleware.ArgsError (kind args-invalid) for JSON whose object keys
 // repeat, or differ only in case, at any depth (case as Unicode folds it,
 // so "ſum" and "sum" collide, and "K", the Kelvin sign, and "k"): a JSON
 // Schema check and Go's encoding/json, which matches keys
 // case-insensitively and keeps the last, could read such an input
 // differently ({"amount":5,"AMOUNT":50000} passes a schema's maximum and
 // refunds 50000).
-func Canonical(input string) (string, error) {
+func JSON(input string) (string, error) {
 	b := []byte(input)
 	if !json.Valid(b) { // also bounds the depth (encoding/json's 10000)
 		return input, nil
@@ -104,9 +111,9 @@ func readValue(dec *json.Decoder, path string) (jsonValue, error) {
 			folded := FoldCase(name)
 			if prev, dup := seen[folded]; dup {
 				if prev == name {
-					return jsonValue{}, InvalidArgs(fmt.Sprintf("argument %s is given twice; send each argument once", strconv.Quote(full)))
+					return jsonValue{}, middleware.InvalidArgs(fmt.Sprintf("argument %s is given twice; send each argument once", strconv.Quote(full)))
 				}
-				return jsonValue{}, InvalidArgs(fmt.Sprintf("argument %s is given twice, as %s and %s; send each argument once, spelled as the tool expects",
+				return jsonValue{}, middleware.InvalidArgs(fmt.Sprintf("argument %s is given twice, as %s and %s; send each argument once, spelled as the tool expects",
 					strconv.Quote(full), strconv.Quote(prev), strconv.Quote(name)))
 			}
 			seen[folded] = name

@@ -1,10 +1,13 @@
-package middleware_test
+package layer_test
 
 import (
 	"context"
 	"errors"
 	"testing"
 	"time"
+
+	"github.com/toolsafe/toolsafe/approval"
+	"github.com/toolsafe/toolsafe/internal/layer"
 
 	"github.com/toolsafe/toolsafe"
 	"github.com/toolsafe/toolsafe/internal/stub"
@@ -38,7 +41,7 @@ func TestAnAnswerAtTheDeadlineKeepsItsKind(t *testing.T) {
 		err  error
 		kind middleware.Kind
 	}{
-		{"a pause", &middleware.ApprovalRequired{Tool: "refund", Reason: "a person must approve"}, middleware.KindApprovalRequired},
+		{"a pause", &approval.Required{Tool: "refund", Reason: "a person must approve"}, middleware.KindApprovalRequired},
 		{"a semantic error", middleware.NewToolError("order A-1 does not exist"), middleware.KindToolError},
 		{"a panic", &middleware.Failure{Kind: middleware.KindPanic, Tool: "refund"}, middleware.KindPanic},
 	}
@@ -48,7 +51,7 @@ func TestAnAnswerAtTheDeadlineKeepsItsKind(t *testing.T) {
 				<-ctx.Done()
 				return "", tt.err
 			})
-			_, err := middleware.Deadline(20*time.Millisecond)(answersAtTheDeadline).Call(context.Background(), "x")
+			_, err := layer.Deadline(20*time.Millisecond)(answersAtTheDeadline).Call(context.Background(), "x")
 			if kind, _ := middleware.Classify(err); kind != tt.kind || !errors.Is(err, tt.err) {
 				t.Errorf("got %v (%s); want %v", err, kind, tt.err)
 			}

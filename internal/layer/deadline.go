@@ -1,8 +1,12 @@
-package middleware
+package layer
 
 import (
 	"context"
 	"time"
+
+	"github.com/toolsafe/toolsafe/internal/call"
+	"github.com/toolsafe/toolsafe/internal/fault"
+	"github.com/toolsafe/toolsafe/middleware"
 
 	"github.com/tmc/langchaingo/tools"
 )
@@ -20,18 +24,18 @@ import (
 // panic) keeps its kind even at the deadline. A caller's own earlier
 // deadline still wins and is returned as ctx.Err(). d of zero or less
 // means no deadline of its own.
-func Deadline(d time.Duration) Middleware {
+func Deadline(d time.Duration) middleware.Middleware {
 	return func(next tools.Tool) tools.Tool {
 		if d <= 0 {
 			return next
 		}
 		return wrap(next, func(ctx context.Context, input string) (string, error) {
-			call := CallFrom(ctx)
-			dctx, cancel := context.WithTimeoutCause(ctx, d, &limitCause{ended: EndedByDeadline, limit: d, call: call})
+			c := call.From(ctx)
+			dctx, cancel := context.WithTimeoutCause(ctx, d, &fault.LimitCause{Ended: fault.ByDeadline, Limit: d, Call: c})
 			defer cancel()
 			out, err := next.Call(dctx, input)
-			if err != nil && HowEnded(dctx) == EndedByDeadline {
-				call.record(DeadlinePassed{Deadline: d})
+			if err != nil && fault.HowEnded(dctx) == fault.ByDeadline {
+				c.Record(call.DeadlinePassed{Deadline: d})
 			}
 			return out, err
 		})

@@ -1,9 +1,11 @@
-package middleware
+package approval
 
 import (
 	"context"
 	"sync"
 	"time"
+
+	"github.com/toolsafe/toolsafe/canonical"
 )
 
 // DefaultGrantTTL is how long a grant, a denial or a pending request lives
@@ -19,7 +21,7 @@ const DefaultMaxPending = 1000
 // decision. A grant therefore never covers another input, another tool, or
 // a second call; for a destructive tool (ApproveEachAttempt) it covers one
 // attempt, so two attempts need two grants. Inputs are compared as
-// canonical JSON (see Canonical): a call re-planned with the same
+// canonical JSON (see canonical.JSON): a call re-planned with the same
 // arguments in another key order or spacing matches its grant.
 //
 // Decisions for the same tool and input are used in the order they were
@@ -85,7 +87,7 @@ func (g *Grants) Revoke(tool, input string) int {
 }
 
 func keyOf(tool, input string) grantKey {
-	canon, err := Canonical(input)
+	canon, err := canonical.JSON(input)
 	if err != nil {
 		canon = input
 	}
@@ -122,8 +124,8 @@ func (g *Grants) add(tool, input string, d Decision) {
 // Decide uses up the oldest decision given for call.Tool and call.Input, or
 // answers Pending and lists the call in Pending. It never returns an error.
 func (g *Grants) Decide(_ context.Context, call CallInfo) (Decision, error) {
-	k := grantKey{call.Tool, call.canon}
-	if call.canonFrom != call.Input { // not as the gate asked: made again
+	k := grantKey{call.Tool, call.CanonicalInput}
+	if k.input == "" {
 		k = keyOf(call.Tool, call.Input)
 	}
 	g.mu.Lock()

@@ -1,6 +1,10 @@
-package middleware
+package call
 
-import "time"
+import (
+	"time"
+
+	"github.com/toolsafe/toolsafe/middleware"
+)
 
 // Event is a fact about a call, recorded by the layer that saw it happen
 // (Record) and told to the call's observers (Observe), in the order it
@@ -39,9 +43,19 @@ type DeadlinePassed struct {
 // context ended is not cleared, so a deadline that passed then tells the
 // model the tool was never called.
 type Waiting struct {
-	For        WaitingFor
+	For        string
 	Dependency string
 }
+
+// What a call waits for outside an attempt (Waiting.For).
+const (
+	// NotWaiting: the call is in an attempt, between attempts, or done.
+	NotWaiting = ""
+	// WaitingForApproval: the approval gate is waiting for its approver.
+	WaitingForApproval = "approval"
+	// WaitingForSlot: the bulkhead is waiting for a free slot.
+	WaitingForSlot = "a free slot"
+)
 
 // AttemptAbandoned: attempt Attempt was still running when its time was up
 // and the attempt timeout gave control back; it goes on in the background.
@@ -73,13 +87,13 @@ type BreakerProbe struct {
 // the primary failed with Primary.
 type FallbackRouted struct {
 	To      string
-	Primary *Failure
+	Primary *middleware.Failure
 }
 
 // FallbackFailed: the alternative tool the call was routed to failed too,
 // with Failure (its own call's).
 type FallbackFailed struct {
-	Failure *Failure
+	Failure *middleware.Failure
 }
 
 // FallbackSkipped: the alternative tool To was not called, because it is
@@ -88,6 +102,14 @@ type FallbackSkipped struct {
 	To string
 }
 
+// Replayed: the call was answered from the run ledger's record of an
+// earlier call of the run, without calling the tool; Fallback is the
+// alternative that answered then, if one did.
+type Replayed struct {
+	Fallback string
+}
+
+func (Replayed) isEvent()            {}
 func (RetryScheduled) isEvent()      {}
 func (RetriesStopped) isEvent()      {}
 func (DeadlinePassed) isEvent()      {}
@@ -100,15 +122,15 @@ func (FallbackRouted) isEvent()      {}
 func (FallbackFailed) isEvent()      {}
 func (FallbackSkipped) isEvent()     {}
 
-// CallObserver is told the events of a call (see Observe). OnEvent is
+// Observer is told the events of a call (see Observe). OnEvent is
 // called on the goroutine of the layer that recorded the event, outside
 // every lock of toolsafe's; it must not block. An observer with state of
 // its own (otelhook keeps a span) implements it on a pointer to that state.
-type CallObserver interface {
+type Observer interface {
 	OnEvent(e Event)
 }
 
-// ObserverFunc adapts a function to CallObserver.
+// ObserverFunc adapts a function to Observer.
 type ObserverFunc func(e Event)
 
 // OnEvent calls f.

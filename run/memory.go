@@ -1,4 +1,4 @@
-package middleware
+package run
 
 import (
 	"container/list"

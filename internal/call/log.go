@@ -1,4 +1,4 @@
-package middleware
+package call
 
 import (
 	"context"
@@ -9,15 +9,16 @@ import (
 	"go.opentelemetry.io/otel/trace"
 )
 
-// debugLog logs msg at DEBUG on the call's logger with the call's tool and
+// DebugLog logs msg at DEBUG on the call's logger with the call's tool and
 // ID, the trace and span IDs when ctx carries a span, and args. Nothing is
 // formatted when DEBUG is off. DEBUG is where the raw truth goes: the text
 // of foreign errors, upstream bodies, panic values.
-func debugLog(ctx context.Context, c *Call, msg string, args ...any) {
-	logAt(ctx, c, slog.LevelDebug, msg, args...)
+func DebugLog(ctx context.Context, c *Call, msg string, args ...any) {
+	LogAt(ctx, c, slog.LevelDebug, msg, args...)
 }
 
-func logAt(ctx context.Context, c *Call, level slog.Level, msg string, args ...any) {
+// LogAt logs msg at level on the call's logger, as DebugLog does.
+func LogAt(ctx context.Context, c *Call, level slog.Level, msg string, args ...any) {
 	l := c.Logger()
 	if !l.Enabled(ctx, level) {
 		return
@@ -31,11 +32,11 @@ func logAt(ctx context.Context, c *Call, level slog.Level, msg string, args ...a
 	l.Log(ctx, level, msg, attrs...)
 }
 
-// errorText is err's text, for DEBUG logs only, followed by the text of
+// ErrorText is err's text, for DEBUG logs only, followed by the text of
 // every error it wraps that its own text leaves out (an ArgsError's or a
 // ToolError's text is only what the model is told; the HTTP body is in the
 // HTTPError behind it), at most maxErrorText bytes.
-func errorText(err error) string {
+func ErrorText(err error) string {
 	if err == nil {
 		return ""
 	}
@@ -67,14 +68,14 @@ func errorText(err error) string {
 	return text
 }
 
-// maxErrorText caps the text errorText logs.
+// maxErrorText caps the text ErrorText logs.
 const maxErrorText = 4 << 10
 
-// logPanic logs a recovered panic: at ERROR its type and stack (a panic's
+// LogPanic logs a recovered panic: at ERROR its type and stack (a panic's
 // value may hold a secret, such as a *url.Error with a key in its URL), and
 // at DEBUG its value too.
-func logPanic(ctx context.Context, c *Call, what string, value any, stack []byte, args ...any) {
-	logAt(ctx, c, slog.LevelError, "toolsafe: "+what+" panicked",
+func LogPanic(ctx context.Context, c *Call, what string, value any, stack []byte, args ...any) {
+	LogAt(ctx, c, slog.LevelError, "toolsafe: "+what+" panicked",
 		append([]any{"panic_type", fmt.Sprintf("%T", value), "stack", string(stack)}, args...)...)
-	debugLog(ctx, c, "toolsafe: "+what+" panicked: the value", append([]any{"panic", fmt.Sprint(value)}, args...)...)
+	DebugLog(ctx, c, "toolsafe: "+what+" panicked: the value", append([]any{"panic", fmt.Sprint(value)}, args...)...)
 }

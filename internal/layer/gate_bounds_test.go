@@ -1,4 +1,4 @@
-package middleware_test
+package layer_test
 
 import (
 	"bytes"
@@ -12,6 +12,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/toolsafe/toolsafe/approval"
+	"github.com/toolsafe/toolsafe/internal/call"
+	"github.com/toolsafe/toolsafe/internal/layer"
+
 	"github.com/toolsafe/toolsafe"
 	"github.com/toolsafe/toolsafe/internal/outcome"
 	"github.com/toolsafe/toolsafe/internal/stub"
@@ -24,19 +28,19 @@ func TestGateReturnsWhenCtxEndsWhileApproverIgnoresIt(t *testing.T) {
 	var ran atomic.Int32
 	tool := middleware.Func("refund", "", func(context.Context, string) (string, error) { ran.Add(1); return "done", nil })
 	asked, release, decided := make(chan struct{}), make(chan struct{}), make(chan struct{})
-	prompt := middleware.ApproverFunc(func(context.Context, middleware.CallInfo) (middleware.Decision, error) {
+	prompt := approval.ApproverFunc(func(context.Context, approval.CallInfo) (approval.Decision, error) {
 		defer close(decided)
 		close(asked)
 		<-release
-		return middleware.Approved, nil
+		return approval.Approved, nil
 	})
-	ctx, _ := middleware.Begin(context.Background(), "refund", "", "A-1", nil)
+	ctx, _ := call.Begin(context.Background(), "refund", "", "A-1", nil)
 	waiting := lastWaiting(ctx)
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	errc := make(chan error, 1)
 	go func() {
-		_, err := middleware.Gate(prompt, middleware.ApproveCall)(tool).Call(ctx, "A-1")
+		_, err := layer.Gate(prompt, layer.ApproveCall)(tool).Call(ctx, "A-1")
 		errc <- err
 	}()
 	<-asked
@@ -49,7 +53,7 @@ func TestGateReturnsWhenCtxEndsWhileApproverIgnoresIt(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("the gate did not return when its context ended")
 	}
-	if w := waiting(); w != middleware.WaitingForApproval {
+	if w := waiting(); w != call.WaitingForApproval {
 		t.Errorf("the call was last waiting for %q; want approval: the gate was still waiting", w)
 	}
 	close(release)
@@ -63,20 +67,20 @@ func TestGateReturnsWhenCtxEndsWhileApproverIgnoresIt(t *testing.T) {
 // goroutine: no goroutine of its own.
 func TestGateDecidesOnTheCallersGoroutineWhenCtxCannotEnd(t *testing.T) {
 	var stack string
-	a := middleware.ApproverFunc(func(context.Context, middleware.CallInfo) (middleware.Decision, error) {
+	a := approval.ApproverFunc(func(context.Context, approval.CallInfo) (approval.Decision, error) {
 		stack = string(debug.Stack())
-		return middleware.Approved, nil
+		return approval.Approved, nil
 	})
 	tool := middleware.Func("refund", "", func(context.Context, string) (string, error) { return "done", nil })
-	ctx, _ := middleware.Begin(context.Background(), "refund", "", "A-1", nil)
+	ctx, _ := call.Begin(context.Background(), "refund", "", "A-1", nil)
 	waiting := lastWaiting(ctx)
-	if out, err := middleware.Gate(a, middleware.ApproveCall)(tool).Call(ctx, "A-1"); out != "done" || err != nil {
+	if out, err := layer.Gate(a, layer.ApproveCall)(tool).Call(ctx, "A-1"); out != "done" || err != nil {
 		t.Fatalf("Call = %q, %v; want done", out, err)
 	}
 	if !strings.Contains(stack, "TestGateDecidesOnTheCallersGoroutineWhenCtxCannotEnd") {
 		t.Errorf("Decide ran on another goroutine:\n%s", stack)
 	}
-	if w := waiting(); w != middleware.NotWaiting {
+	if w := waiting(); w != call.NotWaiting {
 		t.Errorf("the call is still waiting for %q after the approver answered", w)
 	}
 }
@@ -84,11 +88,11 @@ func TestGateDecidesOnTheCallersGoroutineWhenCtxCannotEnd(t *testing.T) {
 // A panic in Decide is the approver failing: the call pauses with Err set.
 func TestGateRecoversApproverPanic(t *testing.T) {
 	tool := middleware.Func("refund", "", func(context.Context, string) (string, error) { return "done", nil })
-	boom := middleware.ApproverFunc(func(context.Context, middleware.CallInfo) (middleware.Decision, error) { panic("boom") })
+	boom := approval.ApproverFunc(func(context.Context, approval.CallInfo) (approval.Decision, error) { panic("boom") })
 	for _, ctx := range []context.Context{context.Background(), t.Context()} {
-		ctx, _ := middleware.Begin(ctx, "refund", "", "A-1", slog.New(slog.DiscardHandler))
-		_, err := middleware.Gate(boom, middleware.ApproveEachAttempt)(tool).Call(ctx, "A-1")
-		var ar *middleware.ApprovalRequired
+		ctx, _ := call.Begin(ctx, "refund", "", "A-1", slog.New(slog.DiscardHandler))
+		_, err := layer.Gate(boom, layer.ApproveEachAttempt)(tool).Call(ctx, "A-1")
+		var ar *approval.Required
 		if !errors.As(err, &ar) || ar.Err == nil || ar.Err.Error() != "the approver panicked: boom" {
 			t.Errorf("Call returned %v; want a pause whose Err is the panic", err)
 		}
@@ -98,31 +102,31 @@ func TestGateRecoversApproverPanic(t *testing.T) {
 // A call whose context has already ended asks no approver.
 func TestGateAsksNobodyForACancelledCall(t *testing.T) {
 	var asked atomic.Int32
-	a := middleware.ApproverFunc(func(context.Context, middleware.CallInfo) (middleware.Decision, error) {
+	a := approval.ApproverFunc(func(context.Context, approval.CallInfo) (approval.Decision, error) {
 		asked.Add(1)
-		return middleware.Approved, nil
+		return approval.Approved, nil
 	})
 	tool := middleware.Func("refund", "", func(context.Context, string) (string, error) { return "done", nil })
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if _, err := middleware.Gate(a, middleware.ApproveCall)(tool).Call(ctx, "A-1"); !errors.Is(err, context.Canceled) || asked.Load() != 0 {
+	if _, err := layer.Gate(a, layer.ApproveCall)(tool).Call(ctx, "A-1"); !errors.Is(err, context.Canceled) || asked.Load() != 0 {
 		t.Errorf("Call returned %v after asking %d times; want context.Canceled, never asked", err, asked.Load())
 	}
 }
 
 // lastWaiting observes the call in ctx and returns what it was last
 // waiting for, as the Waiting events said.
-func lastWaiting(ctx context.Context) func() middleware.WaitingFor {
+func lastWaiting(ctx context.Context) func() string {
 	var mu sync.Mutex
-	last := middleware.NotWaiting
-	middleware.Observe(ctx, middleware.ObserverFunc(func(e middleware.Event) {
-		if w, ok := e.(middleware.Waiting); ok {
+	last := call.NotWaiting
+	call.Observe(ctx, call.ObserverFunc(func(e call.Event) {
+		if w, ok := e.(call.Waiting); ok {
 			mu.Lock()
 			last = w.For
 			mu.Unlock()
 		}
 	}))
-	return func() middleware.WaitingFor {
+	return func() string {
 		mu.Lock()
 		defer mu.Unlock()
 		return last
@@ -135,27 +139,27 @@ func lastWaiting(ctx context.Context) func() middleware.WaitingFor {
 func TestAStuckApproverIsNotAskedWithoutBound(t *testing.T) {
 	release := make(chan struct{})
 	var asked atomic.Int32
-	stuck := middleware.ApproverFunc(func(context.Context, middleware.CallInfo) (middleware.Decision, error) {
+	stuck := approval.ApproverFunc(func(context.Context, approval.CallInfo) (approval.Decision, error) {
 		asked.Add(1)
 		<-release // ignores its context
-		return middleware.Approved, nil
+		return approval.Approved, nil
 	})
 	var ran atomic.Int32
-	gated := middleware.Gate(stuck, middleware.ApproveCall)(middleware.Func("refund", "", func(context.Context, string) (string, error) {
+	gated := layer.Gate(stuck, layer.ApproveCall)(middleware.Func("refund", "", func(context.Context, string) (string, error) {
 		ran.Add(1)
 		return "done", nil
 	}))
-	for range middleware.DefaultMaxAbandoned + 10 {
+	for range layer.DefaultMaxAbandoned + 10 {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Millisecond)
 		_, err := gated.Call(ctx, "A-1")
 		cancel()
-		var ar *middleware.ApprovalRequired
+		var ar *approval.Required
 		if err == nil || (!errors.Is(err, context.DeadlineExceeded) && !errors.As(err, &ar)) {
 			t.Fatalf("Call = %v; want the deadline or a pause", err)
 		}
 	}
-	if n := asked.Load(); n != middleware.DefaultMaxAbandoned {
-		t.Errorf("the approver was asked %d times; want %d, then the gate fails closed", n, middleware.DefaultMaxAbandoned)
+	if n := asked.Load(); n != layer.DefaultMaxAbandoned {
+		t.Errorf("the approver was asked %d times; want %d, then the gate fails closed", n, layer.DefaultMaxAbandoned)
 	}
 	close(release)
 	if ran.Load() != 0 {
@@ -168,10 +172,10 @@ func TestAStuckApproverIsNotAskedWithoutBound(t *testing.T) {
 func TestApproverNotBoundedByDeadline(t *testing.T) {
 	var ran atomic.Int32
 	release, decided := make(chan struct{}), make(chan struct{})
-	prompt := middleware.ApproverFunc(func(context.Context, middleware.CallInfo) (middleware.Decision, error) {
+	prompt := approval.ApproverFunc(func(context.Context, approval.CallInfo) (approval.Decision, error) {
 		defer close(decided)
 		<-release
-		return middleware.Approved, nil // too late
+		return approval.Approved, nil // too late
 	})
 	w := toolsafe.Wrap(stub.Refund(&ran), toolsafe.WithApproval(prompt),
 		toolsafe.WithDeadline(100*time.Millisecond), toolsafe.WithTimeout(50*time.Millisecond))
@@ -200,7 +204,7 @@ func TestApproverPanicFailsClosed(t *testing.T) {
 			var ran atomic.Int32
 			var logs bytes.Buffer
 			opts := []toolsafe.Option{
-				toolsafe.WithApproval(middleware.ApproverFunc(func(context.Context, middleware.CallInfo) (middleware.Decision, error) {
+				toolsafe.WithApproval(approval.ApproverFunc(func(context.Context, approval.CallInfo) (approval.Decision, error) {
 					panic("approver bug")
 				})),
 				toolsafe.WithLogger(slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))),
@@ -211,7 +215,7 @@ func TestApproverPanicFailsClosed(t *testing.T) {
 			}
 			w := toolsafe.Wrap(stub.Refund(&ran), opts...)
 			_, err := w.Call(ctx, "A-1")
-			var ar *middleware.ApprovalRequired
+			var ar *approval.Required
 			if !errors.As(err, &ar) || ar.Tool != "refund" || ar.Input != "A-1" || ar.Err == nil ||
 				ar.Err.Error() != "the approver panicked: approver bug" || ar.Reason != "the approver could not decide" {
 				t.Fatalf("Call returned %v (%+v); want a pause whose Err is the approver's panic", err, ar)
@@ -243,7 +247,7 @@ func TestApproverPanicFailsClosed(t *testing.T) {
 // no grant.
 func TestCancelledCallUsesNoGrant(t *testing.T) {
 	var ran atomic.Int32
-	g := middleware.NewGrants()
+	g := approval.NewGrants()
 	g.Grant("refund", "A-1")
 	w := toolsafe.Wrap(stub.Refund(&ran), toolsafe.WithApproval(g))
 	ctx, cancel := context.WithCancel(context.Background())

@@ -1,8 +1,12 @@
-package middleware
+package layer
 
 import (
 	"context"
 	"runtime/debug"
+
+	"github.com/toolsafe/toolsafe/internal/call"
+	"github.com/toolsafe/toolsafe/internal/fault"
+	"github.com/toolsafe/toolsafe/middleware"
 
 	"github.com/tmc/langchaingo/tools"
 )
@@ -13,7 +17,7 @@ import (
 // a URL with a key) only at DEBUG; the model is told only that the tool
 // failed internally. Place it inside AttemptTimeout, as toolsafe does, so
 // that a panic on the attempt's goroutine cannot crash the process.
-func Recover() Middleware {
+func Recover() middleware.Middleware {
 	return func(next tools.Tool) tools.Tool {
 		return wrap(next, func(ctx context.Context, input string) (out string, err error) {
 			defer func() {
@@ -21,8 +25,8 @@ func Recover() Middleware {
 				if r == nil {
 					return
 				}
-				logPanic(ctx, CallFrom(ctx), "tool", r, debug.Stack(), "attempt", AttemptNumber(ctx))
-				out, err = "", &panicError{who: "the tool", value: r}
+				call.LogPanic(ctx, call.From(ctx), "tool", r, debug.Stack(), "attempt", middleware.AttemptNumber(ctx))
+				out, err = "", &fault.Panic{Who: "the tool", Value: r}
 			}()
 			return next.Call(ctx, input)
 		})

@@ -1,4 +1,4 @@
-package middleware_test
+package layer_test
 
 import (
 	"context"
@@ -6,14 +6,17 @@ import (
 	"testing"
 	"time"
 
+	"github.com/toolsafe/toolsafe/internal/call"
+	"github.com/toolsafe/toolsafe/internal/layer"
+
 	"github.com/toolsafe/toolsafe/middleware"
 )
 
 func TestHold(t *testing.T) {
 	t.Run("without an abandoned attempt release runs in done", func(t *testing.T) {
 		var released atomic.Int32
-		ctx, done := middleware.Hold(context.Background(), func() { released.Add(1) })
-		tool := middleware.AttemptTimeout(time.Hour)(middleware.Func("quick", "", func(context.Context, string) (string, error) { return "ok", nil }))
+		ctx, done := layer.Hold(context.Background(), func() { released.Add(1) })
+		tool := layer.AttemptTimeout(time.Hour)(middleware.Func("quick", "", func(context.Context, string) (string, error) { return "ok", nil }))
 		if _, err := tool.Call(ctx, ""); err != nil {
 			t.Fatal(err)
 		}
@@ -26,15 +29,15 @@ func TestHold(t *testing.T) {
 		unblock := make(chan struct{})
 		returned := make(chan struct{})
 		var released atomic.Int32
-		ctx, done := middleware.Hold(context.Background(), func() {
+		ctx, done := layer.Hold(context.Background(), func() {
 			released.Add(1)
 			close(returned)
 		})
-		tool := middleware.AttemptTimeout(time.Millisecond)(middleware.Func("stuck", "", func(context.Context, string) (string, error) {
+		tool := layer.AttemptTimeout(time.Millisecond)(middleware.Func("stuck", "", func(context.Context, string) (string, error) {
 			<-unblock // ignores its context
 			return "late", nil
 		}))
-		ctx, _ = middleware.Begin(ctx, "stuck", "", "", nil)
+		ctx, _ = call.Begin(ctx, "stuck", "", "", nil)
 		_, err := tool.Call(ctx, "")
 		if kind, _ := middleware.Classify(err); kind != middleware.KindTimeout {
 			t.Fatalf("err %v; want a timeout", err)

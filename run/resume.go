@@ -1,8 +1,11 @@
-package middleware
+package run
 
 import (
 	"context"
 	"sync"
+
+	"github.com/toolsafe/toolsafe/approval"
+	"github.com/toolsafe/toolsafe/canonical"
 )
 
 // resumption is a paused call that the next matching call continues.
@@ -14,14 +17,14 @@ type resumption struct {
 }
 
 // Resume returns a context in which the next call of ar.Tool with ar.Input
-// (the same JSON, whatever its key order or spacing; see Canonical)
+// (the same JSON, whatever its key order or spacing; see canonical.JSON)
 // continues the paused call: it keeps the paused call's idempotency key
 // (and its call ID, unless the model gave the new call one), so an action
 // that may already have been applied when the call paused is sent again
 // under the same key and applied once. Pass it to the agent run that
 // resumes after the approval was granted. Each Resume continues one call.
 //
-// When the call paused in a scoped run (ar.RunID, see WithRun), the
+// When the call paused in a scoped run (ar.RunID, see With), the
 // returned context resumes that run, on ctx's ledger (or the default
 // ledger): the calls that completed before the pause are answered from the
 // ledger instead of running again, however the model re-issues them.
@@ -30,18 +33,18 @@ type resumption struct {
 // Resume a pause once, in one run at a time: the ledger records a call
 // when it ends, so two runs resumed from the same pause at once (a job
 // delivered twice) may both make a call that neither has finished.
-func Resume(ctx context.Context, ar *ApprovalRequired) context.Context {
+func Resume(ctx context.Context, ar *approval.Required) context.Context {
 	if ar == nil {
 		return ctx
 	}
 	if ar.RunID != "" {
 		var l Ledger
-		if r := runFrom(ctx); r != nil {
-			l = r.ledger
+		if s := scopeFrom(ctx); s != nil {
+			l = s.Ledger()
 		}
-		ctx = WithRun(ctx, ar.RunID, l) // a fresh scope: the run's calls replay
+		ctx = With(ctx, ar.RunID, l) // a fresh scope: the run's calls replay
 	}
-	canon, err := Canonical(ar.Input)
+	canon, err := canonical.JSON(ar.Input)
 	if err != nil {
 		canon = ar.Input
 	}
@@ -51,17 +54,18 @@ func Resume(ctx context.Context, ar *ApprovalRequired) context.Context {
 	})
 }
 
-// resumptionFor returns, and uses up, the first resumption in ctx of a
-// call to tool with input; nil if there is none.
-func resumptionFor(rs []*resumption, tool, input string) *resumption {
-	if len(rs) == 0 {
-		return nil
+// Continue reports whether a call of tool with input continues a paused
+// call this scope resumes, and uses that call up: the first resumption of
+// a call to tool with the same canonical input not used yet.
+func (s *scope) Continue(tool, input string) (key, callID string, ok bool) {
+	if len(s.resumptions) == 0 {
+		return "", "", false
 	}
-	canon, err := Canonical(input)
+	canon, err := canonical.JSON(input)
 	if err != nil {
-		return nil
+		return "", "", false
 	}
-	for _, r := range rs {
+	for _, r := range s.resumptions {
 		if r.tool != tool || r.input != canon {
 			continue
 		}
@@ -70,8 +74,8 @@ func resumptionFor(rs []*resumption, tool, input string) *resumption {
 		r.used = true
 		r.mu.Unlock()
 		if !used {
-			return r
+			return r.key, r.callID, true
 		}
 	}
-	return nil
+	return "", "", false
 }

@@ -1,10 +1,13 @@
-package middleware_test
+package run_test
 
 import (
 	"context"
 	"errors"
 	"fmt"
 	"sync/atomic"
+
+	"github.com/toolsafe/toolsafe/approval"
+	"github.com/toolsafe/toolsafe/run"
 
 	"github.com/tmc/langchaingo/agents"
 	"github.com/tmc/langchaingo/tools"
@@ -15,7 +18,7 @@ import (
 )
 
 // An agent run that reaches a gated refund stops: the langchaingo executor
-// returns the *ApprovalRequired. Once a person grants it, a new run on the
+// returns the *approval.Required. Once a person grants it, a new run on the
 // Resume context answers the calls that completed before the pause from
 // the run's ledger, so the model may ask for them again and nothing is
 // applied twice.
@@ -25,7 +28,7 @@ func ExampleResume() {
 		notes.Add(1)
 		return "noted", nil
 	}), toolsafe.WithSideEffects(middleware.SideEffectsWithKey))
-	grants := middleware.NewGrants()
+	grants := approval.NewGrants()
 	refund := toolsafe.Wrap(middleware.Func("refund", "Refunds an order.", func(_ context.Context, input string) (string, error) {
 		refunds.Add(1)
 		return "refunded", nil
@@ -40,10 +43,10 @@ func ExampleResume() {
 	}
 	input := map[string]any{"input": "Refund order A-1001."}
 
-	run := middleware.WithRun(context.Background(), "", nil) // a run in the default ledger
+	scoped := run.With(context.Background(), "", nil) // a run in the default ledger
 	first := agents.NewExecutor(agents.NewOpenAIFunctionsAgent(toolsafetest.NewModel(turns()...), ts))
-	_, err := first.Call(run, input)
-	var ar *middleware.ApprovalRequired
+	_, err := first.Call(scoped, input)
+	var ar *approval.Required
 	if !errors.As(err, &ar) {
 		fmt.Println("unexpected:", err)
 		return
@@ -52,7 +55,7 @@ func ExampleResume() {
 
 	grants.Grant(ar.Tool, ar.Input) // a person approved
 	resumed := agents.NewExecutor(agents.NewOpenAIFunctionsAgent(toolsafetest.NewModel(turns()...), ts))
-	out, err := resumed.Call(middleware.Resume(context.Background(), ar), input)
+	out, err := resumed.Call(run.Resume(context.Background(), ar), input)
 	fmt.Println(out["output"], err)
 	fmt.Println("notes added:", notes.Load(), "refunds:", refunds.Load())
 	// Output:

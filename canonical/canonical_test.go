@@ -1,16 +1,17 @@
-package middleware_test
+package canonical_test
 
 import (
 	"errors"
 	"strings"
 	"testing"
 
+	"github.com/toolsafe/toolsafe/canonical"
 	"github.com/toolsafe/toolsafe/middleware"
 )
 
-func canonical(t *testing.T, in string) string {
+func canon(t *testing.T, in string) string {
 	t.Helper()
-	out, err := middleware.Canonical(in)
+	out, err := canonical.JSON(in)
 	if err != nil {
 		t.Fatalf("Canonical(%s): %v", in, err)
 	}
@@ -31,7 +32,7 @@ func TestCanonicalSpellsJSONAsRFC8785(t *testing.T) {
 		{`"plain text"`, `"plain text"`},
 		{`not json {`, `not json {`},
 	} {
-		if got := canonical(t, tt.in); got != tt.want {
+		if got := canon(t, tt.in); got != tt.want {
 			t.Errorf("Canonical(%s) = %s; want %s", tt.in, got, tt.want)
 		}
 	}
@@ -47,9 +48,9 @@ func TestCanonicalMatchesEqualValuesOnly(t *testing.T) {
 		{`{"n":1e99999999999999999999999}`, `{"n":10e99999999999999999999998}`},
 	}
 	for _, group := range same {
-		want := canonical(t, group[0])
+		want := canon(t, group[0])
 		for _, in := range group[1:] {
-			if got := canonical(t, in); got != want {
+			if got := canon(t, in); got != want {
 				t.Errorf("Canonical(%s) = %s; want it to match %s (%s)", in, got, group[0], want)
 			}
 		}
@@ -64,7 +65,7 @@ func TestCanonicalMatchesEqualValuesOnly(t *testing.T) {
 	}
 	seen := map[string]string{}
 	for _, in := range distinct {
-		c := canonical(t, in)
+		c := canon(t, in)
 		if prev, ok := seen[c]; ok {
 			t.Errorf("Canonical(%s) = Canonical(%s) = %s; want them distinct", in, prev, c)
 		}
@@ -81,7 +82,7 @@ func TestCanonicalRefusesKeysThatCollide(t *testing.T) {
 		{`{"a":1,"\u0061":2}`, `argument "a" is given twice`},
 		{`{"x":{"ok":1},"y":[{"id":1,"ID":2}]}`, `argument "y.ID" is given twice`},
 	} {
-		_, err := middleware.Canonical(tt.in)
+		_, err := canonical.JSON(tt.in)
 		var ae *middleware.ArgsError
 		if kind, _ := middleware.Classify(err); !errors.As(err, &ae) || kind != middleware.KindArgsInvalid {
 			t.Errorf("Canonical(%s): %v; want an args-invalid *ArgsError", tt.in, err)
@@ -96,7 +97,7 @@ func TestCanonicalRefusesKeysThatCollide(t *testing.T) {
 func BenchmarkCanonical(b *testing.B) {
 	in := `{"order":"A-1001","amount_eur":25.50,"lines":[{"sku":"X-1","qty":2},{"sku":"Y-2","qty":1}],"note":"refund asked by phone"}`
 	for b.Loop() {
-		if _, err := middleware.Canonical(in); err != nil {
+		if _, err := canonical.JSON(in); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -1,11 +1,15 @@
-package middleware_test
+package layer_test
 
 import (
 	"context"
 	"errors"
-	"fmt"
 	"sync"
 	"testing"
+
+	"github.com/toolsafe/toolsafe/approval"
+	"github.com/toolsafe/toolsafe/internal/call"
+	"github.com/toolsafe/toolsafe/internal/layer"
+	"github.com/toolsafe/toolsafe/run"
 
 	"github.com/toolsafe/toolsafe"
 	"github.com/toolsafe/toolsafe/internal/fixture"
@@ -19,11 +23,11 @@ func TestGate(t *testing.T) {
 		ran++
 		return "done", nil
 	})
-	run := func(mode middleware.GateMode, g *middleware.Grants, attempts int) (int, error) {
+	run := func(mode layer.GateMode, g *approval.Grants, attempts int) (int, error) {
 		ran = 0
 		// The attempt timeout begins each attempt, as inside toolsafe's retry.
-		gated := middleware.Gate(g, mode)(middleware.AttemptTimeout(0)(tool))
-		ctx, _ := middleware.Begin(context.Background(), "refund", "", "A-1", nil)
+		gated := layer.Gate(g, mode)(layer.AttemptTimeout(0)(tool))
+		ctx, _ := call.Begin(context.Background(), "refund", "", "A-1", nil)
 		for range attempts {
 			if _, err := gated.Call(ctx, "A-1"); err != nil {
 				return ran, err
@@ -33,44 +37,44 @@ func TestGate(t *testing.T) {
 	}
 
 	t.Run("each attempt of a destructive call uses a grant", func(t *testing.T) {
-		g := middleware.NewGrants()
+		g := approval.NewGrants()
 		g.Grant("refund", "A-1")
-		n, err := run(middleware.ApproveEachAttempt, g, 2)
-		var ar *middleware.ApprovalRequired
+		n, err := run(layer.ApproveEachAttempt, g, 2)
+		var ar *approval.Required
 		if n != 1 || !errors.As(err, &ar) || ar.Attempt != 2 {
 			t.Fatalf("ran %d, err %v; want 1 and a pause at attempt 2", n, err)
 		}
 		g.Grant("refund", "A-1")
 		g.Grant("refund", "A-1")
-		if n, err := run(middleware.ApproveEachAttempt, g, 2); n != 2 || err != nil {
+		if n, err := run(layer.ApproveEachAttempt, g, 2); n != 2 || err != nil {
 			t.Fatalf("with two grants: ran %d, err %v; want 2 and nil", n, err)
 		}
 	})
 	t.Run("one grant covers every attempt of a call otherwise", func(t *testing.T) {
-		g := middleware.NewGrants()
+		g := approval.NewGrants()
 		g.Grant("refund", "A-1")
-		if n, err := run(middleware.ApproveCall, g, 3); n != 3 || err != nil {
+		if n, err := run(layer.ApproveCall, g, 3); n != 3 || err != nil {
 			t.Fatalf("ran %d, err %v; want 3 and nil", n, err)
 		}
-		if _, err := run(middleware.ApproveCall, g, 1); err == nil {
+		if _, err := run(layer.ApproveCall, g, 1); err == nil {
 			t.Fatal("the grant covered a second call")
 		}
 	})
 	t.Run("a nil approver pauses every call", func(t *testing.T) {
-		if _, err := middleware.Gate(nil, middleware.ApproveCall)(tool).Call(context.Background(), "A-1"); err == nil {
+		if _, err := layer.Gate(nil, layer.ApproveCall)(tool).Call(context.Background(), "A-1"); err == nil {
 			t.Fatal("a gate without an approver let the call through")
 		}
 	})
 	t.Run("the zero Decision is Pending", func(t *testing.T) {
-		var d middleware.Decision
-		if d != middleware.Pending || d.String() != "pending" {
+		var d approval.Decision
+		if d != approval.Pending || d.String() != "pending" {
 			t.Fatalf("zero Decision %v", d)
 		}
 	})
 }
 
 func TestGrantsAreSafeForConcurrentUse(t *testing.T) {
-	g := middleware.NewGrants()
+	g := approval.NewGrants()
 	const n = 50
 	for range n {
 		g.Grant("refund", "A-1")
@@ -79,8 +83,8 @@ func TestGrantsAreSafeForConcurrentUse(t *testing.T) {
 	approved := make(chan struct{}, 2*n)
 	for range 2 * n {
 		wg.Go(func() {
-			d, _ := g.Decide(context.Background(), middleware.CallInfo{Tool: "refund", Input: "A-1"})
-			if d == middleware.Approved {
+			d, _ := g.Decide(context.Background(), approval.CallInfo{Tool: "refund", Input: "A-1"})
+			if d == approval.Approved {
 				approved <- struct{}{}
 			}
 		})
@@ -95,54 +99,26 @@ func TestGrantsAreSafeForConcurrentUse(t *testing.T) {
 }
 
 func TestResume(t *testing.T) {
-	_, paused := middleware.Begin(context.Background(), "refund", "", `{"order":"A-1","amount":5}`, nil)
-	ar := &middleware.ApprovalRequired{Tool: "refund", Input: `{"order":"A-1","amount":5}`, CallID: paused.ID(), IdempotencyKey: paused.Key()}
-	ctx := middleware.Resume(context.Background(), ar)
+	_, paused := call.Begin(context.Background(), "refund", "", `{"order":"A-1","amount":5}`, nil)
+	ar := &approval.Required{Tool: "refund", Input: `{"order":"A-1","amount":5}`, CallID: paused.ID(), IdempotencyKey: paused.Key()}
+	ctx := run.Resume(context.Background(), ar)
 
-	if _, other := middleware.Begin(ctx, "refund", "", `{"order":"A-2","amount":5}`, nil); other.Key() == paused.Key() {
+	if _, other := call.Begin(ctx, "refund", "", `{"order":"A-2","amount":5}`, nil); other.Key() == paused.Key() {
 		t.Fatal("a call with another input resumed the paused one")
 	}
 	// The same JSON in another key order and spacing is the same call.
-	_, resumed := middleware.Begin(ctx, "refund", "", `{ "amount": 5, "order": "A-1" }`, nil)
+	_, resumed := call.Begin(ctx, "refund", "", `{ "amount": 5, "order": "A-1" }`, nil)
 	if resumed.Key() != paused.Key() || resumed.ID() != paused.ID() {
 		t.Fatalf("resumed call %s key %s; want %s and %s", resumed.ID(), resumed.Key(), paused.ID(), paused.Key())
 	}
-	if _, again := middleware.Begin(ctx, "refund", "", `{"order":"A-1","amount":5}`, nil); again.Key() == paused.Key() {
+	if _, again := call.Begin(ctx, "refund", "", `{"order":"A-1","amount":5}`, nil); again.Key() == paused.Key() {
 		t.Fatal("one Resume continued two calls")
 	}
 	// The model's own call ID wins over the paused call's.
-	ctx = middleware.Resume(context.Background(), ar)
-	if _, own := middleware.Begin(ctx, "refund", "call_model", `{"order":"A-1","amount":5}`, nil); own.ID() != "call_model" || own.Key() != paused.Key() {
+	ctx = run.Resume(context.Background(), ar)
+	if _, own := call.Begin(ctx, "refund", "call_model", `{"order":"A-1","amount":5}`, nil); own.ID() != "call_model" || own.Key() != paused.Key() {
 		t.Fatalf("resumed call with the model's ID: %s key %s; want call_model and %s", own.ID(), own.Key(), paused.Key())
 	}
-}
-
-// A person approves through Grants: the program lists what waits, grants
-// it, and the next call with the same input goes through, once.
-func ExampleGrants() {
-	grants := middleware.NewGrants()
-	refund := middleware.Gate(grants, middleware.ApproveEachAttempt)(
-		middleware.Func("refund", "refunds an order", func(_ context.Context, input string) (string, error) {
-			return "refunded " + input, nil
-		}))
-
-	_, err := refund.Call(context.Background(), "A-1001")
-	var ar *middleware.ApprovalRequired
-	fmt.Println(errors.As(err, &ar), ar.Tool, ar.Input)
-	for _, p := range grants.Pending() {
-		fmt.Println("waiting:", p.Tool, p.Input)
-	}
-
-	grants.Grant("refund", "A-1001")
-	out, err := refund.Call(context.Background(), "A-1001")
-	fmt.Println(out, err)
-	_, err = refund.Call(context.Background(), "A-1001")
-	fmt.Println(err != nil) // the grant was used up
-	// Output:
-	// true refund A-1001
-	// waiting: refund A-1001
-	// refunded A-1001 <nil>
-	// true
 }
 
 // The gate alone through toolsafe.Wrap, in front of the refund tool on a
@@ -151,7 +127,7 @@ func ExampleGrants() {
 func TestApproval(t *testing.T) {
 	t.Run("without a grant the call pauses and nothing reaches the upstream", func(t *testing.T) {
 		t.Parallel()
-		grants := middleware.NewGrants()
+		grants := approval.NewGrants()
 		tool, srv, _ := fixture.Refunds(t, true, toolsafe.WithApproval(grants))
 		out, err := tool.Call(context.Background(), fixture.RefundInput)
 		ar := outcome.Paused(t, err)
@@ -171,7 +147,7 @@ func TestApproval(t *testing.T) {
 
 	t.Run("a grant is used once and only for its exact input", func(t *testing.T) {
 		t.Parallel()
-		grants := middleware.NewGrants()
+		grants := approval.NewGrants()
 		tool, _, ledger := fixture.Refunds(t, true, toolsafe.WithApproval(grants))
 		grants.Grant("refund", fixture.RefundInput)
 		if len(grants.Pending()) != 0 {
@@ -194,7 +170,7 @@ func TestApproval(t *testing.T) {
 
 	t.Run("a denial reaches the model as approval-denied", func(t *testing.T) {
 		t.Parallel()
-		grants := middleware.NewGrants()
+		grants := approval.NewGrants()
 		tool, srv, _ := fixture.Refunds(t, true, toolsafe.WithApproval(grants))
 		grants.Deny("refund", fixture.RefundInput)
 		r := tool.Run(context.Background(), fixture.RefundInput)
@@ -202,7 +178,7 @@ func TestApproval(t *testing.T) {
 			t.Fatalf("got %q, status %q; want approval-denied, error", outcome.Kind(r), r.Status())
 		}
 		out, err := tool.Call(context.Background(), fixture.RefundInput)
-		if _, ok := errors.AsType[*middleware.ApprovalRequired](err); !ok {
+		if _, ok := errors.AsType[*approval.Required](err); !ok {
 			t.Errorf("the denial was used twice: %q, %v", out, err)
 		}
 		if want := "The user denied approval for refund. Do not call it again for this request."; r.Observation() != want {
@@ -215,8 +191,8 @@ func TestApproval(t *testing.T) {
 
 	t.Run("an approver that fails pauses the call", func(t *testing.T) {
 		t.Parallel()
-		broken := middleware.ApproverFunc(func(context.Context, middleware.CallInfo) (middleware.Decision, error) {
-			return middleware.Approved, errors.New("approval service unreachable")
+		broken := approval.ApproverFunc(func(context.Context, approval.CallInfo) (approval.Decision, error) {
+			return approval.Approved, errors.New("approval service unreachable")
 		})
 		tool, srv, _ := fixture.Refunds(t, true, toolsafe.WithApproval(broken))
 		_, err := tool.Call(context.Background(), fixture.RefundInput)

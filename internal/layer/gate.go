@@ -1,4 +1,4 @@
-package middleware
+package layer
 
 import (
 	"context"
@@ -6,88 +6,16 @@ import (
 	"fmt"
 	"log/slog"
 	"runtime/debug"
+	"slices"
 	"sync/atomic"
+
+	"github.com/toolsafe/toolsafe/approval"
+	"github.com/toolsafe/toolsafe/internal/call"
+	"github.com/toolsafe/toolsafe/internal/fault"
+	"github.com/toolsafe/toolsafe/middleware"
 
 	"github.com/tmc/langchaingo/tools"
 )
-
-// Decision is an Approver's answer for one call. The zero Decision is
-// Pending, so an Approver that forgets to decide never lets a call through.
-type Decision int
-
-const (
-	// Pending means nobody has decided yet: the call pauses with
-	// *ApprovalRequired and the agent run stops until it is resumed.
-	Pending Decision = iota
-	// Approved lets the call (or, for a destructive tool, this attempt) run.
-	Approved
-	// Denied refuses the call: the model is told, with kind
-	// approval-denied, not to call it again for this request.
-	Denied
-)
-
-// String returns "pending", "approved" or "denied".
-func (d Decision) String() string {
-	switch d {
-	case Approved:
-		return "approved"
-	case Denied:
-		return "denied"
-	}
-	return "pending"
-}
-
-// CallInfo is what an Approver is asked about: one attempt of one call.
-type CallInfo struct {
-	// Tool is the tool's name, CallID the call's ID.
-	Tool, CallID string
-	// Input is the input of the call, as the model gave it.
-	Input string
-	// Attempt is the number of the attempt about to run: 1 for the first,
-	// 2 for the first retry. Only a destructive tool is asked again after 1.
-	Attempt int
-	// IdempotencyKey is the call's key, the same for every attempt.
-	IdempotencyKey string
-	// Destructive reports whether every attempt needs its own approval.
-	Destructive bool
-	// MayHaveApplied reports whether an earlier attempt of this call may
-	// already have been applied upstream (see MayHaveApplied): approving
-	// sends it again, with the same idempotency key.
-	MayHaveApplied bool
-
-	runID string // the run the call is part of, for ApprovalRequired
-	// canon is canonFrom in canonical form, made by the gate; canonFrom is
-	// Input as it was then (an approver may pass on a changed CallInfo).
-	canon, canonFrom string
-}
-
-// Approver decides whether a call may run. It is asked by Gate, once per
-// call or once per attempt (see GateMode), before the attempt begins.
-// Decide must be safe for concurrent use. An error means it could not
-// decide: the gate fails closed and the call pauses (*ApprovalRequired with
-// Err set), it never runs.
-type Approver interface {
-	// Decide answers for one attempt of one call. It must honour ctx: stop
-	// and return when ctx ends. The wait for it is bounded by the call's
-	// deadline (toolsafe.WithDeadline) and the caller's context, not by the
-	// attempt timeout (WithTimeout), which starts only once the attempt is
-	// approved: an approver that asks a person may take as long as the
-	// deadline allows. When ctx ends first the gate returns anyway, even if
-	// Decide ignores ctx: its answer, when it comes, is dropped (a grant it
-	// used up is lost), and the call ends with tool-timeout, saying it was
-	// still waiting for approval, or with ctx.Err() for the caller's own
-	// cancellation. A panic in Decide is recovered, logged at ERROR with the
-	// stack, and treated as an error: the call pauses, it never runs.
-	Decide(ctx context.Context, call CallInfo) (Decision, error)
-}
-
-// ApproverFunc adapts a function to the Approver interface.
-type ApproverFunc func(ctx context.Context, call CallInfo) (Decision, error)
-
-// Decide calls f.
-func (f ApproverFunc) Decide(ctx context.Context, call CallInfo) (Decision, error) {
-	return f(ctx, call)
-}
 
 // GateMode says how often Gate asks.
 type GateMode int
@@ -131,7 +59,7 @@ const (
 //
 // A nil a pauses every call: a gate can never be bypassed by a missing
 // approver. Gate is safe for concurrent use when a is.
-func Gate(a Approver, mode GateMode) Middleware {
+func Gate(a approval.Approver, mode GateMode) middleware.Middleware {
 	g := &gate{approver: a, mode: mode}
 	return func(next tools.Tool) tools.Tool {
 		return wrap(next, func(ctx context.Context, input string) (string, error) {
@@ -142,7 +70,7 @@ func Gate(a Approver, mode GateMode) Middleware {
 
 // gate is one Gate: its identity is what its approvals are recorded under.
 type gate struct {
-	approver Approver
+	approver approval.Approver
 	mode     GateMode
 	stuck    atomic.Int64 // decisions still running after their call ended
 }
@@ -151,27 +79,26 @@ func (g *gate) call(ctx context.Context, next tools.Tool, input string) (string,
 	if err := ctx.Err(); err != nil {
 		return "", err // nobody to run it for: ask nobody, use up no grant
 	}
-	ctx, call := ensure(ctx, next.Name(), input)
-	canon, err := call.canonical(input)
+	ctx, c := call.Ensure(ctx, next.Name(), input)
+	canon, err := c.Canonical(input)
 	if err != nil {
 		return "", err
 	}
-	if g.mode == ApproveCall && call.approved(g, canon) {
+	if g.mode == ApproveCall && g.approved(c, canon) {
 		return next.Call(ctx, input)
 	}
-	info := CallInfo{
+	info := approval.CallInfo{
 		Tool:           next.Name(),
-		CallID:         call.ID(),
+		CallID:         c.ID(),
 		Input:          input,
-		Attempt:        call.Attempts() + 1,
-		IdempotencyKey: call.Key(),
+		Attempt:        c.Attempts() + 1,
+		IdempotencyKey: c.Key(),
 		Destructive:    g.mode == ApproveEachAttempt,
-		MayHaveApplied: call.mayHaveApplied(),
-		runID:          RunID(ctx),
-		canon:          canon,
-		canonFrom:      input,
+		MayHaveApplied: c.MayHaveApplied(),
+		RunID:          runID(c),
+		CanonicalInput: canon,
 	}
-	decision := Pending
+	decision := approval.Pending
 	switch {
 	case g.approver == nil:
 	case g.stuck.Load() >= DefaultMaxAbandoned:
@@ -179,25 +106,25 @@ func (g *gate) call(ctx context.Context, next tools.Tool, input string) (string,
 		// fail closed without starting one more.
 		return "", pause(info, "the approver could not decide", errApproverStuck)
 	default:
-		call.record(Waiting{For: WaitingForApproval})
-		decision, err = g.decide(ctx, info, call)
+		c.Record(call.Waiting{For: call.WaitingForApproval})
+		decision, err = g.decide(ctx, info, c)
 	}
 	if ctx.Err() != nil {
 		return "", ctx.Err() // still waiting for approval, as the record says
 	}
-	call.record(Waiting{For: NotWaiting})
+	c.Record(call.Waiting{For: call.NotWaiting})
 	switch {
 	case err != nil:
-		logAt(ctx, call, slog.LevelWarn, "toolsafe: the approver could not decide; the call pauses", "attempt", info.Attempt)
-		debugLog(ctx, call, "toolsafe: the approver could not decide", "attempt", info.Attempt, "error", errorText(err))
+		call.LogAt(ctx, c, slog.LevelWarn, "toolsafe: the approver could not decide; the call pauses", "attempt", info.Attempt)
+		call.DebugLog(ctx, c, "toolsafe: the approver could not decide", "attempt", info.Attempt, "error", call.ErrorText(err))
 		return "", pause(info, "the approver could not decide", err)
-	case decision == Approved:
+	case decision == approval.Approved:
 		if g.mode == ApproveCall {
-			call.approve(g, canon)
+			g.approve(c, canon)
 		}
 		return next.Call(ctx, input)
-	case decision == Denied:
-		return "", errDenied
+	case decision == approval.Denied:
+		return "", fault.Denied
 	}
 	return "", pause(info, "", nil)
 }
@@ -213,19 +140,19 @@ var errApproverStuck = errors.New("toolsafe: the approver is still deciding earl
 // goroutine. A panic in it is recovered, logged (its type and stack at
 // ERROR, its value at DEBUG), and returned as an error, so the gate fails
 // closed.
-func (g *gate) decide(ctx context.Context, info CallInfo, call *Call) (Decision, error) {
+func (g *gate) decide(ctx context.Context, info approval.CallInfo, c *call.Call) (approval.Decision, error) {
 	if ctx.Done() == nil {
-		return safeDecide(ctx, g.approver, info, call)
+		return safeDecide(ctx, g.approver, info, c)
 	}
 	type answer struct {
-		d   Decision
+		d   approval.Decision
 		err error
 	}
 	done := make(chan answer, 1) // buffered: an abandoned Decide never blocks
 	const running, left, finished = 0, 1, 2
 	var state atomic.Int32
 	go func() {
-		d, err := safeDecide(ctx, g.approver, info, call)
+		d, err := safeDecide(ctx, g.approver, info, c)
 		if !state.CompareAndSwap(running, finished) {
 			g.stuck.Add(-1) // the caller left and counted it
 		}
@@ -238,25 +165,25 @@ func (g *gate) decide(ctx context.Context, info CallInfo, call *Call) (Decision,
 		if state.CompareAndSwap(running, left) {
 			g.stuck.Add(1)
 		}
-		return Pending, ctx.Err()
+		return approval.Pending, ctx.Err()
 	}
 }
 
 // safeDecide calls a.Decide, turning a panic into an error.
-func safeDecide(ctx context.Context, a Approver, info CallInfo, call *Call) (d Decision, err error) {
+func safeDecide(ctx context.Context, a approval.Approver, info approval.CallInfo, c *call.Call) (d approval.Decision, err error) {
 	defer func() {
 		r := recover()
 		if r == nil {
 			return
 		}
-		logPanic(ctx, call, "approver", r, debug.Stack(), "attempt", info.Attempt)
-		d, err = Pending, &panicError{who: "the approver", value: r}
+		call.LogPanic(ctx, c, "approver", r, debug.Stack(), "attempt", info.Attempt)
+		d, err = approval.Pending, &fault.Panic{Who: "the approver", Value: r}
 	}()
 	return a.Decide(ctx, info)
 }
 
-// pause builds the *ApprovalRequired for info.
-func pause(info CallInfo, reason string, err error) *ApprovalRequired {
+// pause builds the *approval.Required for info.
+func pause(info approval.CallInfo, reason string, err error) *approval.Required {
 	if reason == "" {
 		switch {
 		case info.Attempt > 1 && info.MayHaveApplied:
@@ -267,8 +194,8 @@ func pause(info CallInfo, reason string, err error) *ApprovalRequired {
 			reason = "no approval has been granted for this input"
 		}
 	}
-	return &ApprovalRequired{
-		RunID:          info.runID,
+	return &approval.Required{
+		RunID:          info.RunID,
 		Tool:           info.Tool,
 		CallID:         info.CallID,
 		Input:          info.Input,
@@ -277,4 +204,21 @@ func pause(info CallInfo, reason string, err error) *ApprovalRequired {
 		IdempotencyKey: info.IdempotencyKey,
 		Err:            err,
 	}
+}
+
+// approvals is what a gate approved for one call: the canonical inputs,
+// kept on the call record under the gate's own key (the gate itself), so
+// that no other gate can read them as its own.
+type approvals []string
+
+// approved reports whether g approved input for call c.
+func (g *gate) approved(c *call.Call, input string) bool {
+	as, _ := c.Value(g).(approvals)
+	return slices.Contains(as, input)
+}
+
+// approve records that g approved input for call c.
+func (g *gate) approve(c *call.Call, input string) {
+	as, _ := c.Value(g).(approvals)
+	c.SetValue(g, append(as, input))
 }

@@ -1,4 +1,4 @@
-package middleware
+package layer
 
 import (
 	"context"
@@ -6,6 +6,10 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/toolsafe/toolsafe/internal/call"
+	"github.com/toolsafe/toolsafe/internal/fault"
+	"github.com/toolsafe/toolsafe/middleware"
 
 	"github.com/tmc/langchaingo/tools"
 )
@@ -103,7 +107,7 @@ func MaxAbandoned(n int) AttemptOption {
 // A tool that returns an error because its own attempt's time was up counts
 // as a timeout too. Past MaxAbandoned abandoned attempts still running, new
 // attempts are refused with tool-busy.
-func AttemptTimeout(d time.Duration, opts ...AttemptOption) Middleware {
+func AttemptTimeout(d time.Duration, opts ...AttemptOption) middleware.Middleware {
 	cfg := attemptConfig{maxAbandoned: DefaultMaxAbandoned}
 	for _, o := range opts {
 		if o != nil {
@@ -123,21 +127,21 @@ func AttemptTimeout(d time.Duration, opts ...AttemptOption) Middleware {
 				switch running := g.running.Add(1); {
 				case g.stuck.Load() > 0 && running > int64(cfg.maxAbandoned):
 					g.running.Add(-1)
-					return "", errStuck
+					return "", fault.Stuck
 				case running > 16*int64(cfg.maxAbandoned):
 					g.running.Add(-1)
-					return "", errTooMany
+					return "", fault.TooMany
 				}
 			}
-			call := CallFrom(ctx)
-			n := call.beginAttempt()
+			c := call.From(ctx)
+			n := c.BeginAttempt()
 			if cfg.hook != nil {
 				hctx, end := cfg.hook.Begin(ctx, n)
-				out, abandoned, err := g.attempt(hctx, call, n, d, &cfg, next, input)
+				out, abandoned, err := g.attempt(hctx, c, n, d, &cfg, next, input)
 				end.End(err, abandoned)
 				return out, err
 			}
-			out, _, err := g.attempt(ctx, call, n, d, &cfg, next, input)
+			out, _, err := g.attempt(ctx, c, n, d, &cfg, next, input)
 			return out, err
 		})
 	}
@@ -146,12 +150,12 @@ func AttemptTimeout(d time.Duration, opts ...AttemptOption) Middleware {
 // attempt runs attempt n of the call of next with input: on a goroutine of
 // its own when it can be cut short. It reports whether the attempt was
 // abandoned.
-func (g *attemptGauge) attempt(ctx context.Context, call *Call, n int, d time.Duration, cfg *attemptConfig, next tools.Tool, input string) (out string, abandoned bool, err error) {
+func (g *attemptGauge) attempt(ctx context.Context, c *call.Call, n int, d time.Duration, cfg *attemptConfig, next tools.Tool, input string) (out string, abandoned bool, err error) {
 	onGoroutine := d > 0 || ctx.Done() != nil
 	// One allocation holds the attempt: its context (which carries its
 	// number), the cause its timeout ends it with, and the hand-over with
 	// its goroutine.
-	r := &attemptRun{cause: limitCause{ended: EndedByAttemptTimeout, limit: d, call: call}}
+	r := &attemptRun{cause: fault.LimitCause{Ended: fault.ByAttemptTimeout, Limit: d, Call: c}}
 	r.ctx = attemptCtx{Context: ctx, n: n}
 	actx := &r.ctx
 	if !onGoroutine {
@@ -178,12 +182,12 @@ func (g *attemptGauge) attempt(ctx context.Context, call *Call, n int, d time.Du
 		<-actx.Done()
 	}
 	if !r.answered.Load() {
-		if !r.waitOrAbandon(ctx, call, n, &g.stuck) {
+		if !r.waitOrAbandon(ctx, c, n, &g.stuck) {
 			out, err := r.result(actx, d) // it returned within the grace
 			return out, false, err
 		}
-		if HowEnded(actx) == EndedByAttemptTimeout {
-			return "", true, &attemptTimeoutError{limit: d}
+		if fault.HowEnded(actx) == fault.ByAttemptTimeout {
+			return "", true, &fault.AttemptTimeout{Limit: d}
 		}
 		return "", true, ctx.Err()
 	}
@@ -194,9 +198,9 @@ func (g *attemptGauge) attempt(ctx context.Context, call *Call, n int, d time.Du
 // result is the attempt's outcome once its tool has returned.
 func (r *attemptRun) result(actx context.Context, d time.Duration) (string, error) {
 	a := r.answer
-	if a.err != nil && HowEnded(actx) == EndedByAttemptTimeout {
+	if a.err != nil && fault.HowEnded(actx) == fault.ByAttemptTimeout {
 		// The tool gave up because its attempt's time was up.
-		return "", &attemptTimeoutError{limit: d, err: a.err}
+		return "", &fault.AttemptTimeout{Limit: d, Err: a.err}
 	}
 	return a.out, a.err
 }
@@ -208,7 +212,7 @@ type attemptCtx struct {
 }
 
 func (ac *attemptCtx) Value(key any) any {
-	if key == (attemptKey{}) {
+	if key == (fault.AttemptKey{}) {
 		return ac.n
 	}
 	return ac.Context.Value(key)
@@ -219,7 +223,7 @@ func (ac *attemptCtx) Value(key any) any {
 // abandoned attempt's end.
 type attemptRun struct {
 	ctx    attemptCtx
-	cause  limitCause
+	cause  fault.LimitCause
 	cancel context.CancelFunc // ends ctx: the tool's goroutine calls it once it has answered
 	answer struct {
 		out string
@@ -249,7 +253,7 @@ func (r *attemptRun) run(next tools.Tool, input string) {
 		// Deferred, so that a tool that ends its goroutine with
 		// runtime.Goexit still answers and returns what it holds.
 		if !returned {
-			r.answer.out, r.answer.err = "", errGoexit
+			r.answer.out, r.answer.err = "", fault.Goexit
 		}
 		r.gauge.running.Add(-1)
 		r.answered.Store(true)
@@ -274,7 +278,7 @@ func (r *attemptRun) run(next tools.Tool, input string) {
 // counted, and its goroutine releases the holds of ctx and records
 // AbandonedReturned when the tool returns. It reports whether it abandoned
 // the attempt.
-func (r *attemptRun) waitOrAbandon(ctx context.Context, call *Call, attempt int, stuck *atomic.Int64) bool {
+func (r *attemptRun) waitOrAbandon(ctx context.Context, c *call.Call, attempt int, stuck *atomic.Int64) bool {
 	// A tool that honours its context is runnable now: yield to it first,
 	// then wait for it on a timer until the grace is over.
 	start := time.Now()
@@ -308,10 +312,10 @@ func (r *attemptRun) waitOrAbandon(ctx context.Context, call *Call, attempt int,
 		release()
 		stuck.Add(-1)
 		<-told // AbandonedReturned comes after AttemptAbandoned
-		call.record(AbandonedReturned{Attempt: attempt})
+		c.Record(call.AbandonedReturned{Attempt: attempt})
 	}
 	r.mu.Unlock()
-	call.record(AttemptAbandoned{Attempt: attempt}) // observers run outside the lock
+	c.Record(call.AttemptAbandoned{Attempt: attempt}) // observers run outside the lock
 	close(told)
 	return true
 }

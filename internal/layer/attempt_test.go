@@ -1,4 +1,4 @@
-package middleware_test
+package layer_test
 
 import (
 	"context"

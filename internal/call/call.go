@@ -1,0 +1,543 @@
+package call
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/binary"
+	"encoding/hex"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/toolsafe/toolsafe/canonical"
+	"github.com/toolsafe/toolsafe/internal/fault"
+	"github.com/toolsafe/toolsafe/middleware"
+)
+
+// Call is the record of one logical tool call: every attempt, wait and
+// fallback of it. Begin starts one per call and puts it in the context;
+// layers record what they see with Record, observers learn it with Observe,
+// and Surface builds the call's Failure from it. Its methods are safe for
+// concurrent use; a nil *Call answers as a call with no record.
+type Call struct {
+	ctx     callCtx // the context that carries the call: one allocation for both
+	tool    string
+	idKnown bool
+	start   time.Time
+	logger  *slog.Logger
+	scope   Scope // the run the call is part of, or nil
+
+	idOnce sync.Once
+	id     string // made on first use when not the model's
+
+	keyOnce sync.Once
+	key     string // made on first use: most calls never ask for it
+
+	mu        sync.Mutex
+	attempts  int
+	failure   *middleware.Failure
+	x         *callFacts // what only some calls record; nil until one does
+	observers []Observer
+}
+
+// callFacts is what only some calls record: waits, retries that stopped,
+// fallbacks, approvals, a run's entries. A call that answers at its first
+// attempt never allocates it, so an in-flight call holds little memory.
+type callFacts struct {
+	delays     []time.Duration
+	abandoned  int
+	sideEffect middleware.SideEffect
+	waiting    string
+	waitingDep string
+	stopped    bool
+	stopWait   time.Duration
+	deadline   time.Duration
+	fallback   string
+	primary    *middleware.Failure
+	altFailure *middleware.Failure
+	altSkipped string
+	replayed   bool
+	values     map[any]any // each concern's own state, under its own key (see Value)
+	// The canonical form of an input (see Canonical), made once for the
+	// layers that match calls: the gate, the run ledger, the loop guard.
+	canonIn, canonOut string
+	canonErr          error
+	canonSet          bool
+}
+
+// noFacts is what a call that recorded none of them reads: never written.
+var noFacts callFacts
+
+// f returns the call's facts to read; c.mu is held.
+func (c *Call) f() *callFacts {
+	if c.x == nil {
+		return &noFacts
+	}
+	return c.x
+}
+
+// w returns the call's facts to write, making them; c.mu is held.
+func (c *Call) w() *callFacts {
+	if c.x == nil {
+		c.x = &callFacts{}
+	}
+	return c.x
+}
+
+// facts is what the layers recorded on a call, as buildFailure needs it.
+type facts struct {
+	attempts   int
+	elapsed    time.Duration
+	sideEffect middleware.SideEffect
+	waiting    string
+	waitingDep string
+	stopped    bool
+	stopWait   time.Duration
+	deadline   time.Duration
+	altFailure *middleware.Failure
+	altSkipped string
+}
+
+// Begin starts the record of one call to tool with input and puts it in the
+// returned context. id is the model's tool-call ID (gen_ai.tool.call.id), or
+// "" to make one up: "call_" and 16 hex digits, unique within the process
+// and unlikely to repeat across processes. logger is the call's logger; nil
+// means slog.Default(). When ctx resumes a paused call of tool with the
+// same input (see package run's Resume), the new record continues it: it
+// takes over its idempotency key, and its call ID unless id is given.
+//
+// toolsafe.Tool starts a record for every call; a stack built by hand gets
+// one from its first layer that needs it (Surface, Gate, otelhook's call
+// span).
+func Begin(ctx context.Context, tool, id, input string, logger *slog.Logger) (context.Context, *Call) {
+	c := &Call{tool: tool, id: id, idKnown: id != "", start: time.Now(), logger: logger}
+	if s, ok := ctx.Value(ScopeKey{}).(Scope); ok && s != nil {
+		c.scope = s
+		if key, callID, ok := s.Continue(tool, input); ok {
+			c.key = key
+			if !c.idKnown {
+				c.id = callID
+			}
+		}
+	}
+	c.ctx = callCtx{Context: ctx, c: c}
+	return &c.ctx, c
+}
+
+// ScopeKey is the context key of the Scope the calls made on a context
+// belong to.
+type ScopeKey struct{}
+
+// Scope is the run a call belongs to, as package run keeps it: Begin asks
+// it whether the call continues a paused one; the run's layers ask the
+// record for it (Call.Scope) and use what else it does.
+type Scope interface {
+	// Continue reports whether a call of tool with input continues a
+	// paused call, and if so gives its idempotency key and call ID; it
+	// uses the paused call up.
+	Continue(tool, input string) (key, callID string, ok bool)
+}
+
+// callCtx is the context that carries a call record.
+type callCtx struct {
+	context.Context
+	c *Call
+}
+
+func (cc *callCtx) Value(key any) any {
+	if key == (fault.CallKey{}) {
+		return cc.c
+	}
+	return cc.Context.Value(key)
+}
+
+// Ensure returns ctx's record when it is a call of tool, else starts one: a
+// layer of a stack built by hand, or called on another call's context (an
+// alternative tool, a tool called by a tool), gets a record of its own.
+func Ensure(ctx context.Context, tool, input string) (context.Context, *Call) {
+	if c := From(ctx); c != nil && c.tool == tool {
+		return ctx, c
+	}
+	return Begin(ctx, tool, "", input, nil)
+}
+
+// Tool is the name of the tool called.
+func (c *Call) Tool() string {
+	if c == nil {
+		return ""
+	}
+	return c.tool
+}
+
+// ID is the call ID: the model's tool-call ID when known
+// (gen_ai.tool.call.id), else one made up by Begin.
+func (c *Call) ID() string {
+	if c == nil {
+		return ""
+	}
+	c.idOnce.Do(func() {
+		if c.id == "" {
+			c.id = newCallID()
+		}
+	})
+	return c.id
+}
+
+// IDKnown reports whether the ID is the model's tool-call ID, given to
+// Begin, rather than made up.
+func (c *Call) IDKnown() bool { return c != nil && c.idKnown }
+
+// Key is the idempotency key, the same for every attempt of this call: 32
+// hex digits from crypto/rand, made on first use. Send it as the
+// Idempotency-Key HTTP header so the upstream applies a side effect once.
+func (c *Call) Key() string {
+	if c == nil {
+		return ""
+	}
+	c.keyOnce.Do(func() {
+		if c.key == "" {
+			c.key = RandomHex(16)
+		}
+	})
+	return c.key
+}
+
+// Logger is the call's logger: the one given to Begin, else slog.Default().
+func (c *Call) Logger() *slog.Logger {
+	if c == nil || c.logger == nil {
+		return slog.Default()
+	}
+	return c.logger
+}
+
+// Start is when the call began.
+func (c *Call) Start() time.Time {
+	if c == nil {
+		return time.Time{}
+	}
+	return c.start
+}
+
+// Attempts is the number of attempts begun so far: the attempt timeout
+// begins each one as the tool is called, so a layer can tell whether the
+// tool was called by comparing it before and after.
+func (c *Call) Attempts() int {
+	if c == nil {
+		return 0
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.attempts
+}
+
+// Result builds the Result of the call, which returned output and err: its
+// Failure is the one Surface built, or, when no Surface saw err, built now
+// the same way (see FailureOf).
+func (c *Call) Result(ctx context.Context, output string, err error) middleware.Result {
+	c.mu.Lock()
+	f := c.failure
+	c.mu.Unlock()
+	if f == nil && err != nil {
+		f = c.Settle(ctx, err)
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	r := middleware.Result{
+		Tool:      c.tool,
+		CallID:    c.ID(),
+		Attempts:  c.attempts,
+		Elapsed:   time.Since(c.start),
+		Fallback:  c.f().fallback,
+		Abandoned: c.f().abandoned,
+		Failure:   f,
+		Primary:   c.f().primary,
+		Replayed:  c.f().replayed,
+	}
+	if len(c.f().delays) > 0 {
+		r.Delays = append([]time.Duration(nil), c.f().delays...)
+	}
+	if f == nil {
+		r.Output = output
+	}
+	return r
+}
+
+// Observation is what the model sees of the call, which returned output
+// and a nil error through Surface: Result(...).Observation() without
+// building the rest of the Result.
+func (c *Call) Observation(output string) string {
+	c.mu.Lock()
+	r := middleware.Result{Tool: c.tool, Output: output, Fallback: c.f().fallback, Failure: c.failure}
+	c.mu.Unlock()
+	if r.Failure != nil {
+		r.Output = ""
+	}
+	return r.Observation()
+}
+
+// Settle builds the call's Failure from err and what was recorded, keeps it
+// and returns it. The first one built stands.
+func (c *Call) Settle(ctx context.Context, err error) *middleware.Failure {
+	f := buildFailure(ctx, c.facts(), c.tool, err)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.failure == nil {
+		c.failure = f
+	}
+	return c.failure
+}
+
+func (c *Call) facts() facts {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return facts{
+		attempts:   c.attempts,
+		elapsed:    time.Since(c.start),
+		sideEffect: c.f().sideEffect,
+		waiting:    c.f().waiting,
+		waitingDep: c.f().waitingDep,
+		stopped:    c.f().stopped,
+		stopWait:   c.f().stopWait,
+		deadline:   c.f().deadline,
+		altFailure: c.f().altFailure,
+		altSkipped: c.f().altSkipped,
+	}
+}
+
+// Record adds e, a fact about the call in ctx, to its record and tells the
+// call's observers, on this goroutine, once the record is unlocked. It does
+// nothing when ctx carries no call. The layers of toolsafe record their
+// events; a middleware of your own may record them too.
+func Record(ctx context.Context, e Event) {
+	c := From(ctx)
+	if c == nil {
+		return
+	}
+	if rs, ok := e.(RetryScheduled); ok {
+		kind, _ := middleware.Classify(rs.Err)
+		DebugLog(ctx, c, "toolsafe: retrying", "attempt", rs.Attempt, "kind", string(kind),
+			"delay", rs.Delay, "error", ErrorText(rs.Err))
+	}
+	c.Record(e)
+}
+
+// Record adds e to the record and tells the call's observers (see the
+// function Record, which also logs).
+func (c *Call) Record(e Event) {
+	if c == nil {
+		return
+	}
+	c.mu.Lock()
+	switch e := e.(type) {
+	case RetryScheduled:
+		c.w().delays = append(c.w().delays, e.Delay)
+	case RetriesStopped:
+		c.w().stopped, c.w().stopWait = true, e.Wait
+	case DeadlinePassed:
+		c.w().deadline = e.Deadline
+	case Waiting:
+		c.w().waiting, c.w().waitingDep = e.For, e.Dependency
+	case AttemptAbandoned:
+		c.w().abandoned++
+	case FallbackRouted:
+		c.w().fallback, c.w().primary = e.To, e.Primary
+	case FallbackFailed:
+		c.w().altFailure = e.Failure
+	case FallbackSkipped:
+		c.w().altSkipped = e.To
+	case Replayed:
+		c.w().replayed, c.w().fallback = true, e.Fallback
+	}
+	obs := c.observers
+	c.mu.Unlock()
+	for _, o := range obs {
+		o.OnEvent(e)
+	}
+}
+
+// Observe adds o to the observers of the call in ctx: it is told every
+// event recorded from now on. A nil o, or a ctx with no call, is ignored.
+func Observe(ctx context.Context, o Observer) {
+	From(ctx).observe(o)
+}
+
+func (c *Call) observe(o Observer) {
+	if c == nil || o == nil {
+		return
+	}
+	c.mu.Lock()
+	if c.observers == nil {
+		c.observers = make([]Observer, 0, 2) // a traced call has two
+	}
+	// Appending never changes the elements a notifier copied out before.
+	c.observers = append(c.observers, o)
+	c.mu.Unlock()
+}
+
+// BeginAttempt counts a new attempt and returns its number, 1-based.
+func (c *Call) BeginAttempt() int {
+	if c == nil {
+		return 1
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.attempts++
+	return c.attempts
+}
+
+// MarkSideEffectUnknown records that an attempt of the call may have been
+// applied.
+func (c *Call) MarkSideEffectUnknown() {
+	if c == nil {
+		return
+	}
+	c.mu.Lock()
+	c.w().sideEffect = middleware.SideEffectUnknown
+	c.mu.Unlock()
+}
+
+// Continue makes the call continue an earlier one of a run, whose
+// action may have been applied: it takes over its idempotency key (unless
+// the key was asked for already) and starts with its side effect unknown.
+func (c *Call) Continue(key string) {
+	if c == nil {
+		return
+	}
+	c.keyOnce.Do(func() { c.key = key })
+	c.MarkSideEffectUnknown()
+}
+
+// Canonical returns canonical.JSON(input), made once per call for the
+// same input (an alternative's input is another).
+func (c *Call) Canonical(input string) (string, error) {
+	if c == nil {
+		return canonical.JSON(input)
+	}
+	c.mu.Lock()
+	if x := c.f(); x.canonSet && x.canonIn == input {
+		out, err := x.canonOut, x.canonErr
+		c.mu.Unlock()
+		return out, err
+	}
+	c.mu.Unlock()
+	out, err := canonical.JSON(input)
+	c.mu.Lock()
+	x := c.w()
+	x.canonIn, x.canonOut, x.canonErr, x.canonSet = input, out, err, true
+	c.mu.Unlock()
+	return out, err
+}
+
+// AdoptKey makes key the call's idempotency key, unless it has one.
+func (c *Call) AdoptKey(key string) {
+	if c == nil {
+		return
+	}
+	c.keyOnce.Do(func() { c.key = key })
+}
+
+// Value returns the state a concern (the gate, the run ledger) keeps on
+// the call under its own key, or nil.
+func (c *Call) Value(key any) any {
+	if c == nil {
+		return nil
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.f().values[key]
+}
+
+// SetValue keeps v on the call under key (see Value).
+func (c *Call) SetValue(key, v any) {
+	if c == nil {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	x := c.w()
+	if x.values == nil {
+		x.values = make(map[any]any, 2)
+	}
+	x.values[key] = v
+}
+
+// AdoptID makes id the call's ID, unless the model gave the call one or the
+// ID was asked for already: a replayed call keeps the ID of the call it
+// replays.
+func (c *Call) AdoptID(id string) {
+	if c == nil || c.idKnown || id == "" {
+		return
+	}
+	c.idOnce.Do(func() { c.id = id })
+}
+
+// FallbackName is the alternative the call was routed to, or "".
+func (c *Call) FallbackName() string {
+	if c == nil {
+		return ""
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.f().fallback
+}
+
+// Scope is the run the call is part of (see ScopeKey), or nil.
+func (c *Call) Scope() Scope {
+	if c == nil {
+		return nil
+	}
+	return c.scope
+}
+
+// MayHaveApplied reports whether an attempt of the call may have been
+// applied.
+func (c *Call) MayHaveApplied() bool {
+	if c == nil {
+		return false
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.f().sideEffect == middleware.SideEffectUnknown
+}
+
+// From returns the call record in ctx, or nil when ctx carries none (the
+// tool was called without toolsafe).
+func From(ctx context.Context) *Call {
+	c, _ := ctx.Value(fault.CallKey{}).(*Call)
+	return c
+}
+
+// callIDs makes call IDs without a system call each: a random seed per
+// process, a counter, and splitmix64's finalizer, which is a bijection, so
+// IDs never repeat within the process and look random.
+var callIDs struct {
+	seed uint64
+	n    atomic.Uint64
+}
+
+func init() {
+	var b [8]byte
+	_, _ = rand.Read(b[:]) // crypto/rand.Read never returns an error (Go 1.24+)
+	callIDs.seed = binary.LittleEndian.Uint64(b[:])
+}
+
+func newCallID() string {
+	z := callIDs.seed + callIDs.n.Add(1)*0x9e3779b97f4a7c15
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9
+	z = (z ^ (z >> 27)) * 0x94d049bb133111eb
+	z ^= z >> 31
+	var raw [8]byte
+	binary.BigEndian.PutUint64(raw[:], z)
+	var b [len("call_") + 16]byte
+	copy(b[:], "call_")
+	hex.Encode(b[len("call_"):], raw[:])
+	return string(b[:])
+}
+
+// RandomHex returns n random bytes from crypto/rand as 2n hex digits.
+func RandomHex(n int) string {
+	b := make([]byte, n)
+	_, _ = rand.Read(b) // crypto/rand.Read never returns an error (Go 1.24+)
+	return hex.EncodeToString(b)
+}
