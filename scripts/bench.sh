@@ -8,15 +8,17 @@
 #   bash scripts/bench.sh [rounds]     (rounds: default 6)
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# bench is a module of its own (it requires the alternatives it measures,
+# which the core's go.mod does not): every go test below runs in it.
 rounds=${1:-6}
 out=$(mktemp)
 trap 'rm -f "$out" "$out.bin" "$out.cg"' EXIT
 
-echo "== $rounds interleaved rounds of go test -bench ./bench ($(go version | cut -d' ' -f3), $(nproc) CPUs, $(date -u +%Y-%m-%d))"
+echo "== $rounds interleaved rounds of go test -C bench -bench . ($(go version | cut -d' ' -f3), $(nproc) CPUs, $(date -u +%Y-%m-%d))"
 for i in $(seq "$rounds"); do
-  go test -run '^$' -bench 'Success|Retries|Spans|Parallel' -benchmem -count 1 ./bench >>"$out"
+  go test -C bench -run '^$' -bench 'Success|Retries|Spans|Parallel' -benchmem -count 1 . >>"$out"
 done
-go test -run '^$' -bench 'Inflight|HardTimeout' -benchmem -count 1 ./bench >>"$out"
+go test -C bench -run '^$' -bench 'Inflight|HardTimeout' -benchmem -count 1 . >>"$out"
 
 benchstat=golang.org/x/perf/cmd/benchstat@v0.0.0-20260908200009-22c9c6c9d4da
 echo
@@ -59,7 +61,7 @@ if ! command -v valgrind >/dev/null; then
 fi
 echo
 echo "== instructions per call (callgrind; the difference of two runs, so start-up cancels out)"
-go test -c -o "$out.bin" ./bench
+go test -C bench -c -o "$out.bin" .
 per_call() { # benchmark name → instructions per call
   local counts=() c try
   for n in 2000 12000; do
