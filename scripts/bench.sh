@@ -6,24 +6,73 @@
 # instructions per call counted by callgrind, which repeat exactly.
 #
 #   bash scripts/bench.sh [rounds]     (rounds: default 6)
+#
+# Each figure is printed beside its goal, and "met" or "MISSED"; the script
+# exits 1 when a goal is missed (or its figure is missing), after printing
+# them all.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# bench is a module of its own (it requires the alternatives it measures,
+# which the core's go.mod does not): every go test below runs in it.
 rounds=${1:-6}
 out=$(mktemp)
 trap 'rm -f "$out" "$out.bin" "$out.cg"' EXIT
 
-echo "== $rounds interleaved rounds of go test -bench ./bench ($(go version | cut -d' ' -f3), $(nproc) CPUs, $(date -u +%Y-%m-%d))"
+echo "== $rounds interleaved rounds of go test -C bench -bench . ($(go version | cut -d' ' -f3), $(nproc) CPUs, $(date -u +%Y-%m-%d))"
 for i in $(seq "$rounds"); do
-  go test -run '^$' -bench 'Success|Retries|Spans|Parallel' -benchmem -count 1 ./bench >>"$out"
+  go test -C bench -run '^$' -bench 'Success|Retries|Spans|Parallel' -benchmem -count 1 . >>"$out"
 done
-go test -run '^$' -bench 'Inflight|HardTimeout' -benchmem -count 1 ./bench >>"$out"
+go test -C bench -run '^$' -bench 'Inflight|HardTimeout' -benchmem -count 1 . >>"$out"
 
 benchstat=golang.org/x/perf/cmd/benchstat@v0.0.0-20260908200009-22c9c6c9d4da
 echo
 go run "$benchstat" -col /.name "$out" 2>/dev/null || go run "$benchstat" "$out" 2>/dev/null || true
 
+# The awk functions both tables share: line prints a figure beside its goal
+# ("<= N", or "-" for none; any other goal is printed, not judged), judged
+# on the figure as printed, and counts the goals missed; a figure that is ""
+# (a benchmark that did not run) misses its goal. Its END, last in each
+# program, exits 3 when one was missed.
+goals='
+  function line(what, x, goal,   limit, verdict) {
+    if (x == "") {
+      printf "%-64s %8s   (goal %s)   NO FIGURE\n", what, "-", goal
+      if (goal != "-") missed++
+      return
+    }
+    x = sprintf("%.2f", x) + 0
+    verdict = ""
+    if (goal ~ /^<= [0-9.]+$/) {
+      limit = substr(goal, 4) + 0
+      if (x <= limit) verdict = "   met"; else { verdict = "   MISSED"; missed++ }
+    }
+    printf "%-64s %8.2f   (goal %s)%s\n", what, x, goal, verdict
+  }
+  function div(a, b) { return a == "" || b == "" || b + 0 == 0 ? "" : a / b }
+  function minus(a, b) { return a == "" || b == "" ? "" : a - b }
+  END { exit missed ? 3 : 0 }
+'
+missed=0
+judged() { # the status of a goals program: 0 all met, 3 some missed, else an error
+  case $1 in
+  0) ;;
+  3) missed=1 ;;
+  *) echo "the goals' awk program failed ($1)" >&2; exit "$1" ;;
+  esac
+}
+finish() {
+  echo
+  if [ "$missed" -ne 0 ]; then
+    echo "== some goal was MISSED (above)"
+    exit 1
+  fi
+  echo "== every goal checked was met"
+  exit 0
+}
+
 echo
 echo "== ratios (medians of the rounds) and their goals"
+rc=0
 awk '
   function median(s,   a, n, i, j, t) {
     n = split(s, a, " ")
@@ -34,32 +83,32 @@ awk '
     name = $1; sub(/-[0-9]+$/, "", name)
     for (i = 3; i < NF; i++) v[name, $(i+1)] = v[name, $(i+1)] " " $i
   }
-  function m(name, unit) { return median(v[name, unit]) }
-  function line(what, x, goal) { printf "%-64s %8.2f   (goal %s)\n", what, x, goal }
+  function m(name, unit) { return ((name, unit) in v) ? median(v[name, unit]) : "" }
   END {
     s = "BenchmarkSuccess/"
-    line("success: toolsafe / failsafe-go retry + its timeout, wall", m(s "toolsafe", "ns/op") / m(s "failsafe", "ns/op"), "<= 1.3")
-    line("success: toolsafe / failsafe-go retry + a hand-written hard timeout", m(s "toolsafe", "ns/op") / m(s "failsafe-hard", "ns/op"), "<= 0.85")
-    line("success: toolsafe / a hand-rolled loop + a hard timeout", m(s "toolsafe", "ns/op") / m(s "handrolled-hard", "ns/op"), "-")
+    line("success: toolsafe / failsafe-go retry + its timeout, wall", div(m(s "toolsafe", "ns/op"), m(s "failsafe", "ns/op")), "<= 1.3")
+    line("success: toolsafe / failsafe-go retry + a hand-written hard timeout", div(m(s "toolsafe", "ns/op"), m(s "failsafe-hard", "ns/op")), "<= 0.85")
+    line("success: toolsafe / a hand-rolled loop + a hard timeout", div(m(s "toolsafe", "ns/op"), m(s "handrolled-hard", "ns/op")), "-")
     line("success: allocations per call, toolsafe", m(s "toolsafe", "allocs/op"), "<= 12")
     line("success: allocations per call, failsafe-go", m(s "failsafe", "allocs/op"), "-")
-    line("success: (traced - untraced) / two bare spans, wall", (m(s "toolsafe-traced", "ns/op") - m(s "toolsafe", "ns/op")) / m("BenchmarkSpans/two", "ns/op"), "<= 1.1 in instructions")
+    line("success: (traced - untraced) / two bare spans, wall", div(minus(m(s "toolsafe-traced", "ns/op"), m(s "toolsafe", "ns/op")), m("BenchmarkSpans/two", "ns/op")), "<= 1.1 in instructions, below")
     r = "BenchmarkRetries/"
-    line("3 failures then success: toolsafe / failsafe-go, wall", m(r "toolsafe", "ns/op") / m(r "failsafe", "ns/op"), "-")
+    line("3 failures then success: toolsafe / failsafe-go, wall", div(m(r "toolsafe", "ns/op"), m(r "failsafe", "ns/op")), "-")
     line("memory per in-flight call, toolsafe, bytes", m("BenchmarkInflight/toolsafe", "bytes/call"), "<= 8192")
     line("memory per in-flight call, failsafe-go, bytes", m("BenchmarkInflight/failsafe", "bytes/call"), "-")
     line("hard-timeout lateness past the timeout, 50 callers, p99, ms", m("BenchmarkHardTimeout", "p99-ms"), "<= 2")
   }
-' "$out"
+'"$goals" "$out" || rc=$?
+judged "$rc"
 
 if ! command -v valgrind >/dev/null; then
   echo
-  echo "(valgrind is not installed: apt-get install -y valgrind for instruction counts)"
-  exit 0
+  echo "(valgrind is not installed: apt-get install -y valgrind for instruction counts; their goals are not checked)"
+  finish
 fi
 echo
 echo "== instructions per call (callgrind; the difference of two runs, so start-up cancels out)"
-go test -c -o "$out.bin" ./bench
+go test -C bench -c -o "$out.bin" .
 per_call() { # benchmark name → instructions per call
   local counts=() c try
   for n in 2000 12000; do
@@ -82,8 +131,11 @@ fh=$(per_call Success/failsafe-hard)
 tr=$(per_call Success/toolsafe-traced)
 sp=$(per_call Spans/two)
 printf "toolsafe %d, failsafe-go %d, failsafe-go + hard timeout %d, toolsafe traced %d, two bare spans %d\n" "$ts" "$fs" "$fh" "$tr" "$sp"
+rc=0
 awk -v ts="$ts" -v fs="$fs" -v fh="$fh" -v tr="$tr" -v sp="$sp" 'BEGIN {
-  printf "%-64s %8.2f   (goal <= 0.9)\n", "success: toolsafe / failsafe-go retry + its timeout, instructions", ts / fs
-  printf "%-64s %8.2f   (goal -)\n", "success: toolsafe / failsafe-go + a hard timeout, instructions", ts / fh
-  printf "%-64s %8.2f   (goal <= 1.1)\n", "success: (traced - untraced) / two bare spans, instructions", (tr - ts) / sp
-}'
+  line("success: toolsafe / failsafe-go retry + its timeout, instructions", div(ts, fs), "<= 0.9")
+  line("success: toolsafe / failsafe-go + a hard timeout, instructions", div(ts, fh), "-")
+  line("success: (traced - untraced) / two bare spans, instructions", div(minus(tr, ts), sp), "<= 1.1")
+}'"$goals" </dev/null || rc=$?
+judged "$rc"
+finish

@@ -2,7 +2,7 @@
 // call it at once, with plain retries and with toolsafe's retry budget and
 // circuit breaker.
 //
-//	go run ./bench/storm
+//	go run -C bench ./storm
 //
 // For each fault and each set of policies, 200 callers call fetch_invoice
 // for 2 seconds, each pausing 100ms between its calls (its model thinking),
