@@ -15,6 +15,7 @@ import (
 	"github.com/toolsafe/toolsafe/middleware"
 	"github.com/toolsafe/toolsafe/otelhook"
 	"github.com/toolsafe/toolsafe/policy"
+	"github.com/toolsafe/toolsafe/policyfile/internal/yamlread"
 )
 
 // File is the policies of a set of tools, read from one policies file with
@@ -97,7 +98,7 @@ func LoadFS(fsys fs.FS, name string) (*File, error) {
 // load reads and parses the open file f called name, and closes it.
 func load(name string, f io.ReadCloser) (*File, error) {
 	defer f.Close()
-	data, err := readFile(f)
+	data, err := yamlread.ReadAll(f)
 	if err != nil {
 		return nil, fmt.Errorf("toolsafe: %w", err)
 	}
