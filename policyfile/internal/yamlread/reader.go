@@ -21,11 +21,10 @@ type Place[P any] interface {
 }
 
 // Reader walks the syntax tree of one document: it follows anchors,
-// aliases and tags, applies merge keys, and decodes scalars, reporting each
-// problem to the function given to NewReader. It bounds the walk: at most
-// MaxDepth levels, 10000 aliases followed, 1048576 values visited, so that
-// aliases cannot make a small file large. A Reader is not safe for
-// concurrent use.
+// aliases and tags, applies merge keys and decodes scalars, reporting each
+// problem to the function given to NewReader. It visits MaxDepth levels,
+// follows 10000 aliases and visits 1048576 values at most, so aliases
+// cannot make a small file large. It is not safe for concurrent use.
 type Reader[P Place[P]] struct {
 	report   func(at P, message string)
 	anchors  anchors
