@@ -8,6 +8,7 @@ import (
 
 	"github.com/toolsafe/toolsafe"
 	"github.com/toolsafe/toolsafe/policy"
+	"github.com/toolsafe/toolsafe/policyfile/internal/yamlread"
 )
 
 // check adds the problems that involve more than one field: limits that
@@ -38,15 +39,15 @@ func (c *File) check(ps *problems) {
 	if errors.As(toolsafe.CheckNames(c.names...), &le) {
 		for _, n := range le.Collisions {
 			first, second := c.tools[n.FirstName], c.tools[n.SecondName]
-			ps.add(&Problem{Path: "tools." + n.SecondName, Tool: n.SecondName, Line: second.at.line, Column: second.at.col,
+			ps.add(&Problem{Path: "tools." + n.SecondName, Tool: n.SecondName, Line: second.at.Line, Column: second.at.Col,
 				Message: fmt.Sprintf("%s and %s (line %d) name one tool for langchaingo, whose executor looks tools up by their upper-cased name: merge the two entries, or rename one",
-					quoteShort(n.SecondName), quoteShort(n.FirstName), first.at.line)})
+					yamlread.QuoteShort(n.SecondName), yamlread.QuoteShort(n.FirstName), first.at.Line)})
 		}
 	}
 
 	for _, name := range c.depNames {
 		d := c.deps[name]
-		dw := func(field string, at pos) where {
+		dw := func(field string, at yamlread.Pos) where {
 			return where{path: "dependencies." + name + "." + field, dep: name, field: field, at: at}
 		}
 		if d.breaker != nil {
@@ -65,7 +66,7 @@ func (c *File) check(ps *problems) {
 	}
 }
 
-func fieldWhere(path, tool, field string, at pos) where {
+func fieldWhere(path, tool, field string, at yamlread.Pos) where {
 	return where{path: path + "." + field, tool: tool, field: field, at: at}
 }
 

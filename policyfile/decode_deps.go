@@ -7,6 +7,7 @@ import (
 	"github.com/goccy/go-yaml/ast"
 
 	"github.com/toolsafe/toolsafe/policy"
+	"github.com/toolsafe/toolsafe/policyfile/internal/yamlread"
 )
 
 // The dependencies section: upstream services, each with the circuit
@@ -20,11 +21,11 @@ var (
 // depSpec is one entry under dependencies.
 type depSpec struct {
 	name string
-	at   pos
+	at   yamlread.Pos
 	// breaker is the breaker as the file gives it, zeros meaning what they
 	// mean to policy.NewCircuitBreaker; nil when the file gives none.
 	breaker     *policy.Breaker
-	windowAt    pos // where breaker.window was set, for the problem of a window too small
+	windowAt    yamlread.Pos // where breaker.window was set, for the problem of a window too small
 	concurrency opt[int]
 	maxWait     opt[time.Duration]
 	retryBudget opt[float64]
@@ -35,38 +36,38 @@ type depSpec struct {
 }
 
 func (d *decoder) dependencies(e entry, c *File) {
-	for _, de := range d.mapping(e.val, e.w) {
-		if de.key == "" {
-			d.errf(de.w, "a dependency needs a name")
+	for _, de := range d.Mapping(e.Value, e.Where) {
+		if de.Key == "" {
+			d.errf(de.Where, "a dependency needs a name")
 			continue
 		}
-		dep := &depSpec{name: de.key, at: de.w.at}
+		dep := &depSpec{name: de.Key, at: de.Where.at}
 		d.dependency(de, dep)
-		c.deps[de.key] = dep
-		c.depNames = append(c.depNames, de.key)
+		c.deps[de.Key] = dep
+		c.depNames = append(c.depNames, de.Key)
 	}
 }
 
 func (d *decoder) dependency(e entry, dep *depSpec) {
-	for _, f := range d.mapping(e.val, e.w) {
-		switch f.key {
+	for _, f := range d.Mapping(e.Value, e.Where) {
+		switch f.Key {
 		case "breaker":
 			d.breaker(f, dep)
 		case "concurrency":
-			dep.concurrency = d.count(f.val, f.w, "use 0 for no bulkhead")
+			dep.concurrency = d.count(f.Value, f.Where, "use 0 for no bulkhead")
 		case "max_wait":
-			dep.maxWait = d.duration(f.val, f.w, "use 0 to refuse at once when the bulkhead is full")
+			dep.maxWait = d.duration(f.Value, f.Where, "use 0 to refuse at once when the bulkhead is full")
 		case "shared":
-			dep.shared = d.enum(f.val, f.w, append([]string{sharedNone}, sharedKinds...)...)
+			dep.shared = d.enum(f.Value, f.Where, append([]string{sharedNone}, sharedKinds...)...)
 		case "retry_budget":
-			dep.retryBudget = d.number(f.val, f.w)
+			dep.retryBudget = d.number(f.Value, f.Where)
 			if dep.retryBudget.set && (dep.retryBudget.v < 0 || dep.retryBudget.v > 1) {
-				d.errf(f.w, "retry_budget %v is outside [0, 1]: it is the largest share of in-flight attempts that may be retries, such as 0.2; 0 means no budget", dep.retryBudget.v)
+				d.errf(f.Where, "retry_budget %v is outside [0, 1]: it is the largest share of in-flight attempts that may be retries, such as 0.2; 0 means no budget", dep.retryBudget.v)
 			}
 		default:
 			switch {
-			case slices.Contains(toolFields, f.key):
-				d.errf(f.w, "%s is set per tool, not per dependency: put it under the tools (or defaults)", f.key)
+			case slices.Contains(toolFields, f.Key):
+				d.errf(f.Where, "%s is set per tool, not per dependency: put it under the tools (or defaults)", f.Key)
 			default:
 				d.unknown(f, depFields)
 			}
@@ -78,22 +79,22 @@ func (d *decoder) dependency(e entry, dep *depSpec) {
 // gives policy.NewCircuitBreaker. A null breaker is no breaker; {} is one
 // with every default.
 func (d *decoder) breaker(f entry, dep *depSpec) {
-	n := d.deref(f.val, f.w)
+	n := d.Deref(f.Value, f.Where)
 	if _, ok := n.(*ast.NullNode); ok || n == nil {
 		return
 	}
 	b := &policy.Breaker{}
 	dep.breaker = b
-	for _, e := range d.mapping(n, f.w) {
-		switch e.key {
+	for _, e := range d.Mapping(n, f.Where) {
+		switch e.Key {
 		case "failures":
 			d.uintTo(&b.FailureThreshold, e, "")
 		case "window":
 			if d.uintTo(&b.Window, e, "use 0 for failures in a row") {
-				dep.windowAt = e.w.at
+				dep.windowAt = e.Where.at
 			}
 		case "delay":
-			if v := d.duration(e.val, e.w, ""); v.set {
+			if v := d.duration(e.Value, e.Where, ""); v.set {
 				b.Delay = v.v
 			}
 		case "probes":

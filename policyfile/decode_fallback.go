@@ -8,6 +8,7 @@ import (
 
 	"github.com/toolsafe/toolsafe/fallback"
 	"github.com/toolsafe/toolsafe/middleware"
+	"github.com/toolsafe/toolsafe/policyfile/internal/yamlread"
 )
 
 // A tool's fallback: the alternative tool, and the failure kinds routed to
@@ -29,37 +30,37 @@ func routable() []middleware.Kind {
 }
 
 func (d *decoder) fallback(f entry, t *toolSpec) {
-	n := d.deref(f.val, f.w)
+	n := d.Deref(f.Value, f.Where)
 	switch n.(type) {
 	case nil, *ast.NullNode:
 		return
 	case *ast.StringNode, *ast.LiteralNode:
-		t.fallback = d.text(n, f.w)
+		t.fallback = d.text(n, f.Where)
 	default:
-		for _, g := range d.mapping(n, f.w) {
-			switch g.key {
+		for _, g := range d.Mapping(n, f.Where) {
+			switch g.Key {
 			case "tool":
-				t.fallback = d.text(g.val, g.w)
+				t.fallback = d.text(g.Value, g.Where)
 			case "on":
-				t.fallbackOn = d.kinds(g.val, g.w)
+				t.fallbackOn = d.kinds(g.Value, g.Where)
 			default:
 				d.unknown(g, fallbackKeys)
 			}
 		}
 		if !t.fallback.set {
-			d.errf(f.w, "fallback needs a tool: the name of the tool to call when this one fails, as in fallback: {tool: archive_search}")
+			d.errf(f.Where, "fallback needs a tool: the name of the tool to call when this one fails, as in fallback: {tool: archive_search}")
 			return
 		}
 	}
 	if t.fallback.set && t.fallback.v == "" {
-		d.errf(f.w, "fallback names no tool: give the name of the tool to call when this one fails")
+		d.errf(f.Where, "fallback names no tool: give the name of the tool to call when this one fails")
 		t.fallback.set = false
 	}
 }
 
 // kinds decodes the failure kinds of "on": a list of them, or one.
 func (d *decoder) kinds(n ast.Node, w where) opt[[]middleware.Kind] {
-	n = d.deref(n, w)
+	n = d.Deref(n, w)
 	var items []ast.Node
 	switch s := n.(type) {
 	case nil, *ast.NullNode:
@@ -72,7 +73,7 @@ func (d *decoder) kinds(n ast.Node, w where) opt[[]middleware.Kind] {
 	ok := routable()
 	o := opt[[]middleware.Kind]{set: true, at: w.at, v: []middleware.Kind{}}
 	for i, item := range items {
-		iw := w.index(i, nodePos(item))
+		iw := w.index(i, yamlread.NodePos(item))
 		s := d.text(item, iw)
 		if !s.set {
 			continue

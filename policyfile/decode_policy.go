@@ -33,15 +33,15 @@ type policySpec struct {
 }
 
 func (d *decoder) defaults(e entry, p *policySpec) {
-	for _, f := range d.mapping(e.val, e.w) {
+	for _, f := range d.Mapping(e.Value, e.Where) {
 		if d.policyField(f, p) {
 			continue
 		}
 		switch {
-		case slices.Contains(toolOnly, f.key):
-			d.errf(f.w, "%s is set per tool, not in defaults: move it under the tools that need it", f.key)
-		case slices.Contains(depFields, f.key):
-			d.errf(f.w, "%s belongs to a dependency: declare one under dependencies and name it in each tool's dependency field", f.key)
+		case slices.Contains(toolOnly, f.Key):
+			d.errf(f.Where, "%s is set per tool, not in defaults: move it under the tools that need it", f.Key)
+		case slices.Contains(depFields, f.Key):
+			d.errf(f.Where, "%s belongs to a dependency: declare one under dependencies and name it in each tool's dependency field", f.Key)
 		default:
 			d.unknown(f, policyFields)
 		}
@@ -51,44 +51,44 @@ func (d *decoder) defaults(e entry, p *policySpec) {
 // policyField decodes a field shared by defaults and tools; it reports
 // whether f was one.
 func (d *decoder) policyField(f entry, p *policySpec) bool {
-	switch f.key {
+	switch f.Key {
 	case "retries":
-		p.retries = d.count(f.val, f.w, "use 0 for a single attempt, 3 for up to 4 attempts")
+		p.retries = d.count(f.Value, f.Where, "use 0 for a single attempt, 3 for up to 4 attempts")
 		if p.retries.set && p.retries.v > MaxRetries {
-			d.errf(f.w, "retries %d is more than %d, the most a policies file allows: each retry adds load to an upstream that is already failing; use at most %d, with a longer backoff if it needs time to recover",
+			d.errf(f.Where, "retries %d is more than %d, the most a policies file allows: each retry adds load to an upstream that is already failing; use at most %d, with a longer backoff if it needs time to recover",
 				p.retries.v, MaxRetries, MaxRetries)
 			p.retries = opt[int]{}
 		}
 	case "timeout":
-		p.timeout = d.duration(f.val, f.w, "use 0 for no limit per attempt")
+		p.timeout = d.duration(f.Value, f.Where, "use 0 for no limit per attempt")
 	case "deadline":
-		p.deadline = d.duration(f.val, f.w, "use 0 for no deadline")
+		p.deadline = d.duration(f.Value, f.Where, "use 0 for no deadline")
 	case "tracing":
-		p.tracing = d.boolean(f.val, f.w)
+		p.tracing = d.boolean(f.Value, f.Where)
 	case "backoff":
-		for _, b := range d.mapping(f.val, f.w) {
-			switch b.key {
+		for _, b := range d.Mapping(f.Value, f.Where) {
+			switch b.Key {
 			case "base":
-				p.base = d.duration(b.val, b.w, "use 0 for no wait")
+				p.base = d.duration(b.Value, b.Where, "use 0 for no wait")
 			case "max":
-				p.max = d.duration(b.val, b.w, "use 0 for no cap")
+				p.max = d.duration(b.Value, b.Where, "use 0 for no cap")
 			case "multiplier":
-				p.multiplier = d.number(b.val, b.w)
+				p.multiplier = d.number(b.Value, b.Where)
 				if p.multiplier.set && p.multiplier.v < 0 {
-					d.errf(b.w, "multiplier %v is negative: use 1 for a constant wait, 2 to double it each time", p.multiplier.v)
+					d.errf(b.Where, "multiplier %v is negative: use 1 for a constant wait, 2 to double it each time", p.multiplier.v)
 				}
 			case "jitter":
-				p.jitter = d.number(b.val, b.w)
+				p.jitter = d.number(b.Value, b.Where)
 				if p.jitter.set && (p.jitter.v < 0 || p.jitter.v > 1) {
-					d.errf(b.w, "jitter %v is outside [0, 1]: it is the largest fraction added to a wait, 0.25 turns 1s into 1s..1.25s", p.jitter.v)
+					d.errf(b.Where, "jitter %v is outside [0, 1]: it is the largest fraction added to a wait, 0.25 turns 1s into 1s..1.25s", p.jitter.v)
 				}
 			default:
 				d.unknown(b, backoffFields)
 			}
 		}
 	case "calls":
-		for _, c := range d.mapping(f.val, f.w) {
-			switch c.key {
+		for _, c := range d.Mapping(f.Value, f.Where) {
+			switch c.Key {
 			case "identical":
 				p.identical = d.callLimit(c)
 			case "per_tool":
@@ -96,7 +96,7 @@ func (d *decoder) policyField(f entry, p *policySpec) bool {
 			case "total":
 				p.total = d.callLimit(c)
 			case "repeats":
-				p.repeats = d.enum(c.val, c.w, repeatsRefuse, repeatsAllow)
+				p.repeats = d.enum(c.Value, c.Where, repeatsRefuse, repeatsAllow)
 			default:
 				d.unknown(c, callsFields)
 			}
@@ -116,15 +116,15 @@ const (
 // callLimit decodes one limit of calls per run: a whole number from 1 to
 // MaxCallLimit.
 func (d *decoder) callLimit(c entry) opt[int] {
-	n := d.count(c.val, c.w, "use a positive number, or leave the field out for no limit")
+	n := d.count(c.Value, c.Where, "use a positive number, or leave the field out for no limit")
 	switch {
 	case !n.set:
 	case n.v == 0:
-		d.errf(c.w, "%s 0 would refuse every call: use a positive number, or leave the field out for no limit", c.key)
+		d.errf(c.Where, "%s 0 would refuse every call: use a positive number, or leave the field out for no limit", c.Key)
 		return opt[int]{}
 	case n.v > MaxCallLimit:
-		d.errf(c.w, "%s %d is more than %d, the most a policies file allows: a run of an agent makes tens of calls; use a limit that stops a model repeating itself",
-			c.key, n.v, MaxCallLimit)
+		d.errf(c.Where, "%s %d is more than %d, the most a policies file allows: a run of an agent makes tens of calls; use a limit that stops a model repeating itself",
+			c.Key, n.v, MaxCallLimit)
 		return opt[int]{}
 	}
 	return n

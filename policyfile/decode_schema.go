@@ -9,63 +9,64 @@ import (
 	"github.com/goccy/go-yaml/ast"
 
 	"github.com/toolsafe/toolsafe/argschema"
+	"github.com/toolsafe/toolsafe/policyfile/internal/yamlread"
 )
 
 // A tool's args_schema: a JSON Schema written in YAML, compiled once, when
 // the file is read.
 
 func (d *decoder) argsSchema(f entry, t *toolSpec) {
-	n := d.deref(f.val, f.w)
+	n := d.Deref(f.Value, f.Where)
 	switch n.(type) {
 	case nil, *ast.NullNode:
 		return
 	case *ast.MappingNode, *ast.MappingValueNode:
 	default:
-		d.errf(f.w, "args_schema must be a JSON Schema written as a mapping, such as {type: object, required: [query]}, not %s", describeNode(n))
+		d.errf(f.Where, "args_schema must be a JSON Schema written as a mapping, such as {type: object, required: [query]}, not %s", yamlread.Describe(n))
 		return
 	}
 	before := len(d.ps.list)
-	v := d.toJSON(n, f.w)
+	v := d.toJSON(n, f.Where)
 	if len(d.ps.list) > before {
 		return
 	}
 	data, err := json.Marshal(v)
 	if err != nil {
-		d.errf(f.w, "args_schema cannot be turned into JSON: %v", err)
+		d.errf(f.Where, "args_schema cannot be turned into JSON: %v", err)
 		return
 	}
 	schema, err := argschema.Compile(data)
 	if err != nil {
-		d.errf(f.w, "%s", strings.TrimPrefix(err.Error(), "argschema: "))
+		d.errf(f.Where, "%s", strings.TrimPrefix(err.Error(), "argschema: "))
 		return
 	}
-	t.argsSchema = opt[*argschema.Schema]{v: schema, set: true, at: f.w.at}
+	t.argsSchema = opt[*argschema.Schema]{v: schema, set: true, at: f.Where.at}
 }
 
 // toJSON converts n to the value encoding/json would decode from the same
 // document, reporting what JSON cannot hold.
 func (d *decoder) toJSON(n ast.Node, w where) any {
-	if !d.enter(w) {
+	if !d.Enter(w) {
 		return nil
 	}
-	defer d.leave()
-	if !d.count1(w) {
+	defer d.Leave()
+	if !d.Visit(w) {
 		return nil
 	}
-	n = d.deref(n, w)
+	n = d.Deref(n, w)
 	here := w
-	here.at = nodePos(n)
+	here.at = yamlread.NodePos(n)
 	switch x := n.(type) {
 	case nil, *ast.NullNode:
 		return nil
 	case *ast.MappingNode, *ast.MappingValueNode:
 		m := map[string]any{}
-		for _, e := range d.mapping(n, w) {
+		for _, e := range d.Mapping(n, w) {
 			// Field names inside a schema are the schema's, not toolsafe's.
 			ew := w
-			ew.path += "." + e.key
-			ew.at = e.w.at
-			m[e.key] = d.toJSON(e.val, ew)
+			ew.path += "." + e.Key
+			ew.at = e.Where.at
+			m[e.Key] = d.toJSON(e.Value, ew)
 		}
 		return m
 	case *ast.SequenceNode:
@@ -93,6 +94,6 @@ func (d *decoder) toJSON(n ast.Node, w where) any {
 		}
 		return x.Value
 	}
-	d.errf(here, "JSON Schema cannot hold %s", describeNode(n))
+	d.errf(here, "JSON Schema cannot hold %s", yamlread.Describe(n))
 	return nil
 }

@@ -5,6 +5,7 @@ import (
 
 	"github.com/toolsafe/toolsafe/argschema"
 	"github.com/toolsafe/toolsafe/middleware"
+	"github.com/toolsafe/toolsafe/policyfile/internal/yamlread"
 )
 
 // The tools section: one entry per tool, by the tool's Name().
@@ -28,7 +29,7 @@ const (
 // toolSpec is one entry under tools.
 type toolSpec struct {
 	name string
-	at   pos
+	at   yamlread.Pos
 	policySpec
 	dependency  opt[string]
 	sideEffects opt[string]
@@ -39,40 +40,40 @@ type toolSpec struct {
 }
 
 func (d *decoder) tools(e entry, c *File) {
-	for _, te := range d.mapping(e.val, e.w) {
-		if te.key == "" {
-			d.errf(te.w, "a tool needs a name: the Name() of the tools.Tool it configures")
+	for _, te := range d.Mapping(e.Value, e.Where) {
+		if te.Key == "" {
+			d.errf(te.Where, "a tool needs a name: the Name() of the tools.Tool it configures")
 			continue
 		}
-		t := &toolSpec{name: te.key, at: te.w.at}
+		t := &toolSpec{name: te.Key, at: te.Where.at}
 		d.tool(te, t)
-		c.tools[te.key] = t
-		c.names = append(c.names, te.key)
+		c.tools[te.Key] = t
+		c.names = append(c.names, te.Key)
 	}
 }
 
 func (d *decoder) tool(e entry, t *toolSpec) {
-	for _, f := range d.mapping(e.val, e.w) {
+	for _, f := range d.Mapping(e.Value, e.Where) {
 		if d.policyField(f, &t.policySpec) {
 			continue
 		}
-		switch f.key {
+		switch f.Key {
 		case "dependency":
-			t.dependency = d.text(f.val, f.w)
+			t.dependency = d.text(f.Value, f.Where)
 			if t.dependency.set && t.dependency.v == "" {
-				d.errf(f.w, "dependency is empty: name one of the dependencies, or leave the field out")
+				d.errf(f.Where, "dependency is empty: name one of the dependencies, or leave the field out")
 			}
 		case "side_effects":
-			t.sideEffects = d.enum(f.val, f.w, sideEffectsNone, sideEffectsIdempotent, sideEffectsNot)
+			t.sideEffects = d.enum(f.Value, f.Where, sideEffectsNone, sideEffectsIdempotent, sideEffectsNot)
 		case "approval":
-			t.approval = d.enum(f.val, f.w, approvalNone, approvalPerCall, approvalEveryAttempt)
+			t.approval = d.enum(f.Value, f.Where, approvalNone, approvalPerCall, approvalEveryAttempt)
 		case "fallback":
 			d.fallback(f, t)
 		case "args_schema":
 			d.argsSchema(f, t)
 		default:
-			if slices.Contains(depFields, f.key) {
-				d.errf(f.w, "%s belongs to a dependency: declare it under dependencies, then set dependency: NAME in this tool", f.key)
+			if slices.Contains(depFields, f.Key) {
+				d.errf(f.Where, "%s belongs to a dependency: declare it under dependencies, then set dependency: NAME in this tool", f.Key)
 				continue
 			}
 			d.unknown(f, toolFields)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"testing/fstest"
 
 	"github.com/toolsafe/toolsafe/approval"
 
@@ -133,4 +134,16 @@ func ExampleLoad() {
 	// INV-1001: 120 EUR, paid
 	// refund paused for approval: true
 	// refunded
+}
+
+// LoadFS reads a policies file from a file system, such as one embedded
+// next to the program (//go:embed policies.yaml into an embed.FS); its
+// problems name the file.
+func ExampleLoadFS() {
+	files := fstest.MapFS{"policies.yaml": {Data: []byte("tools:\n  search: {retries: 11}\n")}}
+	_, err := policyfile.LoadFS(files, "policies.yaml")
+	fmt.Println(err)
+	// Output:
+	// toolsafe: policies.yaml has 1 problem:
+	//   policies.yaml:2:12: tools.search.retries: retries 11 is more than 10, the most a policies file allows: each retry adds load to an upstream that is already failing; use at most 10, with a longer backoff if it needs time to recover
 }

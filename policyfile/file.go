@@ -18,18 +18,14 @@ import (
 	"github.com/toolsafe/toolsafe/middleware"
 	"github.com/toolsafe/toolsafe/otelhook"
 	"github.com/toolsafe/toolsafe/policy"
+	"github.com/toolsafe/toolsafe/policyfile/internal/yamlread"
 )
 
-// File is the policies of a set of tools, read from one policies file with
-// Parse, Load or LoadFS (see the package documentation for the format).
-// WrapAll wraps the agent's tools with them.
-//
-// A File never changes after it is read and is safe for concurrent use;
-// With, WithApprover and WithFallbackOptions return new Files. The zero
-// File is an empty file: no defaults, no tools. The circuit breaker,
-// bulkhead and retry budget of a dependency are made once per File (and
-// the Files derived from it), so every tool wrapped from it that names the
-// dependency shares them, whatever the number of WrapAll calls.
+// File is the policies of a set of tools, read with Parse, Load or LoadFS;
+// WrapAll wraps the agent's tools with them. It never changes and is safe
+// for concurrent use; the With methods return new Files. The zero File has
+// no defaults and no tools. A dependency's breaker, bulkhead and retry
+// budget are made once per File, shared by every tool wrapped from it.
 type File struct {
 	file     string
 	version  int
@@ -55,22 +51,19 @@ type sharedDeps struct {
 	deps map[string]*depRuntime
 }
 
-// Parse reads a File from YAML or JSON. It returns an *Error that lists
-// every problem, each with its line, when data is not a valid policies file
-// (see the package documentation for the format and the checks); a file
-// past one of the limits (MaxSize, MaxDepth, MaxEntries) gets that one
-// problem only, as it is refused before it is parsed. Empty data is a valid
-// File with no defaults and no tools.
+// Parse reads a File from YAML or JSON; empty data is a File with no
+// defaults and no tools. It returns an *Error that lists every problem,
+// each with its line; a file past a limit (MaxSize, MaxDepth, MaxEntries)
+// gets that one problem only.
 func Parse(data []byte) (*File, error) {
 	return parse("", data)
 }
 
-// Load reads the File at path (see Parse). The problems of an *Error name
-// the file, as in
-// "policies.yaml:7:5: tools.fetch_invoice.timout: unknown field". It reads
-// at most one byte more than MaxSize, so a larger file (or a device that
-// never ends) is refused by its size without being read whole. It returns
-// an error wrapping the os error when the file cannot be read.
+// Load reads the File at path as Parse does, and the problems of its
+// *Error name the file ("policies.yaml:7:5: tools.fetch_invoice.timout:
+// ..."). It reads at most MaxSize+1 bytes, so a larger file, or a device
+// that never ends, is refused by its size. When the file cannot be read,
+// the error wraps the os error.
 func Load(path string) (*File, error) {
 	f, err := os.Open(path)
 	if err != nil {
@@ -79,16 +72,9 @@ func Load(path string) (*File, error) {
 	return load(path, f)
 }
 
-// LoadFS reads the File called name in fsys (see Parse), such as a
-// policies file embedded next to the program:
-//
-//	//go:embed policies.yaml
-//	var policyFiles embed.FS
-//
-//	file, err := policyfile.LoadFS(policyFiles, "policies.yaml")
-//
-// The problems of an *Error name the file, and the size is limited, as
-// Load's are.
+// LoadFS reads the File called name in fsys as Load does, such as a
+// policies file embedded next to the program with //go:embed; its problems
+// name the file and its size is limited as Load's are.
 func LoadFS(fsys fs.FS, name string) (*File, error) {
 	f, err := fsys.Open(name)
 	if err != nil {
@@ -100,7 +86,7 @@ func LoadFS(fsys fs.FS, name string) (*File, error) {
 // load reads and parses the open file f called name, and closes it.
 func load(name string, f io.ReadCloser) (*File, error) {
 	defer f.Close()
-	data, err := readFile(f)
+	data, err := yamlread.ReadAll(f)
 	if err != nil {
 		return nil, fmt.Errorf("toolsafe: %w", err)
 	}
@@ -129,13 +115,10 @@ func (c *File) Tools() []string { return slices.Clone(c.names) }
 // the order of the file.
 func (c *File) Dependencies() []string { return slices.Clone(c.depNames) }
 
-// With returns a File that adds opts to the options of every tool WrapAll
-// wraps, after the file's, so that they win where an option replaces
-// another: for a logger (toolsafe.WithLogger), a hook on results
-// (toolsafe.WithOnResult), tracing with your own providers
-// (toolsafe.WithTracing) or your own middlewares (toolsafe.With). The File
-// it returns shares c's breakers, bulkheads and budgets. c itself does not
-// change.
+// With returns a File that adds opts to every tool WrapAll wraps, after
+// the file's options, so they win where one replaces another (a logger,
+// toolsafe.WithOnResult, toolsafe.WithTracing with your own providers). It
+// shares c's breakers, bulkheads and budgets; c does not change.
 func (c *File) With(opts ...toolsafe.Option) *File {
 	d := *c
 	d.extra = append(slices.Clip(c.extra), opts...)

@@ -72,7 +72,7 @@ func (c *File) sharedProblems(ps *problems) {
 			continue
 		}
 		ps.add(&Problem{Path: "dependencies." + name + ".shared", Dependency: name, Field: "shared",
-			Line: d.shared.at.line, Column: d.shared.at.col,
+			Line: d.shared.at.Line, Column: d.shared.at.Col,
 			Message: fmt.Sprintf("shared: %s needs a store from code: call WithShared(%q, store) on the File before WrapAll, such as a *redisstore.Store on the Redis in REDIS_ADDR", d.shared.v, d.shared.v)})
 	}
 	for _, kind := range slices.Sorted(maps.Keys(c.stores)) {

@@ -15,6 +15,7 @@ import (
 	"github.com/toolsafe/toolsafe/fallback"
 	"github.com/toolsafe/toolsafe/middleware"
 	"github.com/toolsafe/toolsafe/policy"
+	"github.com/toolsafe/toolsafe/policyfile/internal/yamlread"
 )
 
 // WrapAll wraps each tool in ts with the policies c gives it (see
@@ -63,7 +64,7 @@ func (c *File) WrapAll(ts ...tools.Tool) (toolsafe.Tools, error) {
 		t := c.tools[name]
 		if t.approval.set && t.approval.v != approvalNone && c.approver == nil {
 			ps.add(&Problem{Path: "tools." + name + ".approval", Tool: name, Field: "approval",
-				Line: t.approval.at.line, Column: t.approval.at.col,
+				Line: t.approval.at.Line, Column: t.approval.at.Col,
 				Message: fmt.Sprintf("approval %s needs an approver: call WithApprover on the File before WrapAll, such as file.WithApprover(approval.NewGrants())", t.approval.v)})
 		}
 	}
@@ -71,7 +72,7 @@ func (c *File) WrapAll(ts ...tools.Tool) (toolsafe.Tools, error) {
 	for _, name := range slices.Sorted(maps.Keys(c.fallbackOpts)) {
 		if t := c.tools[name]; t == nil || !t.fallback.set {
 			ps.add(&Problem{Tool: name,
-				Message: fmt.Sprintf("WithFallbackOptions names %s, but the file gives it no fallback: add one under tools.%s, or drop the options", quoteShort(name), name)})
+				Message: fmt.Sprintf("WithFallbackOptions names %s, but the file gives it no fallback: add one under tools.%s, or drop the options", yamlread.QuoteShort(name), name)})
 		}
 	}
 	if err := ps.err(c.file); err != nil {
@@ -129,17 +130,17 @@ func (c *File) bindProblems(ps *problems, passed []string) {
 	for _, name := range c.names {
 		t := c.tools[name]
 		if !has[name] {
-			msg := fmt.Sprintf("%s is named in the file but was not passed to WrapAll: pass it, or remove its entry", quoteShort(name))
+			msg := fmt.Sprintf("%s is named in the file but was not passed to WrapAll: pass it, or remove its entry", yamlread.QuoteShort(name))
 			if s := ps.suggestName(name, passed); s != "" {
 				msg += s
 			}
-			ps.add(&Problem{Path: "tools." + name, Tool: name, Line: t.at.line, Column: t.at.col, Message: msg})
+			ps.add(&Problem{Path: "tools." + name, Tool: name, Line: t.at.Line, Column: t.at.Col, Message: msg})
 		}
 		if t.fallback.set && t.fallback.v != "" && !has[t.fallback.v] {
 			msg := fmt.Sprintf("unknown fallback tool %s: it was not passed to WrapAll; pass it too, or name one of %s",
-				quoteShort(t.fallback.v), nameList(passed))
+				yamlread.QuoteShort(t.fallback.v), nameList(passed))
 			ps.add(&Problem{Path: "tools." + name + ".fallback.tool", Tool: name, Field: "fallback.tool",
-				Line: t.fallback.at.line, Column: t.fallback.at.col, Message: msg + ps.suggestName(t.fallback.v, passed)})
+				Line: t.fallback.at.Line, Column: t.fallback.at.Col, Message: msg + ps.suggestName(t.fallback.v, passed)})
 		}
 	}
 }
@@ -164,12 +165,12 @@ func addCollisions(ps *problems, cs []toolsafe.NameCollision) {
 	for _, c := range cs {
 		if c.FirstName == c.SecondName {
 			ps.add(&Problem{Path: "tools." + c.SecondName, Tool: c.SecondName,
-				Message: "two tools passed to WrapAll are named " + quoteShort(c.SecondName) + ": the model calls tools by name, so names must be unique"})
+				Message: "two tools passed to WrapAll are named " + yamlread.QuoteShort(c.SecondName) + ": the model calls tools by name, so names must be unique"})
 			continue
 		}
 		ps.add(&Problem{Path: "tools." + c.SecondName, Tool: c.SecondName,
 			Message: fmt.Sprintf("two tools passed to WrapAll are named %s and %s: langchaingo's executor looks tools up by their upper-cased name, so the later would answer the model's calls to both, whatever policies the other has; rename one",
-				quoteShort(c.FirstName), quoteShort(c.SecondName))})
+				yamlread.QuoteShort(c.FirstName), yamlread.QuoteShort(c.SecondName))})
 	}
 }
 
