@@ -20,29 +20,12 @@ const MaxBreakerWindow = 10_000
 
 // CircuitBreaker returns the circuit breaker of the dependency named
 // dependency, configured by b as policy.NewCircuitBreaker is, whose state
-// every replica shares through Redis, adopted with policy.FromCircuitBreaker
-// so that toolsafe decides what counts (transient failures and timeouts of
-// attempts that reached the tool; the caller's cancellation is neutral).
-// Give it to every tool of the dependency (toolsafe.WithCircuitBreaker), in
-// every replica, with the same b.
-//
-// Failures count fleet-wide: b.FailureThreshold failures in a row (or
-// among the last b.Window attempts) of all replicas together open it for
-// every replica, for b.Delay; then at most b.Probes attempts of the whole
-// fleet run at once as half-open probes, each holding a permit in Redis
-// that expires after the permit TTL (WithPermitTTL) if its outcome is never
-// recorded; b.Probes successes close it, one failure opens it again. Each
-// permit and each outcome is one Lua script, atomic in Redis, so replicas
-// never race on the state.
-//
-// When Redis is unavailable, the breaker decides with a local failsafe-go
-// breaker of the same settings, which starts from the fleet's state as
-// last seen (open stays open), until Redis answers again: then the fleet's
-// state is used again as it is in Redis.
-//
-// It returns an error for an empty dependency name, for a b that
-// Breaker.Validate refuses, or for a Window larger than MaxBreakerWindow.
-// The failsafe-go breaker inside is a *Breaker.
+// every replica shares through Redis: the failures of all replicas open it
+// for all, and at most b.Probes half-open probes run at once fleet-wide.
+// Give it to every tool of the dependency, in every replica, with the same
+// b; its CircuitBreaker field is a *Breaker. It returns an error for an
+// empty dependency, a b that Breaker.Validate refuses, or a Window larger
+// than MaxBreakerWindow.
 func (s *Store) CircuitBreaker(dependency string, b policy.Breaker) (*policy.CircuitBreaker, error) {
 	br, err := s.NewBreaker(dependency, b)
 	if err != nil {
@@ -103,32 +86,13 @@ func (s *Store) NewBreaker(dependency string, b policy.Breaker) (*Breaker, error
 }
 
 // Breaker is a failsafe-go circuitbreaker.CircuitBreaker[string] whose
-// state is kept in Redis and shared by every replica (see
-// Store.CircuitBreaker, which adopts it for toolsafe). It is safe for
-// concurrent use.
-//
-// State, IsOpen, IsHalfOpen, IsClosed, RemainingDelay and Metrics answer
-// from what this replica last learned from Redis, without asking it (they
-// are asked several times per attempt); TryAcquirePermit, RecordSuccess,
-// RecordFailure, Open, HalfOpen and Close ask Redis, each with one
-// operation bounded by the Store's timeout. While Redis is unavailable
-// every method answers from the local breaker instead.
-//
-// toolsafe (policy.CircuitBreaker) calls TryAcquirePermit before an
-// attempt and RecordSuccess or RecordFailure after it, or, for a probe
-// whose outcome is neutral, ReleasePermit once its tool has returned. RecordResult and
-// RecordError count a result as a success and an error as a failure.
-// Used as a failsafe-go policy itself (failsafe.With), every error counts
-// as a failure.
-//
-// A half-open permit lives the permit TTL (WithPermitTTL, 10 s by
-// default) in Redis. A probe whose tool ignores its context and runs past
-// it (abandoned by the attempt timeout) loses its fleet permit while it
-// still runs, so another probe may reach the dependency: keep the permit
-// TTL well above the tools' attempt timeouts.
-//
-// Make one with Store.CircuitBreaker or Store.NewBreaker; the zero Breaker
-// has no Store and cannot be used.
+// state is kept in Redis and shared by every replica (Store.CircuitBreaker
+// adopts it for toolsafe). State and the other readers answer from what
+// this replica last learned; permits and outcomes ask Redis, one bounded
+// operation each; while Redis is unavailable a local breaker of the same
+// settings answers. A probe that outlives the permit TTL (WithPermitTTL,
+// 10s) loses its fleet permit: keep it above the tools' attempt timeouts.
+// It is safe for concurrent use; the zero Breaker cannot be used.
 type Breaker struct {
 	s          *Store
 	dependency string

@@ -9,20 +9,10 @@ import (
 // TryAcquirePermit asks the fleet's breaker for a permit: granted when
 // closed, refused while open, and while half-open granted while fewer than
 // Probes permits are out fleet-wide (an open breaker whose delay is over
-// turns half-open here). The permit is given back by RecordSuccess,
-// RecordFailure or ReleasePermit. When Redis is unavailable, the local breaker answers.
-//
-// It answers without asking Redis when the state it last learned says
-// open, before that state's delay is over (it cannot end sooner, but for
-// Close or HalfOpen called by hand), or closed, while the Store's
-// subscription to the breakers' changes has been live since the state was
-// learned: every change of the state, made by the breaker script in any
-// replica, is published, and reaches this replica about as soon as it is
-// made. (The state is learned again in the background every half of the
-// state's max age, WithStateMaxAge, a safety net.) So a healthy attempt,
-// or one refused by an open breaker, waits for no Redis operation. While
-// the subscription is not live, closed permits are asked of Redis too.
-// Half-open permits always come from Redis.
+// turns half-open here). RecordSuccess, RecordFailure or ReleasePermit
+// gives it back. Closed and open answers come from the state last learned
+// while the Store's subscription to changes is live, so they wait for no
+// Redis operation; half-open permits always come from Redis.
 func (b *Breaker) TryAcquirePermit() bool {
 	b.mu.Lock()
 	if b.cachedLocked() {
