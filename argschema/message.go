@@ -47,22 +47,13 @@ func describe(ve *jsonschema.ValidationError) []string {
 	return out
 }
 
+// collect adds the problems of e and its causes to ps: one for a failed
+// combinator (anyOf, oneOf, not) as a whole, else one per missing or
+// unexpected field, else one for the value at e's location.
 func collect(e *jsonschema.ValidationError, ps *[]problem) {
 	loc := e.InstanceLocation
-	add := func(loc []string, text string) { *ps = append(*ps, problem{loc, text}) }
-	switch k := e.ErrorKind.(type) {
-	case *kind.AnyOf:
-		add(loc, subject(loc)+" does not match any of the forms the schema allows")
-		return
-	case *kind.OneOf:
-		if len(k.Subschemas) > 1 {
-			add(loc, subject(loc)+" matches more than one of the forms the schema allows; it must match exactly one")
-		} else {
-			add(loc, subject(loc)+" does not match any of the forms the schema allows")
-		}
-		return
-	case *kind.Not:
-		add(loc, subject(loc)+" has a form the schema does not allow")
+	if text, ok := combinatorProblem(e.ErrorKind); ok {
+		*ps = append(*ps, problem{loc, subject(loc) + text})
 		return
 	}
 	if len(e.Causes) > 0 {
@@ -71,70 +62,93 @@ func collect(e *jsonschema.ValidationError, ps *[]problem) {
 		}
 		return
 	}
-	s := subject(loc)
-	switch k := e.ErrorKind.(type) {
-	case *kind.Required:
-		for _, m := range k.Missing {
-			child := append(slices.Clip(loc), m)
-			add(child, subject(child)+" is missing")
+	if names, text, ok := fieldProblem(e.ErrorKind); ok {
+		for _, name := range names {
+			child := append(slices.Clip(loc), name)
+			*ps = append(*ps, problem{child, subject(child) + text})
 		}
-	case *kind.DependentRequired:
-		for _, m := range k.Missing {
-			child := append(slices.Clip(loc), m)
-			add(child, fmt.Sprintf("%s is missing (it is needed when %s is given)", subject(child), quoteName(k.Prop)))
-		}
-	case *kind.Dependency:
-		for _, m := range k.Missing {
-			child := append(slices.Clip(loc), m)
-			add(child, fmt.Sprintf("%s is missing (it is needed when %s is given)", subject(child), quoteName(k.Prop)))
-		}
-	case *kind.AdditionalProperties:
-		for _, p := range k.Properties {
-			child := append(slices.Clip(loc), p)
-			add(child, subject(child)+" is not an argument of this tool")
-		}
-	case *kind.Type:
-		add(loc, fmt.Sprintf("%s must be %s, not %s", s, typeList(k.Want), article(k.Got)))
-	case *kind.Enum:
-		add(loc, fmt.Sprintf("%s must be %s", s, oneOf(k.Want)))
-	case *kind.Const:
-		add(loc, fmt.Sprintf("%s must be %s", s, short(k.Want)))
-	case *kind.MinLength:
-		add(loc, fmt.Sprintf("%s must be at least %d character%s long", s, k.Want, plural(k.Want)))
-	case *kind.MaxLength:
-		add(loc, fmt.Sprintf("%s must be at most %d character%s long", s, k.Want, plural(k.Want)))
-	case *kind.Minimum:
-		add(loc, fmt.Sprintf("%s must be at least %s", s, rat(k.Want)))
-	case *kind.Maximum:
-		add(loc, fmt.Sprintf("%s must be at most %s", s, rat(k.Want)))
-	case *kind.ExclusiveMinimum:
-		add(loc, fmt.Sprintf("%s must be greater than %s", s, rat(k.Want)))
-	case *kind.ExclusiveMaximum:
-		add(loc, fmt.Sprintf("%s must be less than %s", s, rat(k.Want)))
-	case *kind.MultipleOf:
-		add(loc, fmt.Sprintf("%s must be a multiple of %s", s, rat(k.Want)))
-	case *kind.Pattern:
-		add(loc, fmt.Sprintf("%s must match the pattern %s", s, strconv.Quote(k.Want)))
-	case *kind.Format:
-		add(loc, fmt.Sprintf("%s must be a valid %s", s, k.Want))
-	case *kind.MinItems:
-		add(loc, fmt.Sprintf("%s must have at least %d item%s", s, k.Want, plural(k.Want)))
-	case *kind.MaxItems:
-		add(loc, fmt.Sprintf("%s must have at most %d item%s", s, k.Want, plural(k.Want)))
-	case *kind.UniqueItems:
-		add(loc, fmt.Sprintf("%s must not repeat an item (items %d and %d are equal)", s, k.Duplicates[0], k.Duplicates[1]))
-	case *kind.MinProperties:
-		add(loc, fmt.Sprintf("%s must have at least %d field%s", s, k.Want, plural(k.Want)))
-	case *kind.MaxProperties:
-		add(loc, fmt.Sprintf("%s must have at most %d field%s", s, k.Want, plural(k.Want)))
-	case *kind.PropertyNames:
-		child := append(slices.Clip(loc), k.Property)
-		add(child, subject(child)+" has a name the schema does not allow")
-	case *kind.FalseSchema:
-		add(loc, s+" is not allowed")
-	default:
-		add(loc, s+": "+e.ErrorKind.LocalizedString(english))
+		return
 	}
+	*ps = append(*ps, problem{loc, valueProblem(e.ErrorKind, subject(loc))})
+}
+
+// combinatorProblem is what follows the subject when a value fails anyOf,
+// oneOf or not; ok is false for other kinds.
+func combinatorProblem(ek jsonschema.ErrorKind) (text string, ok bool) {
+	switch k := ek.(type) {
+	case *kind.AnyOf:
+		return " does not match any of the forms the schema allows", true
+	case *kind.OneOf:
+		if len(k.Subschemas) > 1 {
+			return " matches more than one of the forms the schema allows; it must match exactly one", true
+		}
+		return " does not match any of the forms the schema allows", true
+	case *kind.Not:
+		return " has a form the schema does not allow", true
+	}
+	return "", false
+}
+
+// fieldProblem names the fields of an object that are missing, unexpected
+// or badly named, and what follows each one's subject; ok is false for
+// kinds about the value itself.
+func fieldProblem(ek jsonschema.ErrorKind) (names []string, text string, ok bool) {
+	switch k := ek.(type) {
+	case *kind.Required:
+		return k.Missing, " is missing", true
+	case *kind.DependentRequired:
+		return k.Missing, fmt.Sprintf(" is missing (it is needed when %s is given)", quoteName(k.Prop)), true
+	case *kind.Dependency:
+		return k.Missing, fmt.Sprintf(" is missing (it is needed when %s is given)", quoteName(k.Prop)), true
+	case *kind.AdditionalProperties:
+		return k.Properties, " is not an argument of this tool", true
+	case *kind.PropertyNames:
+		return []string{k.Property}, " has a name the schema does not allow", true
+	}
+	return nil, "", false
+}
+
+// valueProblem says what is wrong with the value named s.
+func valueProblem(ek jsonschema.ErrorKind, s string) string {
+	switch k := ek.(type) {
+	case *kind.Type:
+		return fmt.Sprintf("%s must be %s, not %s", s, typeList(k.Want), article(k.Got))
+	case *kind.Enum:
+		return fmt.Sprintf("%s must be %s", s, oneOf(k.Want))
+	case *kind.Const:
+		return fmt.Sprintf("%s must be %s", s, short(k.Want))
+	case *kind.MinLength:
+		return fmt.Sprintf("%s must be at least %d character%s long", s, k.Want, plural(k.Want))
+	case *kind.MaxLength:
+		return fmt.Sprintf("%s must be at most %d character%s long", s, k.Want, plural(k.Want))
+	case *kind.Minimum:
+		return fmt.Sprintf("%s must be at least %s", s, rat(k.Want))
+	case *kind.Maximum:
+		return fmt.Sprintf("%s must be at most %s", s, rat(k.Want))
+	case *kind.ExclusiveMinimum:
+		return fmt.Sprintf("%s must be greater than %s", s, rat(k.Want))
+	case *kind.ExclusiveMaximum:
+		return fmt.Sprintf("%s must be less than %s", s, rat(k.Want))
+	case *kind.MultipleOf:
+		return fmt.Sprintf("%s must be a multiple of %s", s, rat(k.Want))
+	case *kind.Pattern:
+		return fmt.Sprintf("%s must match the pattern %s", s, strconv.Quote(k.Want))
+	case *kind.Format:
+		return fmt.Sprintf("%s must be a valid %s", s, k.Want)
+	case *kind.MinItems:
+		return fmt.Sprintf("%s must have at least %d item%s", s, k.Want, plural(k.Want))
+	case *kind.MaxItems:
+		return fmt.Sprintf("%s must have at most %d item%s", s, k.Want, plural(k.Want))
+	case *kind.UniqueItems:
+		return fmt.Sprintf("%s must not repeat an item (items %d and %d are equal)", s, k.Duplicates[0], k.Duplicates[1])
+	case *kind.MinProperties:
+		return fmt.Sprintf("%s must have at least %d field%s", s, k.Want, plural(k.Want))
+	case *kind.MaxProperties:
+		return fmt.Sprintf("%s must have at most %d field%s", s, k.Want, plural(k.Want))
+	case *kind.FalseSchema:
+		return s + " is not allowed"
+	}
+	return s + ": " + ek.LocalizedString(english)
 }
 
 // subject names the value at loc: "the input" for the root, else

@@ -12,16 +12,13 @@ import (
 )
 
 // List returns the tools the server of session offers, as langchaingo
-// tools (each a *Tool), in the order the server lists them. It pages through
-// tools/list until the server's last page. The tools call the server through
-// session, so they stop working when it is closed (they then report the
-// closed session to the model).
-//
-// List returns an error, and no tools, when session is nil, tools/list fails
-// (the error wraps the SDK's), or a tool cannot be made (see New); and when
-// two tools' names are equal but for case, as langchaingo's executor looks
-// tools up ignoring case, so one would shadow the other (rename them with
-// WithRename, or drop one with WithFilter). The error names every such tool.
+// tools (each a *Tool), in the order the server lists them, paging through
+// tools/list. The tools call the server through session, and report a
+// closed session to the model once it is closed. It returns an error, and
+// no tools, for a nil session, a failed tools/list (wrapping the SDK's
+// error), a tool that cannot be made (see New), or two names equal but for
+// case, which langchaingo's executor cannot tell apart (see WithRename and
+// WithFilter); the error names every such tool.
 func List(ctx context.Context, session *mcp.ClientSession, opts ...Option) ([]tools.Tool, error) {
 	if session == nil {
 		return nil, errors.New("mcptools: the session is nil: pass the *mcp.ClientSession that client.Connect returned")

@@ -164,19 +164,14 @@ func SchemaOf(t tools.Tool) *argschema.Schema {
 // errNotMade is what a Tool not made by List or New answers.
 var errNotMade = errors.New("mcptools: this Tool was not made by mcptools.List or mcptools.New, so it has no session")
 
-// Call calls the tool: it checks input, the tool's arguments as one JSON
-// object ("" stands for {}), against the input schema, then sends tools/call
-// with them and returns the result's content as text (see the package
-// documentation for how other content is summarised). Wrapped with toolsafe,
-// every failure becomes what the model sees; on its own, Call returns:
-//   - a *middleware.Failure of kind args-invalid for input that breaks the
-//     schema (and nothing is sent), or that the server rejected;
-//   - a *middleware.ToolError with the server's text for a result with
-//     isError, or saying the server does not offer the tool;
-//   - otherwise an error that toolsafe classifies as the package
-//     documentation's Failures section says, and whose text never holds the
-//     server's (that is in its chain, for logs);
-//   - ctx's error when ctx ended.
+// Call checks input, the tool's arguments as one JSON object ("" stands
+// for {}), against the input schema, then sends tools/call and returns the
+// result's content as text. On its own (toolsafe turns these into what the
+// model sees) it returns a *middleware.Failure of kind args-invalid for
+// input the schema or the server rejects, a *middleware.ToolError for a
+// result with isError or a tool the server no longer offers, ctx's error
+// when ctx ended, and otherwise an error that toolsafe classifies by type
+// and whose text never holds the server's.
 func (t *Tool) Call(ctx context.Context, input string) (string, error) {
 	if t == nil || t.checked == nil {
 		return "", middleware.Permanent(errNotMade)

@@ -61,3 +61,50 @@ func ExampleBreaker_window() {
 	// closed
 	// open
 }
+
+// What counts: a transient failure and an attempt timeout are the
+// dependency failing; a tool-error (the dependency answered) and the
+// caller's own cancellation count neither way. Every attempt asks for a
+// permit after the approval gate and before the bulkhead. A half-open
+// probe abandoned by its attempt timeout holds its permit until its tool
+// really returns, so at most Probes run at the dependency at once. State
+// changes are told to the call that caused them
+// (call.BreakerStateChanged), after the breaker's lock is released.
+// Open, Close and HalfOpen may be called by hand; a canceled probe's permit
+// given back just before may then let one extra probe through.
+func ExampleCircuitBreaker() {
+	billing := policy.NewCircuitBreaker("billing", policy.Breaker{FailureThreshold: 3, Delay: time.Minute})
+	ctx, cancel := context.WithCancel(context.Background())
+	answers := []func(context.Context) error{
+		func(context.Context) error { return middleware.NewToolError("no such invoice") },
+		func(context.Context) error { return middleware.Transient(errors.New("connection reset")) },
+		func(ctx context.Context) error { <-ctx.Done(); return ctx.Err() }, // hangs past its attempt timeout
+		func(ctx context.Context) error { cancel(); return ctx.Err() },     // the caller gives up
+		func(context.Context) error { return middleware.Transient(errors.New("connection reset")) },
+	}
+	calls := 0
+	fetch := middleware.Func("fetch_invoice", "reads an invoice", func(ctx context.Context, _ string) (string, error) {
+		err := answers[calls](ctx)
+		calls++
+		return "", err
+	})
+	tool := middleware.Chain(billing.Middleware(), layer.AttemptTimeout(10*time.Millisecond))(fetch)
+	for i := range answers {
+		callCtx := context.Background()
+		if i == 3 {
+			callCtx = ctx
+		}
+		_, err := tool.Call(callCtx, "INV-1001")
+		kind, _ := middleware.Classify(err)
+		if callCtx.Err() != nil {
+			kind = middleware.KindCanceled // the caller's context ended, as toolsafe reports it
+		}
+		fmt.Println(kind, "failures:", billing.Metrics().Failures(), billing.State())
+	}
+	// Output:
+	// tool-error failures: 0 closed
+	// tool-failed failures: 1 closed
+	// tool-timeout failures: 2 closed
+	// canceled failures: 2 closed
+	// tool-failed failures: 3 open
+}

@@ -16,19 +16,13 @@ import (
 )
 
 // Bulkhead limits the attempts in flight to one dependency, across every
-// tool that shares it, with failsafe-go's bulkhead. Make it once per
-// dependency with NewBulkhead and give it to each tool
-// (toolsafe.WithBulkhead). It is safe for concurrent use.
-//
-// Every attempt of a wrapped tool takes a permit, after the approval gate
-// and keeps it until the tool has really returned: an attempt the attempt
-// timeout abandoned keeps its permit while it still runs in the background,
-// so the bulkhead bounds the real load on the upstream (the abandoned
-// attempts are counted in Result.Abandoned). A panic gives the permit back.
-//
-// When no permit is free within the bulkhead's wait, the attempt is refused
-// with tool-busy (bulkhead.ErrFull), not retried, and the model's message
-// names the dependency.
+// tool that shares it, with failsafe-go's bulkhead. Each attempt holds a
+// permit until its tool has really returned, even one its attempt timeout
+// abandoned (counted in Result.Abandoned), so it bounds the real load on
+// the upstream; a panic gives the permit back. An attempt that finds no
+// permit within the wait is refused with tool-busy (bulkhead.ErrFull), not
+// retried. Make it once per dependency with NewBulkhead and give it to each
+// tool (toolsafe.WithBulkhead). It is safe for concurrent use.
 type Bulkhead struct {
 	bh         bulkhead.Bulkhead[string]
 	dependency string

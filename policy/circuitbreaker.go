@@ -70,50 +70,14 @@ func (b Breaker) Validate() error {
 	return nil
 }
 
-// CircuitBreaker is a failsafe-go circuit breaker for one dependency (every
-// tool that calls it shares one), driven with tool semantics. Make it once
-// per dependency with NewCircuitBreaker, or FromCircuitBreaker to adopt a
-// breaker built with failsafe-go's circuitbreaker.Builder, and give it to
-// each tool (toolsafe.WithCircuitBreaker).
-//
-// It embeds the failsafe-go breaker, so it is a
-// circuitbreaker.CircuitBreaker[string]: State, RemainingDelay, Metrics and
-// the rest are failsafe-go's. Every attempt of a wrapped tool asks it for a
-// permit, after the approval gate and before the bulkhead, and its outcome
-// is recorded this way:
-//
-//   - success: a success;
-//   - tool-failed (a transient failure) and tool-timeout of an attempt that
-//     reached the tool, cut by its attempt timeout or by the call's own
-//     deadline (toolsafe.WithDeadline): a failure, because the dependency
-//     took too long;
-//   - anything else counts neither way: tool-error and args-invalid (the
-//     dependency answered; the input was wrong), approval pauses and
-//     denials (nothing ran), tool-panic (a bug in the tool, not the
-//     dependency), tool-busy (the bulkhead refused; the tool was not
-//     called), and the caller's own cancellation or deadline (see
-//     fault.HowEnded). Such an attempt gives its permit back once its
-//     tool has really returned, so a half-open breaker lets another probe
-//     through instead of waiting forever for one that will not report.
-//     (failsafe-go itself would count an excluded error as a success and a
-//     cancellation as a failure; this is why toolsafe drives the breaker
-//     itself.)
-//
-// Half-open probes are bounded: at most Breaker.Probes attempts run at the
-// dependency at once while half-open, counting a probe the attempt timeout
-// abandoned until its tool really returns, whatever callers do. (For a
-// breaker adopted with FromCircuitBreaker, failsafe-go's own permits bound
-// the probes of each half-open period.)
-//
-// While open, an attempt is refused at once with circuit-open
-// (circuitbreaker.ErrOpen), not retried, and the model's message names the
-// dependency and the time left before probes are let through.
-//
-// A CircuitBreaker is safe for concurrent use. State changes are told to
-// the call that caused them (call.BreakerStateChanged) after the
-// breaker's own lock is released. Calling Open, Close or HalfOpen on it by
-// hand is allowed; a cancelled probe's permit handed back before such a
-// call may then let one extra probe through.
+// CircuitBreaker is a failsafe-go circuit breaker (it embeds one) for one
+// dependency, shared by the tools that call it, driven with tool semantics:
+// only tool-failed and tool-timeout of attempts that reached the tool are
+// failures; tool-error, args-invalid, a panic, tool-busy and the caller's
+// own cancellation count neither way and give their permit back once the
+// tool returns. While open it refuses at once with circuit-open; while
+// half-open at most Breaker.Probes attempts run at once. Make it with
+// NewCircuitBreaker or FromCircuitBreaker; it is safe for concurrent use.
 type CircuitBreaker struct {
 	circuitbreaker.CircuitBreaker[string]
 	dependency string
@@ -127,14 +91,12 @@ type CircuitBreaker struct {
 }
 
 // NewCircuitBreaker returns a circuit breaker for the dependency named
-// dependency ("billing"; it appears in the model's message when the breaker
-// is open), configured by b: count based, failsafe-go's
-// WithFailureThreshold(b.FailureThreshold) (or
-// WithFailureThresholdRatio(b.FailureThreshold, b.Window)), WithDelay(b.Delay)
-// and WithSuccessThreshold(b.Probes). An invalid b (see Breaker.Validate)
-// is reported by the breaker's Validate, which toolsafe.New calls.
-// Time-based thresholds: build the breaker with failsafe-go and adopt it
-// with FromCircuitBreaker.
+// dependency ("billing", named in the model's message while open),
+// configured by b as failsafe-go's WithFailureThreshold(b.FailureThreshold)
+// (or WithFailureThresholdRatio with b.Window), WithDelay(b.Delay) and
+// WithSuccessThreshold(b.Probes). An invalid b is reported by the breaker's
+// Validate, which toolsafe.New calls. For time-based thresholds build the
+// breaker with failsafe-go and adopt it with FromCircuitBreaker.
 func NewCircuitBreaker(dependency string, b Breaker) *CircuitBreaker {
 	invalid := b.Validate()
 	b = b.withDefaults()

@@ -17,25 +17,14 @@ import (
 	"github.com/toolsafe/toolsafe/middleware"
 )
 
-// Middleware returns the middleware that runs each call through one
-// failsafe-go executor, built here once: the retry policy made from r (nil
-// means a single attempt), then the given policies, outermost first (plain
-// failsafe-go policies of your own, such as a rate limiter; toolsafe's
-// CircuitBreaker and Bulkhead are layers of their own, see their
-// Middleware), then the rest of the chain, once per attempt. It is the
-// retry layer of toolsafe, inside the deadline and outside the side-effect
-// guard. Safe for concurrent use.
-//
-// The call ends with the tool's answer on success, else with the last
-// attempt's error as is, or with the refusal of a policy (a spent retry
-// budget, an open breaker of yours, a full rate limiter), whose kind
-// middleware.Classify gives. When it stopped retrying a transient failure
-// (retries ran out, the next attempt could not start in time, or the
-// upstream asked for a longer wait than MaxWait or the time left), it
-// records call.RetriesStopped on the call, so the model is told not
-// to repeat the call by hand.
-//
-// It returns the error of r.Validate when r is invalid.
+// Middleware returns the retry layer of toolsafe: one failsafe-go executor,
+// built once, of the retry policy made from r (nil: a single attempt), then
+// policies, outermost first (a rate limiter of yours; not CircuitBreaker or
+// Bulkhead, layers of their own), around the rest of the chain, per attempt.
+// The call ends with the tool's answer, the last attempt's error as is, or a
+// policy's refusal (see middleware.Classify); when it stops retrying, it
+// records call.RetriesStopped, so the model is told not to repeat the
+// call. It returns r.Validate's error for an invalid r. Safe for concurrent use.
 func Middleware(r *Retry, policies ...failsafe.Policy[string]) (middleware.Middleware, error) {
 	var all []failsafe.Policy[string]
 	if r != nil {

@@ -21,24 +21,13 @@ const budgetBuckets = 10
 const FlushInterval = 100 * time.Millisecond
 
 // RetryBudget returns the retry budget of the dependency named dependency,
-// shared by every replica through Redis: a retry is admitted while the
-// retries of the whole fleet over the last window (WithBudgetWindow, 10s by
-// default) stay at most ratio of all its attempts, retries included, and
-// always up to a minimum per window (WithBudgetMinRetries, 3). Ratio 0.2
-// lets a fifth of the attempts be retries: one retry for every four first
-// attempts. Give it to every tool of the dependency, in every replica, as
-// policy.Retry.Shared; a refused retry ends the call with budget-exceeded.
-//
-// First attempts are counted locally and sent to Redis in one operation
-// with the next retry asked for, or in the background after FlushInterval
-// at the latest, so a first attempt never waits for Redis; each retry
-// asked for is one Lua script, atomic in Redis, that the retry waits for. While Redis is
-// unavailable the budget decides from this replica's own attempts and
-// retries in the window, with the same ratio, and sends them to Redis once
-// it answers again.
-//
-// It returns an error for an empty dependency name or a ratio outside
-// (0, 1]. The budget it returns is a *Budget.
+// shared by every replica: a retry is admitted while the fleet's retries
+// over the last window (WithBudgetWindow, 10s) are at most ratio of all its
+// attempts, retries included, or fewer than WithBudgetMinRetries (3); 0.2
+// allows one retry per four first attempts. Use it as policy.Retry.Shared in
+// every replica. A first attempt never waits for Redis (its count is sent
+// within FlushInterval); a retry waits for one script. It returns an error
+// for an empty name or a ratio outside (0, 1]; the budget is a *Budget.
 func (s *Store) RetryBudget(dependency string, ratio float64) (policy.SharedBudget, error) {
 	b, err := s.NewBudget(dependency, ratio)
 	if err != nil {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log"
+	"log/slog"
 	"os"
 	"time"
 
@@ -12,6 +13,7 @@ import (
 	"github.com/toolsafe/toolsafe/run"
 
 	"github.com/redis/go-redis/v9"
+	"go.opentelemetry.io/otel"
 
 	"github.com/toolsafe/toolsafe"
 	"github.com/toolsafe/toolsafe/middleware"
@@ -153,3 +155,86 @@ tools:
 
 // The store implements what the policies file asks of a shared store.
 var _ policyfile.Shared = (*redisstore.Store)(nil)
+
+// A Store with its options spelled out: every one shown is the default but
+// the prefix. The example needs a Redis in REDIS_ADDR, so it is compiled,
+// not run.
+func ExampleNew() {
+	client := redis.NewClient(redisstore.ClientOptions(os.Getenv("REDIS_ADDR"))) // ContextTimeoutEnabled: New requires it
+	defer client.Close()
+	store, err := redisstore.New(client,
+		redisstore.WithPrefix("agents-eu"),           // every key, and the channel of breaker changes
+		redisstore.WithTimeout(50*time.Millisecond),  // every Redis operation; then the Store stops asking
+		redisstore.WithRecheck(500*time.Millisecond), // the PING that ends an outage
+		redisstore.WithPermitTTL(10*time.Second),     // a half-open permit whose outcome never comes
+		redisstore.WithBudgetWindow(10*time.Second),  // the retry budgets' sliding window
+		redisstore.WithLogger(slog.Default()),        // one WARN per outage, one INFO when it ends
+		redisstore.WithMeterProvider(otel.GetMeterProvider()),
+	)
+	if err != nil {
+		log.Fatal(err) // every bad option is reported at once
+	}
+	defer store.Close() // stops the recheck, the subscription and the budgets' flushes
+	fmt.Println("available:", store.Available(), "outages:", store.Outages())
+}
+
+// The retries of every replica share one budget: at most a fifth of the
+// fleet's attempts over 10s are retries. Compiled, not run: it needs a
+// Redis.
+func ExampleStore_RetryBudget() {
+	store, done := newStore("example-budget")
+	defer done()
+	budget, err := store.RetryBudget("billing", 0.2)
+	if err != nil {
+		log.Fatal(err)
+	}
+	fetchInvoice := middleware.Func("fetch_invoice", "fetches an invoice", func(context.Context, string) (string, error) {
+		return "", middleware.Transient(errors.New("billing API busy"))
+	})
+	invoice := toolsafe.Wrap(fetchInvoice, toolsafe.WithRetry(policy.Retry{
+		MaxRetries: 3, Backoff: policy.DefaultBackoff(), Shared: budget,
+	}))
+	_, err = invoice.Call(context.Background(), `{"number":"INV-1001"}`)
+	fmt.Println(err) // tool-failed after its retries, or budget-exceeded once the fleet spent its share
+}
+
+// A run pauses on replica A before a refund; the refund is granted through
+// replica B; the run resumes on replica B, and the note added before the
+// pause is answered from the shared ledger, not added again. Compiled, not
+// run: it needs a Redis.
+func ExampleStore_Ledger() {
+	prefix := fmt.Sprintf("example-%d", time.Now().UnixNano())
+	notes := 0
+	replica := func() (note, refund *toolsafe.Tool, store *redisstore.Store, done func()) {
+		store, done = newStore(prefix)
+		note = toolsafe.Wrap(middleware.Func("add_note", "adds a note to the order", func(context.Context, string) (string, error) {
+			notes++
+			return "noted", nil
+		}), toolsafe.WithSideEffects(middleware.SideEffectsWithKey))
+		refund = toolsafe.Wrap(middleware.Func("refund", "refunds an order", func(context.Context, string) (string, error) {
+			return "refunded", nil
+		}), toolsafe.WithApproval(store.Grants()), toolsafe.WithDestructive())
+		return note, refund, store, done
+	}
+	noteA, refundA, storeA, doneA := replica()
+	defer doneA()
+	noteB, refundB, storeB, doneB := replica()
+	defer doneB()
+
+	ctx := run.With(context.Background(), "run-A-1001", storeA.Ledger())
+	_, _ = noteA.Call(ctx, `{"order":"A-1001","text":"refund asked"}`)
+	_, err := refundA.Call(ctx, `{"order":"A-1001"}`)
+	var ar *approval.Required
+	if !errors.As(err, &ar) {
+		log.Fatal(err)
+	}
+	if err := storeB.Grants().Grant(context.Background(), ar.Tool, ar.Input); err != nil {
+		log.Fatal(err)
+	}
+
+	// Replica B resumes the run on its own Store's ledger: the same Redis list.
+	resumed := run.Resume(run.With(context.Background(), "", storeB.Ledger()), ar)
+	_, _ = noteB.Call(resumed, `{"order":"A-1001","text":"refund asked"}`)
+	out, err := refundB.Call(resumed, `{"order":"A-1001"}`)
+	fmt.Println(out, err, "notes added:", notes) // refunded <nil> notes added: 1
+}

@@ -23,34 +23,21 @@ const DefaultMaxDecisions = 100
 // call of another (see Grants).
 func (s *Store) Grants() *Grants { return &Grants{s: s} }
 
-// Grants is a approval.Approver whose decisions live in Redis, shared by
-// every replica: approval.Grants for a fleet. Each Grant or Deny is
-// bound to one tool and its input, compared as canonical JSON
-// (canonical.JSON), and is used up by one decision, the oldest
-// first; a call with no decision waiting is Pending and is listed by
-// Pending until a Grant or Deny for it arrives.
-//
-// Grants are bounded: a decision not used within TTL expires, and so does
-// a pending request; Revoke takes decisions back; at most MaxPending
-// requests are listed, the oldest dropped first; at most
-// DefaultMaxDecisions decisions wait for one tool and input. Every key
-// has a TTL.
-//
-// Every method is one Redis operation, atomic (a Lua script), bounded by
-// the Store's timeout and by ctx. When Redis is unavailable they return an
-// error wrapping ErrUnavailable and decide nothing: Decide's error makes
-// toolsafe's gate fail closed (the call pauses with
-// approval.Required.Err set; it never runs on an assumed
-// approval).
-//
-// Make one with Store.Grants; set TTL and MaxPending before its first use,
-// the same in every replica. A Grants is safe for concurrent use.
+// Grants is approval.Grants for a fleet: a approval.Approver whose
+// decisions live in Redis. A Grant or Deny is bound to one tool and its
+// canonical input and used up by one call, oldest first; undecided calls
+// are listed by Pending. Each method is one atomic script, bounded by the
+// Store's timeout and ctx; while Redis is unavailable it fails closed with
+// ErrUnavailable (the call pauses; no approval is assumed). Make one with
+// Store.Grants and set its fields before its first use, the same in every
+// replica. A Grants is safe for concurrent use.
 type Grants struct {
 	// TTL is how long a decision waits to be used, and a pending request to
 	// be decided; zero means approval.DefaultGrantTTL (1 hour).
 	TTL time.Duration
-	// MaxPending caps the pending requests listed; zero means
-	// approval.DefaultMaxPending (1,000).
+	// MaxPending caps the pending requests listed, the oldest dropped
+	// first; zero means approval.DefaultMaxPending (1,000). At most
+	// DefaultMaxDecisions decisions wait for one tool and input.
 	MaxPending int
 
 	s *Store

@@ -15,34 +15,21 @@ import (
 // replica resumes on another (see Ledger).
 func (s *Store) Ledger() *Ledger { return &Ledger{s: s} }
 
-// Ledger is a run.Ledger kept in Redis, shared by every replica:
-// scope a run with run.With(ctx, runID, ledger) on any replica,
-// and a run resumed on another replica (run.Resume) answers the
-// calls that completed before the pause from it instead of calling their
-// tools again.
-//
-// Each run is one Redis list of its entries, as JSON, bounded: it expires
-// TTL after its last call (or its last read), and keeps at most
-// MaxEntries entries: past it, the oldest entry of a tool that only reads
-// is dropped first, then the oldest (a dropped entry can no longer be
-// replayed: a resumed run calls the tool again). Append (a Lua script) and
-// Entries (MULTI/EXEC) are one atomic operation each, bounded by the
-// Store's timeout and by ctx.
-//
-// When Redis is unavailable they return an error wrapping ErrUnavailable:
-// toolsafe then fails closed for tools with side effects (it neither
-// repeats nor replays the call, and the model is told so) and goes on
-// without replay for tools that only read; an entry that could not be
-// appended is logged by toolsafe at WARN.
-//
-// Make one with Store.Ledger; set TTL and MaxEntries before its first use,
-// the same in every replica. A Ledger is safe for concurrent use.
+// Ledger is a run.Ledger kept in Redis, shared by every replica: a
+// run scoped with run.With on one replica and resumed on another
+// (run.Resume) answers the calls completed before the pause from it
+// instead of calling their tools again. While Redis is unavailable its
+// methods fail closed with ErrUnavailable. Make one with Store.Ledger and
+// set its fields before its first use, the same in every replica. A Ledger
+// is safe for concurrent use.
 type Ledger struct {
 	// TTL is how long a run is kept after its last call or read; zero
 	// means run.DefaultLedgerTTL (24 hours).
 	TTL time.Duration
-	// MaxEntries caps the entries of one run; zero means
-	// run.DefaultLedgerEntries (1,000).
+	// MaxEntries caps the entries of one run: past it the oldest entry of
+	// a tool that only reads is dropped first, then the oldest (its call
+	// runs again on resume); zero means run.DefaultLedgerEntries
+	// (1,000).
 	MaxEntries int
 
 	s *Store

@@ -64,23 +64,13 @@ const (
 var ErrUnavailable = errors.New("redisstore: redis is unavailable")
 
 // Store keeps toolsafe's shared state in Redis for a fleet of replicas:
-// circuit breakers (CircuitBreaker), retry budgets (RetryBudget), grants
-// and pending approvals (Grants) and run ledgers (Ledger). Every replica
-// makes one Store on the same Redis with the same prefix, and the same
-// breakers and budgets (same dependency names, same settings).
-//
-// Every Redis operation is bounded by the Store's timeout (WithTimeout,
-// DefaultTimeout). When one fails or times out, the Store counts Redis
-// unavailable: it logs it once (WARN), counts it in a metric, and from then
-// on sends nothing to Redis, so no call waits for it again, until a
-// background PING every recheck interval (WithRecheck) answers; then it
-// logs that Redis is back (INFO) and every breaker and budget resumes
-// sharing. Meanwhile breakers and budgets decide locally, and grants and
-// ledgers return ErrUnavailable.
-//
-// A Store is safe for concurrent use. Call Close when done with it: it
-// stops its background work (the recheck, the subscription to breaker
-// changes, budgets' flushes). It does not close the client.
+// circuit breakers, retry budgets, grants and run ledgers. Every replica
+// makes one on the same Redis with the same prefix. Every Redis operation
+// is bounded by the timeout (WithTimeout); once one fails, the Store sends
+// nothing to Redis until a PING every WithRecheck interval answers, and
+// breakers and budgets decide locally meanwhile. A Store is safe for
+// concurrent use. Close stops its background work; it does not close the
+// client.
 type Store struct {
 	client  redis.UniversalClient
 	cfg     config

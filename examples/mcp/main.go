@@ -73,12 +73,9 @@ func run(ctx context.Context, w io.Writer, serverBin string) error {
 	// The server, a subprocess over stdio. Its log (stderr) is kept to be
 	// shown after the run.
 	var serverLog syncBuffer
-	cmd := exec.Command(serverBin)
-	cmd.Stderr = &serverLog
-	client := mcp.NewClient(&mcp.Implementation{Name: "toolsafe-mcp-example", Version: "v1.0.0"}, nil)
-	session, err := client.Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
+	session, err := startServer(ctx, serverBin, &serverLog)
 	if err != nil {
-		return fmt.Errorf("starting the MCP server: %w", err)
+		return err
 	}
 	defer session.Close()
 	mcpTools, err := mcptools.List(ctx, session)
@@ -90,11 +87,63 @@ func run(ctx context.Context, w io.Writer, serverBin string) error {
 	spans := tracetest.NewSpanRecorder()
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(spans))
 	defer tp.Shutdown(context.Background())
-	hook := otelhook.New(otelhook.WithTracerProvider(tp))
 
-	var mu sync.Mutex
-	var results []middleware.Result
 	ids := toolsafe.NewCallIDs()
+	var results resultLog
+	wrapped := wrapTools(mcpTools, otelhook.New(otelhook.WithTracerProvider(tp)), ids, &results)
+	if err := printTools(w, session.InitializeResult(), wrapped); err != nil {
+		return err
+	}
+	out, err := askForForecasts(ctx, tp, ids, wrapped)
+	if err != nil {
+		return err
+	}
+	if err := session.Close(); err != nil { // the server exits; its log is complete
+		return fmt.Errorf("closing the MCP session: %w", err)
+	}
+
+	fmt.Fprintln(w, "\nThe tool calls:")
+	for i, r := range results.list {
+		printResult(w, i+1, r)
+	}
+	fmt.Fprintf(w, "\nThe final answer: %s\n", out)
+	fmt.Fprintln(w, "\nThe server's log (its raw errors stay here, never in what the model sees):")
+	for line := range strings.Lines(serverLog.String()) {
+		fmt.Fprint(w, "  ", line)
+	}
+	fmt.Fprintln(w, "\nThe span tree:")
+	printTree(w, spans.Ended())
+	return nil
+}
+
+// startServer starts the server serverBin as a subprocess over stdio, its
+// stderr written to log, and connects to it.
+func startServer(ctx context.Context, serverBin string, log io.Writer) (*mcp.ClientSession, error) {
+	cmd := exec.Command(serverBin)
+	cmd.Stderr = log
+	client := mcp.NewClient(&mcp.Implementation{Name: "toolsafe-mcp-example", Version: "v1.0.0"}, nil)
+	session, err := client.Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
+	if err != nil {
+		return nil, fmt.Errorf("starting the MCP server: %w", err)
+	}
+	return session, nil
+}
+
+// resultLog keeps the result of every tool call, in the order they ended.
+type resultLog struct {
+	mu   sync.Mutex
+	list []middleware.Result
+}
+
+func (l *resultLog) add(_ context.Context, r middleware.Result) {
+	l.mu.Lock()
+	l.list = append(l.list, r)
+	l.mu.Unlock()
+}
+
+// wrapTools wraps each MCP tool with toolsafe: retries, a hard attempt
+// timeout, a deadline, call IDs, spans, and its results kept in results.
+func wrapTools(mcpTools []tools.Tool, hook *otelhook.Hook, ids *toolsafe.CallIDs, results *resultLog) []tools.Tool {
 	var wrapped []tools.Tool
 	for _, t := range mcpTools {
 		wrapped = append(wrapped, toolsafe.Wrap(t, // its inputSchema is checked before any attempt
@@ -104,14 +153,15 @@ func run(ctx context.Context, w io.Writer, serverBin string) error {
 			toolsafe.WithDeadline(10*time.Second),
 			toolsafe.WithCallIDs(ids),
 			toolsafe.WithTracing(hook),
-			toolsafe.WithOnResult(func(_ context.Context, r middleware.Result) {
-				mu.Lock()
-				results = append(results, r)
-				mu.Unlock()
-			}),
+			toolsafe.WithOnResult(results.add),
 		))
 	}
-	info := session.InitializeResult()
+	return wrapped
+}
+
+// printTools prints the server and the tools it offers, as the model sees
+// them.
+func printTools(w io.Writer, info *mcp.InitializeResult, wrapped []tools.Tool) error {
 	fmt.Fprintf(w, "MCP server %s %s, protocol %s, tools:\n", info.ServerInfo.Name, info.ServerInfo.Version, info.ProtocolVersion)
 	defs, err := toolcall.Definitions(wrapped...)
 	if err != nil {
@@ -121,7 +171,12 @@ func run(ctx context.Context, w io.Writer, serverBin string) error {
 		params, _ := json.Marshal(d.Function.Parameters)
 		fmt.Fprintf(w, "  %s: %s\n    parameters: %s\n", d.Function.Name, d.Function.Description, params)
 	}
+	return nil
+}
 
+// askForForecasts runs the agent with the scripted model, which asks for
+// three forecasts, under one span, and returns its final answer.
+func askForForecasts(ctx context.Context, tp *sdktrace.TracerProvider, ids *toolsafe.CallIDs, wrapped []tools.Tool) (any, error) {
 	model := &scriptedModel{turns: []*llms.ContentResponse{
 		toolCall("call_oslo", "forecast", `{"city":"Oslo","days":2}`),
 		toolCall("call_atlantis", "forecast", `{"city":"Atlantis"}`),
@@ -129,30 +184,15 @@ func run(ctx context.Context, w io.Writer, serverBin string) error {
 		finalAnswer("Oslo: sunny and 4°C for the next two days. Atlantis is not a real city. " +
 			"For Bergen I can forecast at most 7 days; shall I?"),
 	}}
-	exec := agents.NewExecutor(agents.NewOpenAIFunctionsAgent(model, wrapped),
+	executor := agents.NewExecutor(agents.NewOpenAIFunctionsAgent(model, wrapped),
 		agents.WithCallbacksHandler(ids), agents.WithMaxIterations(6))
 	runCtx, span := tp.Tracer("toolsafe-mcp-example").Start(ctx, "invoke_agent weather")
-	out, err := exec.Call(runCtx, map[string]any{"input": "What is the weather in Oslo, Atlantis and Bergen?"})
+	out, err := executor.Call(runCtx, map[string]any{"input": "What is the weather in Oslo, Atlantis and Bergen?"})
 	span.End()
 	if err != nil {
-		return fmt.Errorf("the agent run was aborted: %w", err)
+		return nil, fmt.Errorf("the agent run was aborted: %w", err)
 	}
-	if err := session.Close(); err != nil { // the server exits; its log is complete
-		return fmt.Errorf("closing the MCP session: %w", err)
-	}
-
-	fmt.Fprintln(w, "\nThe tool calls:")
-	for i, r := range results {
-		printResult(w, i+1, r)
-	}
-	fmt.Fprintf(w, "\nThe final answer: %s\n", out["output"])
-	fmt.Fprintln(w, "\nThe server's log (its raw errors stay here, never in what the model sees):")
-	for line := range strings.Lines(serverLog.String()) {
-		fmt.Fprint(w, "  ", line)
-	}
-	fmt.Fprintln(w, "\nThe span tree:")
-	printTree(w, spans.Ended())
-	return nil
+	return out["output"], nil
 }
 
 // buildServer builds ./server into dir and returns the binary's path.

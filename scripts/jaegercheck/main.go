@@ -202,13 +202,51 @@ func parentOf(s jspan) string {
 	return ""
 }
 
+// findings are the problems check found, and the tree of the call spans
+// it printed.
+type findings struct {
+	problems []string
+	tree     strings.Builder
+}
+
+func (f *findings) fail(format string, args ...any) {
+	f.problems = append(f.problems, fmt.Sprintf(format, args...))
+}
+
 // check returns what is wrong with traces, and the tree of the call spans.
 func (c checker) check(traces []jtrace) (problems []string, tree string) {
-	fail := func(format string, args ...any) { problems = append(problems, fmt.Sprintf(format, args...)) }
-	var b strings.Builder
+	var f findings
+	callSpans, children := c.index(traces, &f)
+	traceIDs := map[string]bool{}
+	outcomes := map[string]bool{}
+	retried := 0
+	for i, s := range callSpans {
+		traceIDs[s.TraceID] = true
+		outcome, attempts := c.checkCall(fmt.Sprintf("call %d (%s)", i+1, s.SpanID), s, children[s.SpanID], &f)
+		outcomes[outcome] = true
+		if attempts > 1 {
+			retried++
+		}
+	}
+	if retried < c.retried {
+		f.fail("%d call spans with retries; want at least %d", retried, c.retried)
+	}
+	for _, w := range c.want {
+		if !outcomes[w] {
+			f.fail("no call span has outcome %s", w)
+		}
+	}
+	if len(traceIDs) > 1 {
+		f.fail("the call spans are in %d traces; want one, the agent run's", len(traceIDs))
+	}
+	return f.problems, f.tree.String()
+}
+
+// index returns the call spans of c.tool in the order they started and the
+// children of every span, and checks that no span holds a forbidden text.
+func (c checker) index(traces []jtrace, f *findings) (callSpans []jspan, children map[string][]jspan) {
 	callName := "execute_tool " + c.tool
-	var callSpans []jspan
-	children := map[string][]jspan{}
+	children = map[string][]jspan{}
 	for _, t := range traces {
 		for _, s := range t.Spans {
 			if p := parentOf(s); p != "" {
@@ -217,124 +255,124 @@ func (c checker) check(traces []jtrace) (problems []string, tree string) {
 			if s.OperationName == callName {
 				callSpans = append(callSpans, s)
 			}
-			for _, f := range c.forbid {
-				for _, t := range s.Tags {
-					if strings.Contains(fmt.Sprint(t.Value), f) {
-						fail("span %q tag %s holds the raw error text %q", s.OperationName, t.Key, f)
-					}
-				}
-				for _, l := range s.Logs {
-					for _, t := range l.Fields {
-						if strings.Contains(fmt.Sprint(t.Value), f) {
-							fail("span %q event field %s holds the raw error text %q", s.OperationName, t.Key, f)
-						}
-					}
-				}
-			}
+			c.checkForbidden(s, f)
 		}
 	}
 	slices.SortFunc(callSpans, func(a, b jspan) int { return int(a.StartTime - b.StartTime) })
 	if len(callSpans) < c.calls {
-		fail("%d %q spans; want at least %d", len(callSpans), callName, c.calls)
+		f.fail("%d %q spans; want at least %d", len(callSpans), callName, c.calls)
 	}
+	return callSpans, children
+}
 
-	traceIDs := map[string]bool{}
-	outcomes := map[string]bool{}
-	retried := 0
-	for i, s := range callSpans {
-		traceIDs[s.TraceID] = true
-		name := fmt.Sprintf("call %d (%s)", i+1, s.SpanID)
-		attempts, ok := tagInt(s.Tags, "toolsafe.attempts")
-		if !ok {
-			fail("%s has no toolsafe.attempts", name)
-		}
-		errType := tagString(s.Tags, "error.type")
-		status := tagString(s.Tags, "otel.status_code")
-		outcome := "ok"
-		if errType != "" {
-			outcome = errType
-			if status != "ERROR" {
-				fail("%s has error.type %s but status %q; want ERROR", name, errType, status)
-			}
-		} else if status == "ERROR" {
-			fail("%s has status ERROR but no error.type", name)
-		}
-		outcomes[outcome] = true
-		if tagString(s.Tags, "toolsafe.summary") == "" {
-			fail("%s has no toolsafe.summary", name)
-		}
-		fmt.Fprintf(&b, "%s  %s  attempts=%d  %s\n", s.OperationName, outcome, attempts, tagString(s.Tags, "toolsafe.summary"))
-
-		var tries []jspan
-		for _, k := range children[s.SpanID] {
-			if strings.HasPrefix(k.OperationName, "attempt ") {
-				tries = append(tries, k)
+// checkForbidden fails every tag and event field of s that holds one of the
+// forbidden texts.
+func (c checker) checkForbidden(s jspan, f *findings) {
+	for _, text := range c.forbid {
+		for _, t := range s.Tags {
+			if strings.Contains(fmt.Sprint(t.Value), text) {
+				f.fail("span %q tag %s holds the raw error text %q", s.OperationName, t.Key, text)
 			}
 		}
-		slices.SortFunc(tries, func(a, b jspan) int { return int(a.StartTime - b.StartTime) })
-		if len(tries) != attempts {
-			fail("%s has %d attempt spans; toolsafe.attempts says %d", name, len(tries), attempts)
-		}
-		for j, a := range tries {
-			if want := fmt.Sprintf("attempt %d", j+1); a.OperationName != want {
-				fail("%s: child %d is %q; want %q", name, j+1, a.OperationName, want)
-			}
-			n, _ := tagInt(a.Tags, "toolsafe.attempt")
-			if n != j+1 {
-				fail("%s: %s has toolsafe.attempt %d", name, a.OperationName, n)
-			}
-			et := tagString(a.Tags, "error.type")
-			if j < len(tries)-1 && et == "" {
-				fail("%s: %s was retried but has no error.type", name, a.OperationName)
-			}
-			line := "  " + a.OperationName
-			if et != "" {
-				line += "  " + et
-				if r := tagString(a.Tags, "toolsafe.reason"); r != "" {
-					line += ": " + r
-				}
-				if _, ok := tag(a.Tags, "toolsafe.retryable"); !ok {
-					fail("%s: %s failed but has no toolsafe.retryable", name, a.OperationName)
-				}
-			}
-			fmt.Fprintln(&b, line)
-		}
-
-		retries := 0
 		for _, l := range s.Logs {
-			event := ""
-			for _, f := range l.Fields {
-				if f.Key == "event" {
-					event, _ = f.Value.(string)
+			for _, t := range l.Fields {
+				if strings.Contains(fmt.Sprint(t.Value), text) {
+					f.fail("span %q event field %s holds the raw error text %q", s.OperationName, t.Key, text)
 				}
 			}
-			if event != "retry" {
-				continue
+		}
+	}
+}
+
+// checkCall checks the call span s, named name in the problems, with its
+// children, prints it and its attempts to the tree, and returns its outcome
+// ("ok" or its error.type) and its toolsafe.attempts.
+func (c checker) checkCall(name string, s jspan, children []jspan, f *findings) (outcome string, attempts int) {
+	attempts, ok := tagInt(s.Tags, "toolsafe.attempts")
+	if !ok {
+		f.fail("%s has no toolsafe.attempts", name)
+	}
+	errType := tagString(s.Tags, "error.type")
+	status := tagString(s.Tags, "otel.status_code")
+	outcome = "ok"
+	if errType != "" {
+		outcome = errType
+		if status != "ERROR" {
+			f.fail("%s has error.type %s but status %q; want ERROR", name, errType, status)
+		}
+	} else if status == "ERROR" {
+		f.fail("%s has status ERROR but no error.type", name)
+	}
+	if tagString(s.Tags, "toolsafe.summary") == "" {
+		f.fail("%s has no toolsafe.summary", name)
+	}
+	fmt.Fprintf(&f.tree, "%s  %s  attempts=%d  %s\n", s.OperationName, outcome, attempts, tagString(s.Tags, "toolsafe.summary"))
+	checkAttempts(name, children, attempts, f)
+	checkRetries(name, s, attempts, f)
+	return outcome, attempts
+}
+
+// checkAttempts checks the attempt spans among a call's children: attempts
+// of them, numbered from 1, each but the last failed; and prints them.
+func checkAttempts(name string, children []jspan, attempts int, f *findings) {
+	var tries []jspan
+	for _, k := range children {
+		if strings.HasPrefix(k.OperationName, "attempt ") {
+			tries = append(tries, k)
+		}
+	}
+	slices.SortFunc(tries, func(a, b jspan) int { return int(a.StartTime - b.StartTime) })
+	if len(tries) != attempts {
+		f.fail("%s has %d attempt spans; toolsafe.attempts says %d", name, len(tries), attempts)
+	}
+	for j, a := range tries {
+		if want := fmt.Sprintf("attempt %d", j+1); a.OperationName != want {
+			f.fail("%s: child %d is %q; want %q", name, j+1, a.OperationName, want)
+		}
+		n, _ := tagInt(a.Tags, "toolsafe.attempt")
+		if n != j+1 {
+			f.fail("%s: %s has toolsafe.attempt %d", name, a.OperationName, n)
+		}
+		et := tagString(a.Tags, "error.type")
+		if j < len(tries)-1 && et == "" {
+			f.fail("%s: %s was retried but has no error.type", name, a.OperationName)
+		}
+		line := "  " + a.OperationName
+		if et != "" {
+			line += "  " + et
+			if r := tagString(a.Tags, "toolsafe.reason"); r != "" {
+				line += ": " + r
 			}
-			retries++
-			if _, ok := tag(l.Fields, "toolsafe.delay_s"); !ok {
-				fail("%s: a retry event has no toolsafe.delay_s", name)
+			if _, ok := tag(a.Tags, "toolsafe.retryable"); !ok {
+				f.fail("%s: %s failed but has no toolsafe.retryable", name, a.OperationName)
 			}
 		}
-		// Every attempt after the first follows a retry; a last retry may
-		// have been refused by a breaker or bulkhead before its attempt began.
-		if attempts > 0 && (retries < attempts-1 || retries > attempts) {
-			fail("%s has %d retry events for %d attempts; want %d (or %d if the last retry was refused)", name, retries, attempts, attempts-1, attempts)
+		fmt.Fprintln(&f.tree, line)
+	}
+}
+
+// checkRetries checks the retry events of the call span s: one before each
+// attempt after the first, each with its delay.
+func checkRetries(name string, s jspan, attempts int, f *findings) {
+	retries := 0
+	for _, l := range s.Logs {
+		event := ""
+		for _, fl := range l.Fields {
+			if fl.Key == "event" {
+				event, _ = fl.Value.(string)
+			}
 		}
-		if attempts > 1 {
-			retried++
+		if event != "retry" {
+			continue
+		}
+		retries++
+		if _, ok := tag(l.Fields, "toolsafe.delay_s"); !ok {
+			f.fail("%s: a retry event has no toolsafe.delay_s", name)
 		}
 	}
-	if retried < c.retried {
-		fail("%d call spans with retries; want at least %d", retried, c.retried)
+	// Every attempt after the first follows a retry; a last retry may
+	// have been refused by a breaker or bulkhead before its attempt began.
+	if attempts > 0 && (retries < attempts-1 || retries > attempts) {
+		f.fail("%s has %d retry events for %d attempts; want %d (or %d if the last retry was refused)", name, retries, attempts, attempts-1, attempts)
 	}
-	for _, w := range c.want {
-		if !outcomes[w] {
-			fail("no call span has outcome %s", w)
-		}
-	}
-	if len(traceIDs) > 1 {
-		fail("the call spans are in %d traces; want one, the agent run's", len(traceIDs))
-	}
-	return problems, b.String()
 }

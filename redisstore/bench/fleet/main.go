@@ -267,33 +267,12 @@ func runMode(ctx context.Context, c Config, shared bool, redisAddr string, srv *
 		}
 	}()
 	for i := range procs {
-		raw, err := json.Marshal(replicaConfig{Index: i, Shared: shared, Redis: redisAddr, Prefix: prefix,
+		rc := replicaConfig{Index: i, Shared: shared, Redis: redisAddr, Prefix: prefix,
 			Upstream: up.URL(), Callers: c.Callers, Think: c.Think, Verbose: c.Verbose, Config: c,
-			Backoff: backoff{c.Backoff.Base, c.Backoff.Max, c.Backoff.Multiplier, c.Backoff.Jitter}})
-		if err != nil {
+			Backoff: backoff{c.Backoff.Base, c.Backoff.Max, c.Backoff.Multiplier, c.Backoff.Jitter}}
+		if procs[i], err = startReplica(ctx, exe, rc); err != nil {
 			return nil, err
 		}
-		cmd := exec.CommandContext(ctx, exe)
-		cmd.Env = append(os.Environ(), replicaEnv+"="+string(raw))
-		stdin, err := cmd.StdinPipe()
-		if err != nil {
-			return nil, err
-		}
-		stdout, err := cmd.StdoutPipe()
-		if err != nil {
-			return nil, err
-		}
-		stderr := &strings.Builder{}
-		cmd.Stderr = &lockedWriter{w: stderr}
-		if c.Verbose {
-			cmd.Stderr = os.Stderr
-		}
-		if err := cmd.Start(); err != nil {
-			return nil, err
-		}
-		sc := bufio.NewScanner(stdout)
-		sc.Buffer(make([]byte, 1<<20), 64<<20)
-		procs[i] = &proc{cmd: cmd, stdin: stdin, lines: sc, stderr: stderr}
 	}
 	for i, p := range procs {
 		if !p.lines.Scan() || p.lines.Text() != "ready" {
@@ -301,8 +280,55 @@ func runMode(ctx context.Context, c Config, shared bool, redisAddr string, srv *
 		}
 	}
 
-	last := phaseBack
+	if err := runPhases(ctx, c, procs, srv, redisAddr, up, m); err != nil {
+		return nil, err
+	}
+	if err := stopReplicas(c, procs, m); err != nil {
+		return nil, err
+	}
+	tally(m, up)
 	if shared {
+		if err := checkKeys(ctx, redisAddr, prefix, m); err != nil {
+			return nil, err
+		}
+	}
+	return m, nil
+}
+
+// startReplica starts exe as the replica rc describes.
+func startReplica(ctx context.Context, exe string, rc replicaConfig) (*proc, error) {
+	raw, err := json.Marshal(rc)
+	if err != nil {
+		return nil, err
+	}
+	cmd := exec.CommandContext(ctx, exe)
+	cmd.Env = append(os.Environ(), replicaEnv+"="+string(raw))
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		return nil, err
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	stderr := &strings.Builder{}
+	cmd.Stderr = &lockedWriter{w: stderr}
+	if rc.Verbose {
+		cmd.Stderr = os.Stderr
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	sc := bufio.NewScanner(stdout)
+	sc.Buffer(make([]byte, 1<<20), 64<<20)
+	return &proc{cmd: cmd, stdin: stdin, lines: sc, stderr: stderr}, nil
+}
+
+// runPhases runs the phases of m's mode, the last (Redis cut off) only
+// when shared, telling the upstream and every replica when each begins.
+func runPhases(ctx context.Context, c Config, procs []*proc, srv *redistest.Server, redisAddr string, up *upstream, m *modeRun) error {
+	last := phaseBack
+	if m.shared {
 		last = phaseRedis
 	}
 	for ph := phaseWarmup; ph <= last; ph++ {
@@ -316,7 +342,7 @@ func runMode(ctx context.Context, c Config, shared bool, redisAddr string, srv *
 		m.starts[ph] = time.Now()
 		for _, p := range procs {
 			if err := p.send(fmt.Sprintf("phase %d", ph)); err != nil {
-				return nil, err
+				return err
 			}
 		}
 		length := c.Phase
@@ -325,16 +351,21 @@ func runMode(ctx context.Context, c Config, shared bool, redisAddr string, srv *
 		}
 		if ph == phaseRedis {
 			if err := cutRedis(ctx, srv, redisAddr, length, m); err != nil {
-				return nil, err
+				return err
 			}
 			continue
 		}
 		time.Sleep(length) // the phase: load runs in the replicas meanwhile
 	}
+	return nil
+}
 
+// stopReplicas stops every replica and keeps its report in m, in the
+// replicas' order.
+func stopReplicas(c Config, procs []*proc, m *modeRun) error {
 	for _, p := range procs {
 		if err := p.send("stop"); err != nil {
-			return nil, err
+			return err
 		}
 	}
 	for i, p := range procs {
@@ -350,18 +381,25 @@ func runMode(ctx context.Context, c Config, shared bool, redisAddr string, srv *
 		select {
 		case err := <-done:
 			if err != nil {
-				return nil, err
+				return err
 			}
 			m.reports = append(m.reports, rep)
 		case <-time.After(c.Deadline + 10*time.Second):
-			return nil, fmt.Errorf("replica %d did not report within %v of the stop", i, c.Deadline+10*time.Second)
+			return fmt.Errorf("replica %d did not report within %v of the stop", i, c.Deadline+10*time.Second)
 		}
 		_ = p.stdin.Close()
 		if err := p.cmd.Wait(); err != nil {
-			return nil, fmt.Errorf("replica %d: %v: %s", i, err, p.stderr)
+			return fmt.Errorf("replica %d: %v: %s", i, err, p.stderr)
 		}
 	}
 	sort.Slice(m.reports, func(i, j int) bool { return m.reports[i].Index < m.reports[j].Index })
+	return nil
+}
+
+// tally counts, per phase, the upstream's requests and most probes at once,
+// and the results lost: calls that never returned, and failed calls the
+// upstream answered.
+func tally(m *modeRun, up *upstream) {
 	for ph := phaseWarmup; ph < phaseCount; ph++ {
 		m.requests[ph], m.probes[ph] = up.counts(ph)
 		for _, r := range m.reports {
@@ -374,12 +412,6 @@ func runMode(ctx context.Context, c Config, shared bool, redisAddr string, srv *
 			}
 		}
 	}
-	if shared {
-		if err := checkKeys(ctx, redisAddr, prefix, m); err != nil {
-			return nil, err
-		}
-	}
-	return m, nil
 }
 
 // cutRedis runs the last phase: Redis is cut off a third into it, and back

@@ -105,37 +105,11 @@ func replicaMain(raw string) error {
 	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
 	defer mp.Shutdown(context.Background())
 
-	retry := policy.Retry{MaxRetries: c.MaxRetries, Backoff: c.Backoff}
-	opts := []toolsafe.Option{toolsafe.WithTimeout(c.AttemptTimeout), toolsafe.WithDeadline(c.Deadline), toolsafe.WithLogger(logger)}
-	var store *redisstore.Store
-	var sharedBreaker *redisstore.Breaker
-	if rc.Shared {
-		client := redis.NewClient(redisstore.ClientOptions(rc.Redis))
-		defer client.Close()
-		var err error
-		store, err = redisstore.New(client, redisstore.WithPrefix(rc.Prefix), redisstore.WithLogger(logger), redisstore.WithMeterProvider(mp),
-			redisstore.WithRecheck(c.Recheck))
-		if err != nil {
-			return err
-		}
-		defer store.Close()
-		cb, err := store.CircuitBreaker("billing", c.Breaker)
-		if err != nil {
-			return err
-		}
-		sharedBreaker = cb.CircuitBreaker.(*redisstore.Breaker)
-		b, err := store.RetryBudget("billing", c.Ratio)
-		if err != nil {
-			return err
-		}
-		retry.Shared = b
-		opts = append(opts, toolsafe.WithCircuitBreaker(cb))
-	} else {
-		opts = append(opts, toolsafe.WithCircuitBreaker(policy.NewCircuitBreaker("billing", c.Breaker)),
-			toolsafe.WithRetryBudget(budget.NewBuilder().WithMaxRate(c.Ratio).Build()))
+	opts, shared, err := replicaPolicies(rc, c, logger, mp)
+	if err != nil {
+		return err
 	}
-	opts = append(opts, toolsafe.WithRetry(retry), toolsafe.With(markProbes))
-
+	defer shared.close()
 	transport := &http.Transport{MaxIdleConnsPerHost: rc.Callers, MaxIdleConns: rc.Callers}
 	defer transport.CloseIdleConnections()
 	tool, err := toolsafe.New(fetchTool(rc.Upstream, &http.Client{Transport: transport}), opts...)
@@ -148,17 +122,112 @@ func replicaMain(raw string) error {
 		r.phases[i] = &phaseReport{Outcomes: map[string]int{}}
 	}
 	fmt.Println("ready")
+	if err := r.serve(os.Stdin, c.Deadline); err != nil {
+		return err
+	}
 
+	rep := replicaReport{Index: rc.Index, Phases: r.phases, Warnings: logs.warnings(), Recovered: logs.recovered()}
+	if shared != nil {
+		if err := shared.addTo(&rep, reader); err != nil {
+			return err
+		}
+	}
+	return json.NewEncoder(os.Stdout).Encode(rep)
+}
+
+// sharedStore is a replica's Redis store and the breaker it shares.
+type sharedStore struct {
+	client  *redis.Client
+	store   *redisstore.Store
+	breaker *redisstore.Breaker
+}
+
+// close closes the store, then its client; a nil sharedStore has none.
+func (s *sharedStore) close() {
+	if s == nil {
+		return
+	}
+	if s.store != nil {
+		s.store.Close()
+	}
+	s.client.Close()
+}
+
+// addTo adds what the store saw (its outages, recoveries, local decisions
+// and operations, and whether the breaker shares at the end) to rep.
+func (s *sharedStore) addTo(rep *replicaReport, reader *sdkmetric.ManualReader) error {
+	var rm metricdata.ResourceMetrics
+	if err := reader.Collect(context.Background(), &rm); err != nil {
+		return err
+	}
+	sums := counters(rm)
+	rep.Outages, rep.Recoveries, rep.Local = sums["toolsafe.redisstore.outages"], sums["toolsafe.redisstore.recoveries"], sums["toolsafe.redisstore.local_decisions"]
+	rep.Shared = s.store.Available() && s.breaker.Shared()
+	rep.Operations = operations(rm)
+	return nil
+}
+
+// replicaPolicies returns the tool's options: its timeouts, retries, breaker
+// and retry budget, either the replica's own or shared through the Redis
+// of the sharedStore it returns (nil when not shared), to be closed.
+func replicaPolicies(rc replicaConfig, c Config, logger *slog.Logger, mp *sdkmetric.MeterProvider) ([]toolsafe.Option, *sharedStore, error) {
+	retry := policy.Retry{MaxRetries: c.MaxRetries, Backoff: c.Backoff}
+	opts := []toolsafe.Option{toolsafe.WithTimeout(c.AttemptTimeout), toolsafe.WithDeadline(c.Deadline), toolsafe.WithLogger(logger)}
+	if !rc.Shared {
+		opts = append(opts, toolsafe.WithCircuitBreaker(policy.NewCircuitBreaker("billing", c.Breaker)),
+			toolsafe.WithRetryBudget(budget.NewBuilder().WithMaxRate(c.Ratio).Build()),
+			toolsafe.WithRetry(retry), toolsafe.With(markProbes))
+		return opts, nil, nil
+	}
+	s := &sharedStore{client: redis.NewClient(redisstore.ClientOptions(rc.Redis))}
+	fail := func(err error) ([]toolsafe.Option, *sharedStore, error) {
+		s.close()
+		return nil, nil, err
+	}
+	var err error
+	s.store, err = redisstore.New(s.client, redisstore.WithPrefix(rc.Prefix), redisstore.WithLogger(logger), redisstore.WithMeterProvider(mp),
+		redisstore.WithRecheck(c.Recheck))
+	if err != nil {
+		return fail(err)
+	}
+	cb, err := s.store.CircuitBreaker("billing", c.Breaker)
+	if err != nil {
+		return fail(err)
+	}
+	s.breaker = cb.CircuitBreaker.(*redisstore.Breaker)
+	b, err := s.store.RetryBudget("billing", c.Ratio)
+	if err != nil {
+		return fail(err)
+	}
+	retry.Shared = b
+	opts = append(opts, toolsafe.WithCircuitBreaker(cb), toolsafe.WithRetry(retry), toolsafe.With(markProbes))
+	return opts, s, nil
+}
+
+type runner struct {
+	rc       replicaConfig
+	tool     *toolsafe.Tool
+	phase    atomic.Int32
+	mu       sync.Mutex
+	phases   []*phaseReport
+	inFlight []int // calls begun and not returned, by phase
+}
+
+// serve runs the callers through the phases that the commands read from
+// in name ("phase N", then "stop"), then waits for their calls to
+// return, counting as unfinished those still running a second past
+// deadline.
+func (r *runner) serve(in io.Reader, deadline time.Duration) error {
 	var wg sync.WaitGroup
 	stop := make(chan struct{})
-	for i := range rc.Callers {
+	for i := range r.rc.Callers {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			r.caller(i, stop)
 		}()
 	}
-	sc := bufio.NewScanner(os.Stdin)
+	sc := bufio.NewScanner(in)
 	for sc.Scan() {
 		f := strings.Fields(sc.Text())
 		if len(f) == 2 && f[0] == "phase" {
@@ -179,35 +248,14 @@ func replicaMain(raw string) error {
 	go func() { wg.Wait(); close(finished) }()
 	select {
 	case <-finished:
-	case <-time.After(c.Deadline + time.Second): // a call past its deadline by a second will not return
+	case <-time.After(deadline + time.Second): // a call past its deadline by a second will not return
 		r.mu.Lock()
 		for i, n := range r.inFlight {
 			r.phases[i].Unfinished = n
 		}
 		r.mu.Unlock()
 	}
-
-	rep := replicaReport{Index: rc.Index, Phases: r.phases, Warnings: logs.warnings(), Recovered: logs.recovered()}
-	if store != nil {
-		var rm metricdata.ResourceMetrics
-		if err := reader.Collect(context.Background(), &rm); err != nil {
-			return err
-		}
-		sums := counters(rm)
-		rep.Outages, rep.Recoveries, rep.Local = sums["toolsafe.redisstore.outages"], sums["toolsafe.redisstore.recoveries"], sums["toolsafe.redisstore.local_decisions"]
-		rep.Shared = store.Available() && sharedBreaker.Shared()
-		rep.Operations = operations(rm)
-	}
-	return json.NewEncoder(os.Stdout).Encode(rep)
-}
-
-type runner struct {
-	rc       replicaConfig
-	tool     *toolsafe.Tool
-	phase    atomic.Int32
-	mu       sync.Mutex
-	phases   []*phaseReport
-	inFlight []int // calls begun and not returned, by phase
+	return nil
 }
 
 // callKey carries the call's account of its time in the tool, and whether

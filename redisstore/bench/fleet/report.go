@@ -99,6 +99,18 @@ func report(w io.Writer, c Config, runs []*modeRun) Summary {
 			local = m
 		}
 	}
+	rows := tableRows(local, shared)
+	printTable(w, rows)
+	st := printStores(w, shared)
+	s := checkGoals(w, c, rows, shared, st)
+	fmt.Fprintf(w, "\nfleet: %d replicas, requests per call while down %.4f, lost %d, late %d\n", c.Replicas, s.RequestsPerCallDown, s.Lost, s.Late)
+	return s
+}
+
+// tableRows returns the rows of the table: per phase after the warm-up,
+// local then shared, with what Redis adds to the local run's healthy
+// overhead; the last phase (Redis killed) is shared only.
+func tableRows(local, shared *modeRun) []row {
 	var rows []row
 	for ph := phaseDown; ph < phaseCount; ph++ {
 		var lr row
@@ -113,7 +125,11 @@ func report(w io.Writer, c Config, runs []*modeRun) Summary {
 		sr.redis50, sr.redis99 = sr.p50-lr.p50, sr.p99-lr.p99
 		rows = append(rows, sr)
 	}
+	return rows
+}
 
+// printTable prints rows as a table, then each row's outcomes.
+func printTable(w io.Writer, rows []row) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "phase\tmode\tcalls\trequests\treq/call\tretries\tall replicas\tprobes at once\tlost\tlate\tslowest\toverhead p50\tp99\tredis adds p50\tp99\t")
 	for _, r := range rows {
@@ -136,24 +152,34 @@ func report(w io.Writer, c Config, runs []*modeRun) Summary {
 	for _, r := range rows {
 		fmt.Fprintf(w, "  %s, %s: %s\n", r.phase, r.mode, outcomeList(r.outcomes))
 	}
+}
 
-	var outages, recoveries, local2, warnings int64
-	sharing := 0
+// storeTotals is what the shared run's stores saw, fleet-wide.
+type storeTotals struct {
+	outages, warnings int64
+	sharing           int // replicas sharing again at the end
+}
+
+// printStores prints what the shared run's stores saw (outages, warnings,
+// recoveries, local decisions), its Redis operations and the keys it left.
+func printStores(w io.Writer, shared *modeRun) storeTotals {
+	var st storeTotals
+	var recoveries, decidedLocally int64
 	var recoveredBy time.Duration = -1
 	for _, rep := range shared.reports {
-		outages += rep.Outages
+		st.outages += rep.Outages
 		recoveries += rep.Recoveries
-		local2 += rep.Local
-		warnings += int64(rep.Warnings)
+		decidedLocally += rep.Local
+		st.warnings += int64(rep.Warnings)
 		if rep.Shared {
-			sharing++
+			st.sharing++
 		}
 		if rep.Recovered > 0 && !shared.redisAt[1].IsZero() {
 			recoveredBy = max(recoveredBy, time.Unix(0, rep.Recovered).Sub(shared.redisAt[1]))
 		}
 	}
 	fmt.Fprintf(w, "\nshared stores: %d outages seen by %d replicas, %d warnings logged, %d recoveries (the last %s after Redis was back), %d decisions taken locally meanwhile; %d of %d replicas sharing again at the end\n",
-		outages, len(shared.reports), warnings, recoveries, ms(recoveredBy), local2, sharing, len(shared.reports))
+		st.outages, len(shared.reports), st.warnings, recoveries, ms(recoveredBy), decidedLocally, st.sharing, len(shared.reports))
 	ops := map[string]int64{}
 	var total int64
 	for _, rep := range shared.reports {
@@ -174,7 +200,11 @@ func report(w io.Writer, c Config, runs []*modeRun) Summary {
 	}
 	fmt.Fprintf(w, "redis operations: %d for %d calls (%.3f per call): %s\n", total, calls, float64(total)/float64(max(calls, 1)), strings.Join(opList, ", "))
 	fmt.Fprintf(w, "redis keys left by the run: %d, %d without a TTL\n\n", shared.keys, shared.noTTL)
+	return st
+}
 
+// checkGoals prints each goal, met or missed, and returns the summary.
+func checkGoals(w io.Writer, c Config, rows []row, shared *modeRun, st storeTotals) Summary {
 	s := Summary{}
 	var lost, late int
 	for _, r := range rows {
@@ -204,11 +234,9 @@ func report(w io.Writer, c Config, runs []*modeRun) Summary {
 	goal(late == 0, "%d late returns in all phases, both modes, Redis killed included (0)", late)
 	worst := max(rows[1].redis99, rows[3].redis99)
 	goal(worst <= time.Millisecond, "Redis adds %s at p99 per attempt while it is up (≤ 1ms)", ms(worst))
-	goal(warnings == outages && outages >= int64(len(shared.reports)), "every replica logged each outage once (%d warnings, %d outages)", warnings, outages)
-	goal(sharing == len(shared.reports), "%d of %d replicas shared again once Redis was back", sharing, len(shared.reports))
+	goal(st.warnings == st.outages && st.outages >= int64(len(shared.reports)), "every replica logged each outage once (%d warnings, %d outages)", st.warnings, st.outages)
+	goal(st.sharing == len(shared.reports), "%d of %d replicas shared again once Redis was back", st.sharing, len(shared.reports))
 	goal(shared.noTTL == 0, "%d keys without a TTL (0)", shared.noTTL)
-
-	fmt.Fprintf(w, "\nfleet: %d replicas, requests per call while down %.4f, lost %d, late %d\n", c.Replicas, s.RequestsPerCallDown, lost, late)
 	return s
 }
 
