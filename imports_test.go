@@ -15,15 +15,21 @@ const module = "github.com/toolsafe/toolsafe"
 // The packages of the module and which of the module's packages each may
 // import: the import graph points one way, from the policies file down
 // through the root to middleware, which imports none of its siblings.
-// internal/... packages are the tests' and examples' own parts.
+// internal/... packages are the tests' and examples' own parts, but for the
+// libraryParts.
 var mayImport = map[string][]string{
 	"middleware": {},
 	"policy":     {"middleware"},
 	"fallback":   {"middleware"},
 	"otelhook":   {"middleware"},
 	"argschema":  {"middleware"},
-	".":          {"middleware", "policy", "fallback", "otelhook", "argschema"},
+	".":          {"middleware", "policy", "fallback", "otelhook", "argschema", "internal/typednil"},
 }
+
+// libraryParts are the internal packages the library's own packages may
+// import; unlike the tests' and examples' parts, they import nothing of the
+// module.
+var libraryParts = []string{"internal/typednil"}
 
 // layerOf says, for a package not in mayImport, what it may import: the
 // public packages (any), or it is a program or a test part (examples, cmd,
@@ -82,7 +88,9 @@ func TestTheImportGraphPointsOneWay(t *testing.T) {
 				t.Errorf("%s imports %s: nothing imports the examples", pkg, dep)
 			case known && !slices.Contains(allowed, dep):
 				t.Errorf("%s imports %s; it may import only %v", pkg, dep, allowed)
-			case !known && !programOrPart(pkg) && strings.HasPrefix(dep, "internal/"):
+			case slices.Contains(libraryParts, pkg):
+				t.Errorf("%s imports %s; a library part imports nothing of the module", pkg, dep)
+			case !known && !programOrPart(pkg) && strings.HasPrefix(dep, "internal/") && !slices.Contains(libraryParts, dep):
 				t.Errorf("%s, a public package, imports %s", pkg, dep)
 			}
 		}
