@@ -17,6 +17,7 @@ import (
 
 	"github.com/toolsafe/toolsafe/argschema"
 	"github.com/toolsafe/toolsafe/fallback"
+	"github.com/toolsafe/toolsafe/internal/typednil"
 	"github.com/toolsafe/toolsafe/middleware"
 	"github.com/toolsafe/toolsafe/otelhook"
 	"github.com/toolsafe/toolsafe/policy"
@@ -92,7 +93,7 @@ func (c *config) validate() error {
 	switch {
 	case c.approval && c.approver == nil:
 		add(errors.New("the approver is nil: pass an Approver to WithApproval, such as approval.NewGrants()"))
-	case c.approval && isNil(c.approver):
+	case c.approval && typednil.Is(c.approver):
 		add(fmt.Errorf("the approver is a nil %T: pass an Approver to WithApproval, such as approval.NewGrants()", c.approver))
 	case c.destructive && !c.approval:
 		add(errors.New("the tool is destructive but has no approver: add WithApproval"))
@@ -101,7 +102,7 @@ func (c *config) validate() error {
 		add(errors.New("the tool is destructive, so it has side effects: use WithSideEffects(middleware.SideEffectsWithKey) or SideEffectsWithoutKey, not NoSideEffects"))
 	}
 	for i, p := range c.policies {
-		if isNil(p) {
+		if typednil.Is(p) {
 			add(fmt.Errorf("policy %d of WithPolicies is nil", i+1))
 			continue
 		}
@@ -150,19 +151,6 @@ func (c *config) gateMode() layer.GateMode {
 		return layer.ApproveEachAttempt
 	}
 	return layer.ApproveCall
-}
-
-// isNil reports whether v is nil or an interface holding a nil pointer,
-// func, map, slice or channel: a typed nil that would panic when used.
-func isNil(v any) bool {
-	if v == nil {
-		return true
-	}
-	switch rv := reflect.ValueOf(v); rv.Kind() {
-	case reflect.Pointer, reflect.Func, reflect.Map, reflect.Slice, reflect.Chan, reflect.Interface:
-		return rv.IsNil()
-	}
-	return false
 }
 
 // WithRetry retries transient failures as r says (see policy.Retry). Without

@@ -264,12 +264,7 @@ func TestAnHTTPStatusThatIsTheInputsFaultNamesTheToolAndWhatToDo(t *testing.T) {
 	client := toolsafetest.NoKeepAliveClient()
 	fetch := toolsafe.Wrap(middleware.Func("fetch_invoice", "", func(ctx context.Context, in string) (string, error) {
 		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, up.URL()+"/invoices/"+in, nil)
-		resp, err := client.Do(req)
-		if err != nil {
-			return "", err
-		}
-		defer resp.Body.Close()
-		return "", middleware.FromHTTPResponse(resp)
+		return middleware.DoHTTP(client, req)
 	}), toolsafe.WithRetry(policy.Retry{MaxRetries: 2, Backoff: policy.Constant(0)}))
 	for _, tt := range []struct {
 		code int

@@ -70,12 +70,7 @@ func (u *keyedUpstream) poster(name, path string) tools.Tool {
 			return "", err
 		}
 		req.Header.Set("Idempotency-Key", middleware.IdempotencyKey(ctx))
-		resp, err := client.Do(req)
-		if err != nil {
-			return "", err
-		}
-		defer resp.Body.Close()
-		if err := middleware.FromHTTPResponse(resp); err != nil {
+		if _, err := middleware.DoHTTP(client, req); err != nil {
 			return "", err
 		}
 		return "done " + path, nil

@@ -56,12 +56,7 @@ func httpGet(srv *toolsafetest.Upstream, path string) tools.Tool {
 		if err != nil {
 			return "", err
 		}
-		resp, err := client.Do(req)
-		if err != nil {
-			return "", err
-		}
-		defer resp.Body.Close()
-		if err := middleware.FromHTTPResponse(resp); err != nil {
+		if _, err := middleware.DoHTTP(client, req); err != nil {
 			return "", err
 		}
 		return "ok", nil

@@ -182,12 +182,7 @@ func TestDebugLogsCarryTheCausesBehindAModelMessage(t *testing.T) {
 	var buf bytes.Buffer
 	fetch := toolsafe.Wrap(middleware.Func("fetch_invoice", "", func(ctx context.Context, _ string) (string, error) {
 		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, up.URL()+"/invoices/INV-9", nil)
-		resp, err := client.Do(req)
-		if err != nil {
-			return "", err
-		}
-		defer resp.Body.Close()
-		return "", middleware.FromHTTPResponse(resp)
+		return middleware.DoHTTP(client, req)
 	}), toolsafe.WithLogger(debugLogger(&buf)))
 	r := fetch.Run(context.Background(), "INV-9")
 	if r.Kind() != middleware.KindToolError || strings.Contains(r.Observation(), "OPS-77") {

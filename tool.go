@@ -15,6 +15,7 @@ import (
 
 	"github.com/toolsafe/toolsafe/argschema"
 	"github.com/toolsafe/toolsafe/fallback"
+	"github.com/toolsafe/toolsafe/internal/typednil"
 	"github.com/toolsafe/toolsafe/middleware"
 	"github.com/toolsafe/toolsafe/policy"
 )
@@ -75,10 +76,10 @@ func New(t tools.Tool, opts ...Option) (*Tool, error) {
 			o.apply(&c)
 		}
 	}
-	if isNil(t) {
+	if typednil.Is(t) {
 		return nil, errors.Join(append([]error{errors.New("toolsafe: the tool to wrap is nil: pass a tools.Tool")}, c.errs...)...)
 	}
-	if s, ok := t.(argschema.Schemer); ok && c.args == nil && !c.argsSet && !isNil(s) {
+	if s, ok := t.(argschema.Schemer); ok && c.args == nil && !c.argsSet && !typednil.Is(s) {
 		// The tool describes its own input (an MCP server's tool does):
 		// check it before any attempt, as WithArgsSchema would.
 		if raw := s.ArgsSchema(); len(raw) > 0 {
@@ -214,7 +215,7 @@ func Wrap(t tools.Tool, opts ...Option) *Tool {
 		return w
 	}
 	w = &Tool{err: err}
-	if !isNil(t) {
+	if !typednil.Is(t) {
 		w.name, w.description = t.Name(), t.Description()
 	}
 	return w

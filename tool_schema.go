@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 
 	"github.com/toolsafe/toolsafe/argschema"
+	"github.com/toolsafe/toolsafe/internal/typednil"
 )
 
 var _ argschema.Schemer = (*Tool)(nil)
@@ -21,7 +22,7 @@ func (t *Tool) ArgsSchema() json.RawMessage {
 	if s := t.cfg.args; s != nil {
 		return s.Source()
 	}
-	if s, ok := t.inner.(argschema.Schemer); ok && !isNil(s) {
+	if s, ok := t.inner.(argschema.Schemer); ok && !typednil.Is(s) {
 		return s.ArgsSchema()
 	}
 	return nil

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/toolsafe/toolsafe/canonical"
+	"github.com/toolsafe/toolsafe/internal/typednil"
 
 	"github.com/tmc/langchaingo/tools"
 )
@@ -29,7 +30,7 @@ func (ts Tools) Lookup(name string) *Tool {
 	want := strings.ToUpper(name)
 	for i := len(ts) - 1; i >= 0; i-- {
 		t := ts[i]
-		if isNil(t) || strings.ToUpper(t.Name()) != want {
+		if typednil.Is(t) || strings.ToUpper(t.Name()) != want {
 			continue
 		}
 		w, _ := t.(*Tool)
@@ -47,7 +48,7 @@ func (ts Tools) Check() error {
 	names := make([]string, 0, len(ts))
 	index := make([]int, 0, len(ts)) // the position in ts of names[i]
 	for i, t := range ts {
-		if isNil(t) {
+		if typednil.Is(t) {
 			e.Nil = append(e.Nil, i)
 			continue
 		}

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -23,49 +22,8 @@ import (
 	"github.com/toolsafe/toolsafe"
 	"github.com/toolsafe/toolsafe/mcptools"
 	"github.com/toolsafe/toolsafe/toolcall"
+	"github.com/toolsafe/toolsafe/toolsafetest"
 )
-
-// scriptedModel is an llms.Model that answers each GenerateContent with the
-// next of its turns, and keeps the tools it was offered.
-type scriptedModel struct {
-	mu      sync.Mutex
-	turns   []*llms.ContentResponse
-	offered [][]llms.Tool
-}
-
-func (m *scriptedModel) GenerateContent(_ context.Context, _ []llms.MessageContent, opts ...llms.CallOption) (*llms.ContentResponse, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	var o llms.CallOptions
-	for _, opt := range opts {
-		opt(&o)
-	}
-	m.offered = append(m.offered, o.Tools)
-	if len(m.turns) == 0 {
-		return nil, errors.New("the script has no more turns")
-	}
-	r := m.turns[0]
-	m.turns = m.turns[1:]
-	return r, nil
-}
-
-func (m *scriptedModel) Call(ctx context.Context, prompt string, opts ...llms.CallOption) (string, error) {
-	return llms.GenerateFromSinglePrompt(ctx, m, prompt, opts...)
-}
-
-// toolCalls is a model turn that calls tools: id, name, arguments, ...
-func toolCalls(calls ...string) *llms.ContentResponse {
-	var tcs []llms.ToolCall
-	for i := 0; i+2 < len(calls); i += 3 {
-		tcs = append(tcs, llms.ToolCall{ID: calls[i], Type: "function",
-			FunctionCall: &llms.FunctionCall{Name: calls[i+1], Arguments: calls[i+2]}})
-	}
-	return &llms.ContentResponse{Choices: []*llms.ContentChoice{{ToolCalls: tcs}}}
-}
-
-func finalAnswer(text string) *llms.ContentResponse {
-	return &llms.ContentResponse{Choices: []*llms.ContentChoice{{Content: text}}}
-}
 
 // weatherServer has a typed forecast tool (its schema inferred by the SDK)
 // that fails its first call for each city with an internal error, and
@@ -110,12 +68,12 @@ func TestAgentUsesAnMCPTool(t *testing.T) {
 		wrapped = append(wrapped, toolsafe.Wrap(mt, toolsafe.WithArgs(mcptools.SchemaOf(mt)),
 			toolsafe.WithRetry(fast()), toolsafe.WithTimeout(5*time.Second), toolsafe.WithCallIDs(ids), toolsafe.WithTracing(tr.hook)))
 	}
-	model := &scriptedModel{turns: []*llms.ContentResponse{
-		toolCalls("call_1", "forecast", `{"city":"Oslo","days":2}`),
-		toolCalls("call_2", "forecast", `{"city":"Atlantis"}`),
-		toolCalls("call_3", "forecast", `{"city":"Bergen","days":"two"}`),
-		finalAnswer("Oslo will be sunny; Atlantis is not a city."),
-	}}
+	model := toolsafetest.NewModel(
+		toolsafetest.Calls(toolsafetest.ToolCall{Tool: "forecast", Arguments: `{"city":"Oslo","days":2}`}),
+		toolsafetest.Calls(toolsafetest.ToolCall{Tool: "forecast", Arguments: `{"city":"Atlantis"}`}),
+		toolsafetest.Calls(toolsafetest.ToolCall{Tool: "forecast", Arguments: `{"city":"Bergen","days":"two"}`}),
+		toolsafetest.Answer("Oslo will be sunny; Atlantis is not a city."),
+	)
 	exec := agents.NewExecutor(agents.NewOpenAIFunctionsAgent(model, wrapped),
 		agents.WithCallbacksHandler(ids), agents.WithMaxIterations(6), agents.WithReturnIntermediateSteps())
 	out, err := exec.Call(context.Background(), map[string]any{"input": "Weather in Oslo and Atlantis?"})
@@ -191,15 +149,16 @@ func TestDefinitionsAndDispatchOfMCPTools(t *testing.T) {
 		t.Errorf("the parameters %s are not the tool's schema", raw)
 	}
 
-	model := &scriptedModel{turns: []*llms.ContentResponse{
-		toolCalls("c1", "forecast", `{"city":"Oslo"}`, "c2", "forecast", `{"city":"Atlantis"}`, "c3", "forecast", `{"city":"Bergen"}`),
-	}}
+	model := toolsafetest.NewModel(toolsafetest.Calls(
+		toolsafetest.ToolCall{ID: "c1", Tool: "forecast", Arguments: `{"city":"Oslo"}`},
+		toolsafetest.ToolCall{ID: "c2", Tool: "forecast", Arguments: `{"city":"Atlantis"}`},
+		toolsafetest.ToolCall{ID: "c3", Tool: "forecast", Arguments: `{"city":"Bergen"}`}))
 	resp, err := model.GenerateContent(context.Background(), nil, llms.WithTools(defs))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(model.offered[0]) != 1 || model.offered[0][0].Function.Parameters == nil {
-		t.Errorf("the model was offered %+v", model.offered[0])
+	if offered := model.Requests()[0].Tools; len(offered) != 1 || offered[0].Function.Parameters == nil {
+		t.Errorf("the model was offered %+v", offered)
 	}
 	results, err := toolcall.Dispatch(context.Background(), wrapped, resp.Choices[0].ToolCalls)
 	if err != nil {

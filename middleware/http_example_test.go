@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"time"
 
@@ -64,4 +65,35 @@ func ExampleFromHTTPResponse() {
 	// tool-error after 1 attempt
 	// fetch_invoice failed: the service answered 404 Not Found, so what the input names was not found. Check the input before calling fetch_invoice again, or tell the user.
 	// requests: 3
+}
+
+// DoHTTP is the whole body of a tool that reads an HTTP API: it sends the
+// request, classifies an answer that is not 2xx and reads the body. The
+// model sees the invoice, or what to do about a 404, never the upstream's
+// error text.
+func ExampleDoHTTP() {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Query().Get("number") != "INV-1001" {
+			http.Error(w, "no row in shard db-7", http.StatusNotFound)
+			return
+		}
+		fmt.Fprint(w, `{"number":"INV-1001","status":"paid"}`)
+	}))
+	defer srv.Close()
+	client := toolsafetest.NoKeepAliveClient()
+
+	fetch := toolsafe.Wrap(middleware.Func("fetch_invoice", "Reads an invoice by number.", func(ctx context.Context, number string) (string, error) {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, srv.URL+"/invoices?number="+url.QueryEscape(number), nil)
+		if err != nil {
+			return "", err
+		}
+		return middleware.DoHTTP(client, req)
+	}))
+
+	fmt.Println(fetch.Run(context.Background(), "INV-1001").Observation())
+	r := fetch.Run(context.Background(), "INV-9999")
+	fmt.Println(r.Kind()+":", r.Observation())
+	// Output:
+	// {"number":"INV-1001","status":"paid"}
+	// tool-error: fetch_invoice failed: the service answered 404 Not Found, so what the input names was not found. Check the input before calling fetch_invoice again, or tell the user.
 }

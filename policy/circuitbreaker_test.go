@@ -387,12 +387,10 @@ func TestRetryBudget(t *testing.T) {
 			return "", err
 		}
 		req.Header.Set(attemptHeader, strconv.Itoa(middleware.AttemptNumber(ctx)))
-		resp, err := client.Do(req)
-		if err != nil {
+		if _, err := middleware.DoHTTP(client, req); err != nil {
 			return "", err
 		}
-		defer resp.Body.Close()
-		return "ok", middleware.FromHTTPResponse(resp)
+		return "ok", nil
 	})
 	tool := toolsafe.Wrap(get,
 		toolsafe.WithRetry(policy.Retry{MaxRetries: 3, Backoff: fixture.Backoff(time.Millisecond)}),

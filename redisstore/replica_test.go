@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"os"
 	"os/exec"
@@ -255,15 +254,6 @@ func postTool(name, base string, client *http.Client) tools.Tool {
 			return "", err
 		}
 		req.Header.Set("Idempotency-Key", middleware.IdempotencyKey(ctx))
-		resp, err := client.Do(req)
-		if err != nil {
-			return "", err
-		}
-		defer resp.Body.Close()
-		if err := middleware.FromHTTPResponse(resp); err != nil {
-			return "", err
-		}
-		body, err := io.ReadAll(resp.Body)
-		return string(body), err
+		return middleware.DoHTTP(client, req)
 	})
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/toolsafe/toolsafe"
 	"github.com/toolsafe/toolsafe/argschema"
+	"github.com/toolsafe/toolsafe/internal/typednil"
 )
 
 // Schemer is a tool that describes its input with a JSON Schema; see
@@ -47,7 +48,7 @@ func Definitions(ts ...tools.Tool) ([]llms.Tool, error) {
 	}
 	defs := make([]llms.Tool, 0, len(ts))
 	for _, t := range ts {
-		if isNil(t) {
+		if typednil.Is(t) {
 			continue
 		}
 		name := t.Name()
@@ -97,7 +98,7 @@ func nameRune(r rune) bool {
 // schemaOf returns t's JSON Schema, or nil when it has none.
 func schemaOf(t tools.Tool) json.RawMessage {
 	s, ok := t.(Schemer)
-	if !ok || isNil(s) {
+	if !ok || typednil.Is(s) {
 		return nil
 	}
 	if raw := s.ArgsSchema(); len(bytes.TrimSpace(raw)) > 0 {

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"reflect"
 	"slices"
 	"strings"
 	"sync"
@@ -240,17 +239,4 @@ func toolList(names []string) string {
 		listed = listed[:maxNamesListed]
 	}
 	return "Call one of these tools instead: " + strings.Join(listed, ", ") + more + "."
-}
-
-// isNil reports whether v is nil or an interface holding a nil pointer,
-// func, map, slice or channel.
-func isNil(v any) bool {
-	if v == nil {
-		return true
-	}
-	switch rv := reflect.ValueOf(v); rv.Kind() {
-	case reflect.Pointer, reflect.Func, reflect.Map, reflect.Slice, reflect.Chan, reflect.Interface:
-		return rv.IsNil()
-	}
-	return false
 }

@@ -20,50 +20,17 @@ import (
 	"github.com/toolsafe/toolsafe/middleware"
 	"github.com/toolsafe/toolsafe/policy"
 	"github.com/toolsafe/toolsafe/toolcall"
+	"github.com/toolsafe/toolsafe/toolsafetest"
 )
 
-// scriptedModel is an llms.Model that answers each GenerateContent with the
-// next of its turns, and keeps what it was asked.
-type scriptedModel struct {
-	mu    sync.Mutex
-	turns []*llms.ContentResponse
-	asked [][]llms.MessageContent
-	tools [][]llms.Tool
-}
-
-func (m *scriptedModel) GenerateContent(_ context.Context, msgs []llms.MessageContent, opts ...llms.CallOption) (*llms.ContentResponse, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	var o llms.CallOptions
-	for _, opt := range opts {
-		opt(&o)
-	}
-	m.asked = append(m.asked, slices.Clone(msgs))
-	m.tools = append(m.tools, o.Tools)
-	if len(m.turns) == 0 {
-		return nil, errors.New("the script has no more turns")
-	}
-	r := m.turns[0]
-	m.turns = m.turns[1:]
-	return r, nil
-}
-
-func (m *scriptedModel) Call(ctx context.Context, prompt string, opts ...llms.CallOption) (string, error) {
-	return llms.GenerateFromSinglePrompt(ctx, m, prompt, opts...)
-}
-
-// toolCalls is a model turn that calls tools: id, name, arguments, ...
-func toolCalls(calls ...string) *llms.ContentResponse {
+// toolCalls are a model's tool calls: id, name, arguments, ...
+func toolCalls(calls ...string) []llms.ToolCall {
 	var tcs []llms.ToolCall
 	for i := 0; i+2 < len(calls); i += 3 {
 		tcs = append(tcs, llms.ToolCall{ID: calls[i], Type: "function",
 			FunctionCall: &llms.FunctionCall{Name: calls[i+1], Arguments: calls[i+2]}})
 	}
-	return &llms.ContentResponse{Choices: []*llms.ContentChoice{{ToolCalls: tcs}}}
-}
-
-func finalAnswer(text string) *llms.ContentResponse {
-	return &llms.ContentResponse{Choices: []*llms.ContentChoice{{Content: text}}}
+	return tcs
 }
 
 // loop is the program's own agent loop of the package documentation.
@@ -144,13 +111,13 @@ func TestDispatchParallelCallsOfOneTurn(t *testing.T) {
 		return "sunny in " + in, nil
 	}))
 
-	model := &scriptedModel{turns: []*llms.ContentResponse{
-		toolCalls(
-			"call_1", "fetch_invoice", `{"number":"INV-1"}`,
-			"call_2", "weather", `{"__arg1":"Oslo"}`,
-			"call_3", "send_email", `{"to":"x"}`),
-		finalAnswer("INV-1 is paid and Oslo is sunny."),
-	}}
+	model := toolsafetest.NewModel(
+		toolsafetest.Calls(
+			toolsafetest.ToolCall{ID: "call_1", Tool: "fetch_invoice", Arguments: `{"number":"INV-1"}`},
+			toolsafetest.ToolCall{ID: "call_2", Tool: "weather", Arguments: `{"__arg1":"Oslo"}`},
+			toolsafetest.ToolCall{ID: "call_3", Tool: "send_email", Arguments: `{"to":"x"}`}),
+		toolsafetest.Answer("INV-1 is paid and Oslo is sunny."),
+	)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second) // a sequential Dispatch would wait here
 	defer cancel()
 	got, err := loop(ctx, model, []tools.Tool{invoice, weather}, "INV-1, and the weather?")
@@ -161,14 +128,15 @@ func TestDispatchParallelCallsOfOneTurn(t *testing.T) {
 		t.Errorf("answer %q", got)
 	}
 
-	if len(model.tools) != 2 || len(model.tools[0]) != 2 {
-		t.Fatalf("the model was offered %v", model.tools)
+	asked := model.Requests()
+	if len(asked) != 2 || len(asked[0].Tools) != 2 {
+		t.Fatalf("the model was asked %d times, offered %v", len(asked), asked[0].Tools)
 	}
-	if p := model.tools[0][0].Function.Parameters.(map[string]any); p["required"] == nil {
+	if p := asked[0].Tools[0].Function.Parameters.(map[string]any); p["required"] == nil {
 		t.Errorf("fetch_invoice was advertised with %v, not its schema", p)
 	}
 
-	second := model.asked[1]
+	second := asked[1].Messages
 	if len(second) != 5 {
 		t.Fatalf("the second request has %d messages; want the question, the calls and 3 responses: %+v", len(second), second)
 	}
@@ -216,7 +184,7 @@ func TestDispatchPausesAndCancellation(t *testing.T) {
 	}))
 
 	t.Run("a pause is returned as an error; the other calls of the turn still answer", func(t *testing.T) {
-		calls := toolCalls("c1", "refund", `{"__arg1":"INV-1"}`, "c2", "lookup", `{"__arg1":"INV-1"}`, "c3", "refund", `{"__arg1":"INV-2"}`).Choices[0].ToolCalls
+		calls := toolCalls("c1", "refund", `{"__arg1":"INV-1"}`, "c2", "lookup", `{"__arg1":"INV-1"}`, "c3", "refund", `{"__arg1":"INV-2"}`)
 		resps, err := toolcall.Dispatch(context.Background(), []tools.Tool{refund, lookup}, calls)
 		var ar *approval.Required
 		if !errors.As(err, &ar) {
@@ -256,7 +224,7 @@ func TestDispatchPausesAndCancellation(t *testing.T) {
 			}
 			cancel()
 		}()
-		calls := toolCalls("c1", "slow", `{}`, "c2", "slow", `{}`).Choices[0].ToolCalls
+		calls := toolCalls("c1", "slow", `{}`, "c2", "slow", `{}`)
 		resps, err := toolcall.Dispatch(ctx, []tools.Tool{slow}, calls)
 		if err != context.Canceled {
 			t.Errorf("error %v; want context.Canceled itself", err)
@@ -270,7 +238,7 @@ func TestDispatchPausesAndCancellation(t *testing.T) {
 		ctx, cancel := context.WithCancel(context.Background())
 		cancel()
 		before := lookups.Load()
-		_, err := toolcall.Dispatch(ctx, []tools.Tool{lookup}, toolCalls("c1", "lookup", `{}`).Choices[0].ToolCalls)
+		_, err := toolcall.Dispatch(ctx, []tools.Tool{lookup}, toolCalls("c1", "lookup", `{}`))
 		if !errors.Is(err, context.Canceled) || lookups.Load() != before {
 			t.Errorf("error %v, lookup ran %d times", err, lookups.Load()-before)
 		}
@@ -299,7 +267,7 @@ func TestDispatchInputs(t *testing.T) {
 		"c2", "now", ``,
 		"c3", "calc", `{"__arg1":"2+2"}`,
 		"c4", "echo", `not json`,
-	).Choices[0].ToolCalls
+	)
 	calls = append(calls, llms.ToolCall{ID: "c5", Type: "function"}, llms.ToolCall{ID: "c6", Type: "retrieval", FunctionCall: &llms.FunctionCall{Name: "calc"}})
 	resps, err := toolcall.Dispatch(context.Background(), []tools.Tool{withSchema, noArgs, free, freeJSON}, calls)
 	if err != nil {
@@ -338,7 +306,7 @@ func TestDispatchCallIDs(t *testing.T) {
 		seen = append(seen, r.CallID)
 		mu.Unlock()
 	}))
-	calls := toolCalls("call_a", "lookup", `{}`, "call_b", "lookup", `{}`, "call_c", "lookup", `{}`).Choices[0].ToolCalls
+	calls := toolCalls("call_a", "lookup", `{}`, "call_b", "lookup", `{}`, "call_c", "lookup", `{}`)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	if _, err := toolcall.Dispatch(ctx, []tools.Tool{tool}, calls, toolcall.WithCallIDs(ids)); err != nil {
@@ -365,7 +333,7 @@ func TestDispatchRefusesAndRaises(t *testing.T) {
 
 	t.Run("a bare tool's error is returned, as the executor would", func(t *testing.T) {
 		boom := middleware.Func("boom", "Fails.", func(context.Context, string) (string, error) { return "", errors.New("boom") })
-		resps, err := toolcall.Dispatch(context.Background(), []tools.Tool{boom, ok}, toolCalls("c1", "boom", `{}`, "c2", "ok", `{}`).Choices[0].ToolCalls)
+		resps, err := toolcall.Dispatch(context.Background(), []tools.Tool{boom, ok}, toolCalls("c1", "boom", `{}`, "c2", "ok", `{}`))
 		if err == nil || err.Error() != "boom" || len(resps) != 1 || resps[0].ToolCallID != "c2" {
 			t.Errorf("error %v, responses %+v", err, resps)
 		}
@@ -377,7 +345,7 @@ func TestDispatchRefusesAndRaises(t *testing.T) {
 				t.Errorf("recovered %v; want the tool's panic", v)
 			}
 		}()
-		_, _ = toolcall.Dispatch(context.Background(), []tools.Tool{bad, ok}, toolCalls("c1", "bad", `{}`, "c2", "ok", `{}`).Choices[0].ToolCalls)
+		_, _ = toolcall.Dispatch(context.Background(), []tools.Tool{bad, ok}, toolCalls("c1", "bad", `{}`, "c2", "ok", `{}`))
 		t.Error("Dispatch returned")
 	})
 }

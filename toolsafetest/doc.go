@@ -36,7 +36,9 @@
 // (agents.NewOpenAIFunctionsAgent) that answers with scripted turns: tool
 // calls, each with its tool-call ID, then a final answer. It speaks the
 // agent's encoding of tool arguments for the test, and records what the
-// agent sent it, so a test can check the observations the model saw. For
+// agent sent it, so a test can check the observations the model saw. It
+// also drives a program's own loop that offers tools (llms.WithTools, as
+// toolcall.Definitions makes them). For
 // the MRKL agent (agents.NewOneShotAgent) and langchaingo's llms/fake,
 // MRKLAction and MRKLAnswer write the texts such a model answers.
 //

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"os"
 	"strings"
@@ -32,16 +31,7 @@ func getTool(name, url string, client *http.Client) tools.Tool {
 		if err != nil {
 			return "", err
 		}
-		resp, err := client.Do(req)
-		if err != nil {
-			return "", err
-		}
-		defer resp.Body.Close()
-		if err := middleware.FromHTTPResponse(resp); err != nil {
-			return "", err
-		}
-		b, err := io.ReadAll(resp.Body)
-		return string(b), err
+		return middleware.DoHTTP(client, req)
 	})
 }
 

@@ -18,7 +18,8 @@ type ToolCall struct {
 	Tool string
 	// Arguments is the tool's input, exactly as Tool.Call is to receive it,
 	// such as `{"number":"INV-1001"}`. The Model sends it wrapped the way
-	// the OpenAI-functions agent asks for it (see Model).
+	// the OpenAI-functions agent asks for it, or as it is to a program's
+	// own loop that offers tools (see Model).
 	Arguments string
 	// ID is the model's tool-call ID (llms.ToolCall.ID), such as
 	// "call_A1": the agent puts it in schema.AgentAction.ToolID, and
@@ -66,6 +67,9 @@ type Request struct {
 	// the OpenAI-functions agent, every tool with the one string parameter
 	// __arg1.
 	Functions []llms.FunctionDefinition
+	// Tools are the tools offered with llms.WithTools, as a program's own
+	// agent loop offers toolcall.Definitions.
+	Tools []llms.Tool
 }
 
 // Model is an llms.Model that answers with scripted turns, for testing an
@@ -80,7 +84,9 @@ type Request struct {
 // for the input {"number":"INV-1001"}, and so does Model: a test writes each
 // ToolCall's Arguments as the tool is to receive them, and the Model wraps
 // them. (In later requests the agent echoes the calls back with the
-// unwrapped input as their arguments; see Request.)
+// unwrapped input as their arguments; see Request.) A request that offers
+// tools (llms.WithTools) and no functions gets the Arguments as they are,
+// as a real model answers the tools' own schemas.
 //
 // A Model records every request (Requests), so a test can check what the
 // agent told the model, such as the observations it saw (Observations).
@@ -123,14 +129,16 @@ func NewModel(turns ...Turn) *Model {
 
 // GenerateContent records the request, then answers with the next turn of
 // the script: its tool calls (type "function", the arguments wrapped in
-// {"__arg1": ...}) and text, or its Err. It returns ctx.Err(), using no
+// {"__arg1": ...} unless the request offers only tools; see Model) and
+// text, or its Err. It returns ctx.Err(), using no
 // turn, when ctx has ended, and an error when the script has no turn left.
 func (m *Model) GenerateContent(ctx context.Context, messages []llms.MessageContent, options ...llms.CallOption) (*llms.ContentResponse, error) {
 	var opts llms.CallOptions
 	for _, o := range options {
 		o(&opts)
 	}
-	req := Request{Messages: make([]llms.MessageContent, len(messages)), Functions: slices.Clone(opts.Functions)}
+	req := Request{Messages: make([]llms.MessageContent, len(messages)),
+		Functions: slices.Clone(opts.Functions), Tools: slices.Clone(opts.Tools)}
 	for i, msg := range messages {
 		req.Messages[i] = llms.MessageContent{Role: msg.Role, Parts: slices.Clone(msg.Parts)}
 	}
@@ -153,12 +161,17 @@ func (m *Model) GenerateContent(ctx context.Context, messages []llms.MessageCont
 	if t.Err != nil {
 		return nil, t.Err
 	}
+	asIs := len(opts.Tools) > 0 && len(opts.Functions) == 0
 	choice := &llms.ContentChoice{Content: t.Text}
 	for _, c := range t.Calls {
+		args := c.Arguments
+		if !asIs {
+			args = wrapArg1(args)
+		}
 		choice.ToolCalls = append(choice.ToolCalls, llms.ToolCall{
 			ID:           c.ID,
 			Type:         "function",
-			FunctionCall: &llms.FunctionCall{Name: c.Tool, Arguments: wrapArg1(c.Arguments)},
+			FunctionCall: &llms.FunctionCall{Name: c.Tool, Arguments: args},
 		})
 	}
 	return &llms.ContentResponse{Choices: []*llms.ContentChoice{choice}}, nil

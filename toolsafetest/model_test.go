@@ -237,3 +237,20 @@ func TestModelIsSafeForConcurrentUse(t *testing.T) {
 		t.Errorf("%d distinct answers, %d left, %d requests; want %d, 0, %d", len(seen), m.Left(), len(m.Requests()), n, n)
 	}
 }
+
+// A program's own loop offers tools with their real schemas (toolcall), so
+// a real model answers the arguments as they are.
+func TestModelSendsTheArgumentsAsTheyAreForOfferedTools(t *testing.T) {
+	m := toolsafetest.NewModel(toolsafetest.Calls(toolsafetest.ToolCall{Tool: "search", Arguments: `{"q":"<a & b>"}`}))
+	offered := []llms.Tool{{Type: "function", Function: &llms.FunctionDefinition{Name: "search"}}}
+	resp, err := m.GenerateContent(context.Background(), nil, llms.WithTools(offered))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := resp.Choices[0].ToolCalls[0]; c.FunctionCall.Name != "search" || c.FunctionCall.Arguments != `{"q":"<a & b>"}` {
+		t.Errorf("tool call %+v %+v; want the arguments as they are", c, c.FunctionCall)
+	}
+	if got := m.Requests()[0].Tools; len(got) != 1 || got[0].Function.Name != "search" {
+		t.Errorf("Request.Tools = %+v; want the offered tool", got)
+	}
+}

@@ -6,8 +6,8 @@
 // SDK) into a temporary directory, starts it as a subprocess over stdio
 // with the SDK's CommandTransport, lists its tools with mcptools and wraps
 // them with toolsafe: retries, a hard attempt timeout, the input schema
-// checked before any attempt, spans. A scripted model (no network, no API
-// key) asks for three forecasts. The program prints, per tool call, what
+// checked before any attempt, spans. A scripted model (toolsafetest.Model:
+// no network, no API key) asks for three forecasts. The program prints, per tool call, what
 // happened and what the model saw, the server's own log, and the span tree.
 //
 //	cd examples/mcp && go run .
@@ -33,7 +33,6 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/tmc/langchaingo/agents"
-	"github.com/tmc/langchaingo/llms"
 	"github.com/tmc/langchaingo/tools"
 	"go.opentelemetry.io/otel/attribute"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
@@ -45,6 +44,7 @@ import (
 	"github.com/toolsafe/toolsafe/otelhook"
 	"github.com/toolsafe/toolsafe/policy"
 	"github.com/toolsafe/toolsafe/toolcall"
+	"github.com/toolsafe/toolsafe/toolsafetest"
 )
 
 func main() {
@@ -177,13 +177,13 @@ func printTools(w io.Writer, info *mcp.InitializeResult, wrapped []tools.Tool) e
 // askForForecasts runs the agent with the scripted model, which asks for
 // three forecasts, under one span, and returns its final answer.
 func askForForecasts(ctx context.Context, tp *sdktrace.TracerProvider, ids *toolsafe.CallIDs, wrapped []tools.Tool) (any, error) {
-	model := &scriptedModel{turns: []*llms.ContentResponse{
-		toolCall("call_oslo", "forecast", `{"city":"Oslo","days":2}`),
-		toolCall("call_atlantis", "forecast", `{"city":"Atlantis"}`),
-		toolCall("call_bergen", "forecast", `{"city":"Bergen","days":30}`),
-		finalAnswer("Oslo: sunny and 4°C for the next two days. Atlantis is not a real city. " +
+	model := toolsafetest.NewModel(
+		toolsafetest.Calls(toolsafetest.ToolCall{ID: "call_oslo", Tool: "forecast", Arguments: `{"city":"Oslo","days":2}`}),
+		toolsafetest.Calls(toolsafetest.ToolCall{ID: "call_atlantis", Tool: "forecast", Arguments: `{"city":"Atlantis"}`}),
+		toolsafetest.Calls(toolsafetest.ToolCall{ID: "call_bergen", Tool: "forecast", Arguments: `{"city":"Bergen","days":30}`}),
+		toolsafetest.Answer("Oslo: sunny and 4°C for the next two days. Atlantis is not a real city. "+
 			"For Bergen I can forecast at most 7 days; shall I?"),
-	}}
+	)
 	executor := agents.NewExecutor(agents.NewOpenAIFunctionsAgent(model, wrapped),
 		agents.WithCallbacksHandler(ids), agents.WithMaxIterations(6))
 	runCtx, span := tp.Tracer("toolsafe-mcp-example").Start(ctx, "invoke_agent weather")

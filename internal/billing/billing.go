@@ -6,6 +6,7 @@ package billing
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"net/http"
 	"strings"
@@ -46,11 +47,8 @@ func InvoicePath(number string) string { return "/invoices/" + number }
 // upstream at baseURL with a real HTTP GET on the call's context. Its input
 // is {"number":"INV-1001"} or the bare number. A number that does not start
 // with INV- and an unknown invoice are tool errors, for the model to fix;
-// everything else is classified by middleware.FromHTTPResponse.
+// everything else is as middleware.DoHTTP reports it.
 func FetchInvoice(baseURL string, client *http.Client) tools.Tool {
-	if client == nil {
-		client = http.DefaultClient
-	}
 	return middleware.Func("fetch_invoice",
 		`Fetches one invoice by its number. Input: {"number":"INV-1001"}. Returns the invoice as JSON.`,
 		func(ctx context.Context, input string) (string, error) {
@@ -63,22 +61,12 @@ func FetchInvoice(baseURL string, client *http.Client) tools.Tool {
 			if err != nil {
 				return "", err
 			}
-			resp, err := client.Do(req)
-			if err != nil {
-				return "", err
-			}
-			defer resp.Body.Close()
-			if resp.StatusCode == http.StatusNotFound {
+			body, err := middleware.DoHTTP(client, req)
+			var he *middleware.HTTPError
+			if errors.As(err, &he) && he.StatusCode == http.StatusNotFound {
 				return "", middleware.NewToolError("invoice %s does not exist; check the number with the user.", number)
 			}
-			if err := middleware.FromHTTPResponse(resp); err != nil {
-				return "", err
-			}
-			body, err := io.ReadAll(resp.Body)
-			if err != nil {
-				return "", err
-			}
-			return string(body), nil
+			return body, err
 		})
 }
 

@@ -239,16 +239,7 @@ func httpTool(name, method, base string, client *http.Client, key bool, seen *co
 		if key {
 			req.Header.Set("Idempotency-Key", middleware.IdempotencyKey(ctx))
 		}
-		resp, err := client.Do(req)
-		if err != nil {
-			return "", err
-		}
-		defer resp.Body.Close()
-		if err := middleware.FromHTTPResponse(resp); err != nil {
-			return "", err
-		}
-		body, err := io.ReadAll(resp.Body)
-		return string(body), err
+		return middleware.DoHTTP(client, req)
 	})
 }
 

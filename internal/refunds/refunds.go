@@ -9,7 +9,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"strings"
 	"sync"
@@ -87,9 +86,6 @@ func (l *Ledger) Handler() http.Handler {
 // SideEffectsWithoutKey. An input without an order or a positive amount is a
 // tool error. A nil client means http.DefaultClient.
 func Tool(baseURL string, client *http.Client, sendKey bool) tools.Tool {
-	if client == nil {
-		client = http.DefaultClient
-	}
 	return middleware.Func("refund",
 		`Refunds an order. Input: {"order":"A-1001","amount_eur":25}. Needs a person's approval.`,
 		func(ctx context.Context, input string) (string, error) {
@@ -106,18 +102,6 @@ func Tool(baseURL string, client *http.Client, sendKey bool) tools.Tool {
 			if key := middleware.IdempotencyKey(ctx); sendKey && key != "" {
 				hreq.Header.Set("Idempotency-Key", key)
 			}
-			resp, err := client.Do(hreq)
-			if err != nil {
-				return "", err
-			}
-			defer resp.Body.Close()
-			if err := middleware.FromHTTPResponse(resp); err != nil {
-				return "", err
-			}
-			out, err := io.ReadAll(resp.Body)
-			if err != nil {
-				return "", err
-			}
-			return string(out), nil
+			return middleware.DoHTTP(client, hreq)
 		})
 }

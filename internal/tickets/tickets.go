@@ -6,7 +6,7 @@ package tickets
 import (
 	"context"
 	"encoding/json"
-	"io"
+	"errors"
 	"net/http"
 	"net/url"
 	"strings"
@@ -88,8 +88,8 @@ func Lookup(baseURL string, client *http.Client) tools.Tool {
 			if id == "" {
 				return "", middleware.NewToolError(`the input must be {"id":"T-1042"}`)
 			}
-			body, status, err := get(ctx, client, baseURL+TicketPath(url.PathEscape(id)))
-			if status == http.StatusNotFound {
+			body, found, err := get(ctx, client, baseURL+TicketPath(url.PathEscape(id)))
+			if !found {
 				return "", middleware.NewToolError("ticket %s was not found", id)
 			}
 			return body, err
@@ -141,27 +141,17 @@ func field(input, name string) string {
 	return strings.Trim(strings.TrimSpace(input), `"'`)
 }
 
-// get reads u; a non-2xx answer other than 404 is classified by
-// middleware.FromHTTPResponse.
-func get(ctx context.Context, client *http.Client, u string) (string, int, error) {
-	if client == nil {
-		client = http.DefaultClient
-	}
+// get reads u with middleware.DoHTTP, except that a 404 is no error: it
+// answers "" and found false.
+func get(ctx context.Context, client *http.Client, u string) (body string, found bool, err error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
 	if err != nil {
-		return "", 0, err
+		return "", true, err
 	}
-	resp, err := client.Do(req)
-	if err != nil {
-		return "", 0, err
+	body, err = middleware.DoHTTP(client, req)
+	var he *middleware.HTTPError
+	if errors.As(err, &he) && he.StatusCode == http.StatusNotFound {
+		return "", false, nil
 	}
-	defer resp.Body.Close()
-	if resp.StatusCode == http.StatusNotFound {
-		return "", resp.StatusCode, nil
-	}
-	if err := middleware.FromHTTPResponse(resp); err != nil {
-		return "", resp.StatusCode, err
-	}
-	body, err := io.ReadAll(resp.Body)
-	return strings.TrimSpace(string(body)), resp.StatusCode, err
+	return strings.TrimSpace(body), true, err
 }

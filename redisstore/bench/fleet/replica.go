@@ -362,16 +362,7 @@ func fetchTool(base string, client *http.Client) tools.Tool {
 				req.Header.Set("X-Probe", "1")
 			}
 		}
-		resp, err := client.Do(req)
-		if err != nil {
-			return "", err
-		}
-		defer resp.Body.Close()
-		if err := middleware.FromHTTPResponse(resp); err != nil {
-			return "", err
-		}
-		body, err := io.ReadAll(resp.Body)
-		return string(body), err
+		return middleware.DoHTTP(client, req)
 	})
 }
 
