@@ -7,7 +7,12 @@ package toolsafe
 import (
 	"context"
 	"errors"
+	"go/ast"
+	"go/parser"
+	"go/token"
 	"net/http"
+	"os"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -276,4 +281,38 @@ func TestReferenceScenario(t *testing.T) {
 			t.Errorf("Call = %q, %v; want the message and a nil error", out, err)
 		}
 	})
+}
+
+// New's doc and the README list the layers in the order of the one table
+// New builds from (Layers).
+func TestTheDocsListTheLayersInTheTablesOrder(t *testing.T) {
+	fset := token.NewFileSet()
+	f, err := parser.ParseFile(fset, "tool.go", nil, parser.ParseComments)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc string
+	for _, d := range f.Decls {
+		if fn, ok := d.(*ast.FuncDecl); ok && fn.Name.Name == "New" && fn.Recv == nil {
+			doc = fn.Doc.Text()
+		}
+	}
+	var inDoc []string
+	for _, m := range regexp.MustCompile(`(?m)^\s*\d+\. "([^"]+)"`).FindAllStringSubmatch(doc, -1) {
+		inDoc = append(inDoc, m[1])
+	}
+	if !slices.Equal(inDoc, Layers()) {
+		t.Errorf("New's doc lists the layers\n %q\nLayers() is\n %q", inDoc, Layers())
+	}
+	readme, err := os.ReadFile("README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile(`(?s)<!-- layers -->\n(.*?)\n<!-- /layers -->`).FindSubmatch(readme)
+	if m == nil {
+		t.Fatal("README.md has no <!-- layers --> list")
+	}
+	if got := strings.Split(string(m[1]), " → "); !slices.Equal(got, Layers()) {
+		t.Errorf("README.md lists the layers\n %q\nLayers() is\n %q", got, Layers())
+	}
 }

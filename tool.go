@@ -42,29 +42,30 @@ var (
 // retry with negative MaxRetries, a jitter outside [0, 1], a timeout longer
 // than the deadline, a destructive tool without an approver, ...).
 //
-// The layers, outermost first, whatever the order of the options:
+// The layers, outermost first, whatever the order of the options (Layers
+// returns their names, and a test holds this list to it):
 //
-//  1. the call span (WithTracing);
-//  2. surface, which turns what happened into the model's message;
-//  3. argument validation (WithArgsSchema);
-//  4. the run ledger, which in a run scoped with run.With
-//     records each call and answers a resumed run's completed calls of a
-//     tool with side effects or a gate without calling it again;
-//  5. the loop guard (WithCallLimits), which in such a run refuses calls
-//     past the run's limits and repeats of calls that failed for good;
-//  6. the middlewares given to With;
-//  7. the fallback (WithFallback);
-//  8. the total deadline (WithDeadline);
-//  9. the retry (WithRetry, with WithRetryBudget);
-//  10. the side-effect guard (WithSideEffects);
-//  11. the approval gate (WithApproval), asked before any permit is taken;
-//  12. the failsafe-go policies given to WithPolicies;
-//  13. the circuit breaker (WithCircuitBreaker) and the bulkhead
-//     (WithBulkhead);
-//  14. the hard attempt timeout (WithTimeout), which starts and ends the
-//     attempt span (WithTracing);
-//  15. panic recovery;
-//  16. the tool.
+//  1. "call span" (WithTracing);
+//  2. "surface", which turns what happened into the model's message;
+//  3. "args schema", argument validation (WithArgsSchema);
+//  4. "run ledger", which in a run scoped with run.With records each call
+//     and answers a resumed run's completed calls of a tool with side
+//     effects or a gate without calling it again;
+//  5. "loop guard" (WithCallLimits), which in such a run refuses calls past
+//     the run's limits and repeats of calls that failed for good;
+//  6. "with", the middlewares given to With;
+//  7. "fallback" (WithFallback);
+//  8. "deadline", the total deadline (WithDeadline);
+//  9. "retry" (WithRetry, with WithRetryBudget);
+//  10. "side effects", the side-effect guard (WithSideEffects);
+//  11. "approval", the gate (WithApproval), asked before any permit is taken;
+//  12. "policies", the failsafe-go policies given to WithPolicies;
+//  13. "breaker" (WithCircuitBreaker);
+//  14. "bulkhead" (WithBulkhead);
+//  15. "timeout", the hard attempt timeout (WithTimeout), which starts and
+//     ends the attempt span (WithTracing);
+//  16. "recover", panic recovery;
+//  17. the tool.
 //
 // A tool that describes its own input (argschema.Schemer, as an MCP
 // server's tools do) has it checked as WithArgsSchema would, unless an

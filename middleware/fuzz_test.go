@@ -24,10 +24,10 @@ func FuzzParseRetryAfter(f *testing.F) {
 	f.Fuzz(func(t *testing.T, v string) {
 		d, ok := middleware.ParseRetryAfter(v, now)
 		if d < 0 {
-			t.Fatalf("ParseRetryAfter(%q) = %v: negative", v, d)
+			t.Fatalf("parseRetryAfter(%q) = %v: negative", v, d)
 		}
 		if !ok && d != 0 {
-			t.Fatalf("ParseRetryAfter(%q) = %v, false: a rejected value must give 0", v, d)
+			t.Fatalf("parseRetryAfter(%q) = %v, false: a rejected value must give 0", v, d)
 		}
 	})
 }

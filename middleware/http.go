@@ -69,7 +69,7 @@ func FromHTTPResponse(resp *http.Response) error {
 	}
 	switch code {
 	case http.StatusTooManyRequests, http.StatusServiceUnavailable:
-		if d, ok := ParseRetryAfter(resp.Header.Get("Retry-After"), time.Now()); ok {
+		if d, ok := parseRetryAfter(resp.Header.Get("Retry-After"), time.Now()); ok {
 			return RetryAfter(he, d)
 		}
 		return Transient(he)
@@ -82,13 +82,13 @@ func FromHTTPResponse(resp *http.Response) error {
 	return te
 }
 
-// ParseRetryAfter parses the value of a Retry-After header (RFC 9110
+// parseRetryAfter parses the value of a Retry-After header (RFC 9110
 // §10.2.3): either delay-seconds, a non-negative decimal integer, or an
 // HTTP-date in any of the three forms http.ParseTime accepts. It returns the
 // wait counted from now, and false when the value is empty or malformed. A
 // date in the past gives 0 and true. Values beyond about 290 years are capped
 // at the largest time.Duration.
-func ParseRetryAfter(value string, now time.Time) (time.Duration, bool) {
+func parseRetryAfter(value string, now time.Time) (time.Duration, bool) {
 	v := strings.TrimSpace(value)
 	if v == "" {
 		return 0, false

@@ -98,7 +98,7 @@ func TestParseRetryAfter(t *testing.T) {
 	for _, tt := range tests {
 		got, ok := middleware.ParseRetryAfter(tt.value, now)
 		if got != tt.want || ok != tt.ok {
-			t.Errorf("ParseRetryAfter(%q) = %v, %v; want %v, %v", tt.value, got, ok, tt.want, tt.ok)
+			t.Errorf("parseRetryAfter(%q) = %v, %v; want %v, %v", tt.value, got, ok, tt.want, tt.ok)
 		}
 	}
 }

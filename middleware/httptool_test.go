@@ -27,7 +27,7 @@ func TestDoHTTP(t *testing.T) {
 	}{
 		{name: "a 2xx answer is its body", step: toolsafetest.Respond(200, `{"number":"INV-1001","status":"paid"}`),
 			body: `{"number":"INV-1001","status":"paid"}`},
-		{name: "a body of exactly MaxHTTPBody bytes is read whole", step: toolsafetest.Respond(200, exact), body: exact},
+		{name: "a body of exactly maxHTTPBody bytes is read whole", step: toolsafetest.Respond(200, exact), body: exact},
 		{name: "a 429 with Retry-After is retried after at least its wait", step: toolsafetest.TooMany("7"),
 			kind: middleware.KindFailed, retryable: true, check: func(t *testing.T, err error) {
 				if d, ok := middleware.RetryAfterOf(err); !ok || d != 7*time.Second {
@@ -44,7 +44,7 @@ func TestDoHTTP(t *testing.T) {
 					t.Errorf("the model would see the body: %q", err.Error())
 				}
 			}},
-		{name: "a body longer than MaxHTTPBody is refused, not truncated", step: toolsafetest.Respond(200, exact+secret),
+		{name: "a body longer than maxHTTPBody is refused, not truncated", step: toolsafetest.Respond(200, exact+secret),
 			kind: middleware.KindFailed, check: func(t *testing.T, err error) {
 				var mbe *http.MaxBytesError
 				if !errors.As(err, &mbe) || mbe.Limit != middleware.MaxHTTPBody {

@@ -75,17 +75,17 @@ const (
 
 // Names of the span events on the call span.
 const (
-	// EventRetry is added when a retry is scheduled.
-	EventRetry = "retry"
-	// EventFallback is added when the call is routed to its alternative tool.
-	EventFallback = "fallback"
-	// EventBreakerStateChange is added when a circuit breaker changes state
+	// eventRetry is added when a retry is scheduled.
+	eventRetry = "retry"
+	// eventFallback is added when the call is routed to its alternative tool.
+	eventFallback = "fallback"
+	// eventBreakerStateChange is added when a circuit breaker changes state
 	// during the call.
-	EventBreakerStateChange = "circuit_breaker.state_change"
-	// EventApprovalRequired is added when the call pauses for approval.
-	EventApprovalRequired = "approval_required"
-	// EventCanceled is added when the caller's context ended the call.
-	EventCanceled = "canceled"
-	// EventReplayed is added when the call is answered from the run ledger.
-	EventReplayed = "replayed"
+	eventBreakerStateChange = "circuit_breaker.state_change"
+	// eventApprovalRequired is added when the call pauses for approval.
+	eventApprovalRequired = "approval_required"
+	// eventCanceled is added when the caller's context ended the call.
+	eventCanceled = "canceled"
+	// eventReplayed is added when the call is answered from the run ledger.
+	eventReplayed = "replayed"
 )

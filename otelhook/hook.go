@@ -158,10 +158,10 @@ func (h *Hook) call(ctx context.Context, next tools.Tool, tt *toolTrace, input s
 		}
 	case f.Kind == middleware.KindApprovalRequired:
 		end = append(end, SummaryKey.String(msg))
-		span.AddEvent(EventApprovalRequired)
+		span.AddEvent(eventApprovalRequired)
 	case f.Kind == middleware.KindCanceled:
 		end = append(end, SummaryKey.String(msg))
-		span.AddEvent(EventCanceled, trace.WithAttributes(CancelCauseKey.String(cancelCause(ctx, f))))
+		span.AddEvent(eventCanceled, trace.WithAttributes(CancelCauseKey.String(cancelCause(ctx, f))))
 	default:
 		end = append(end,
 			SummaryKey.String(msg),
@@ -191,7 +191,7 @@ func (cs *callSpan) OnEvent(e call.Event) {
 	switch e := e.(type) {
 	case call.RetryScheduled:
 		kind, _ := middleware.Classify(e.Err)
-		cs.span.AddEvent(EventRetry, trace.WithAttributes(
+		cs.span.AddEvent(eventRetry, trace.WithAttributes(
 			AttemptKey.Int(e.Attempt),
 			DelayKey.Float64(e.Delay.Seconds()),
 			semconv.ErrorTypeKey.String(string(kind))))
@@ -201,12 +201,12 @@ func (cs *callSpan) OnEvent(e call.Event) {
 		// Maybe long after the call.
 		cs.inst.abandoned.Add(context.WithoutCancel(cs.ctx), -1, cs.tt.byTool...)
 	case call.Replayed:
-		cs.span.AddEvent(EventReplayed)
+		cs.span.AddEvent(eventReplayed)
 	case call.FallbackRouted:
-		cs.span.AddEvent(EventFallback, trace.WithAttributes(FallbackKey.String(e.To)))
+		cs.span.AddEvent(eventFallback, trace.WithAttributes(FallbackKey.String(e.To)))
 	case call.BreakerStateChanged:
 		kv := []attribute.KeyValue{BreakerKey.String(e.Breaker), BreakerFromKey.String(e.From), BreakerToKey.String(e.To)}
-		cs.span.AddEvent(EventBreakerStateChange, trace.WithAttributes(kv...))
+		cs.span.AddEvent(eventBreakerStateChange, trace.WithAttributes(kv...))
 		cs.inst.breaker.Add(cs.ctx, 1, metric.WithAttributes(append(kv, cs.tt.toolAttr)...))
 	}
 }
@@ -334,7 +334,7 @@ func (a *attemptSpan) end(err error) {
 	kind, retryable := middleware.Classify(err)
 	if kind == middleware.KindApprovalRequired {
 		// A pause is not an error.
-		a.span.AddEvent(EventApprovalRequired)
+		a.span.AddEvent(eventApprovalRequired)
 		a.finish(nil, "")
 		return
 	}

@@ -6,8 +6,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/toolsafe/toolsafe/internal/layer"
-
+	"github.com/toolsafe/toolsafe"
 	"github.com/toolsafe/toolsafe/middleware"
 	"github.com/toolsafe/toolsafe/policy"
 )
@@ -25,11 +24,10 @@ func ExampleNewCircuitBreaker() {
 		calls++
 		return "", err
 	})
-	tool := middleware.Chain(billing.Middleware(), layer.AttemptTimeout(0))(fetch)
+	tool := toolsafe.Wrap(fetch, toolsafe.WithCircuitBreaker(billing))
 	for range 4 {
-		_, err := tool.Call(context.Background(), "INV-1001")
-		kind, _ := middleware.Classify(err)
-		fmt.Println(kind, billing.State())
+		r := tool.Run(context.Background(), "INV-1001")
+		fmt.Println(r.Kind(), billing.State())
 	}
 	fmt.Println("the tool ran", calls, "times")
 	// Output:
@@ -46,14 +44,14 @@ func ExampleBreaker_window() {
 	search := policy.NewCircuitBreaker("search", policy.Breaker{FailureThreshold: 2, Window: 4, Delay: time.Minute})
 	answers := []error{middleware.Transient(errors.New("reset")), nil, middleware.Transient(errors.New("reset"))}
 	calls := 0
-	tool := middleware.Chain(search.Middleware(), layer.AttemptTimeout(0))(
+	tool := toolsafe.Wrap(
 		middleware.Func("search", "searches", func(context.Context, string) (string, error) {
 			err := answers[calls]
 			calls++
 			return "", err
-		}))
+		}), toolsafe.WithCircuitBreaker(search))
 	for range 3 {
-		_, _ = tool.Call(context.Background(), "q")
+		_ = tool.Run(context.Background(), "q")
 		fmt.Println(search.State())
 	}
 	// Output:
@@ -69,7 +67,7 @@ func ExampleBreaker_window() {
 // probe abandoned by its attempt timeout holds its permit until its tool
 // really returns, so at most Probes run at the dependency at once. State
 // changes are told to the call that caused them
-// (call.BreakerStateChanged), after the breaker's lock is released.
+// (its span event circuit_breaker.state_change), after the breaker's lock is released.
 // Open, Close and HalfOpen may be called by hand; a canceled probe's permit
 // given back just before may then let one extra probe through.
 func ExampleCircuitBreaker() {
@@ -88,18 +86,14 @@ func ExampleCircuitBreaker() {
 		calls++
 		return "", err
 	})
-	tool := middleware.Chain(billing.Middleware(), layer.AttemptTimeout(10*time.Millisecond))(fetch)
+	tool := toolsafe.Wrap(fetch, toolsafe.WithCircuitBreaker(billing), toolsafe.WithTimeout(10*time.Millisecond))
 	for i := range answers {
 		callCtx := context.Background()
 		if i == 3 {
 			callCtx = ctx
 		}
-		_, err := tool.Call(callCtx, "INV-1001")
-		kind, _ := middleware.Classify(err)
-		if callCtx.Err() != nil {
-			kind = middleware.KindCanceled // the caller's context ended, as toolsafe reports it
-		}
-		fmt.Println(kind, "failures:", billing.Metrics().Failures(), billing.State())
+		r := tool.Run(callCtx, "INV-1001")
+		fmt.Println(r.Kind(), "failures:", billing.Metrics().Failures(), billing.State())
 	}
 	// Output:
 	// tool-error failures: 0 closed

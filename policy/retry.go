@@ -38,7 +38,7 @@ type Retry struct {
 	// MaxWait is the longest single wait toolsafe sleeps before a retry. A
 	// longer one — a Retry-After of an hour, a backoff without Max late in a
 	// long series — ends the call now instead, and the model is told how
-	// long the service asked to wait. Zero means DefaultMaxWait (1 minute):
+	// long the service asked to wait. Zero means defaultMaxWait (1 minute):
 	// an agent should not sit silent longer, even when no deadline is set.
 	// It must not be negative.
 	MaxWait time.Duration
@@ -67,9 +67,9 @@ type SharedBudget interface {
 	Admit(ctx context.Context, retry bool) bool
 }
 
-// DefaultMaxWait is the longest wait before a retry when Retry.MaxWait is
+// defaultMaxWait is the longest wait before a retry when Retry.MaxWait is
 // zero.
-const DefaultMaxWait = time.Minute
+const defaultMaxWait = time.Minute
 
 // Validate reports a Retry that cannot work, naming every problem:
 // negative MaxRetries, MaxWait or MaxDuration, or an invalid Backoff.
@@ -79,7 +79,7 @@ func (r Retry) Validate() error {
 		errs = append(errs, fmt.Errorf("retry: max retries %d is negative: use 0 for a single attempt, 3 for up to 4 attempts", r.MaxRetries))
 	}
 	if r.MaxWait < 0 {
-		errs = append(errs, fmt.Errorf("retry: max wait %v is negative: use 0 for the default of %v", r.MaxWait, DefaultMaxWait))
+		errs = append(errs, fmt.Errorf("retry: max wait %v is negative: use 0 for the default of %v", r.MaxWait, defaultMaxWait))
 	}
 	if r.MaxDuration < 0 {
 		errs = append(errs, fmt.Errorf("retry: max duration %v is negative: use 0 for no cap of its own", r.MaxDuration))
@@ -157,7 +157,7 @@ func (r Retry) judge(ctx context.Context, n int, start time.Time, err error) *at
 	ae.delay = delay
 	maxWait := r.MaxWait
 	if maxWait == 0 {
-		maxWait = DefaultMaxWait
+		maxWait = defaultMaxWait
 	}
 	if delay > maxWait {
 		ae.stop = true

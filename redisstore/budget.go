@@ -16,9 +16,9 @@ import (
 // budgetBuckets is how many buckets a retry budget's window is kept in.
 const budgetBuckets = 10
 
-// FlushInterval is how often, at most, a retry budget sends the first
+// flushInterval is how often, at most, a retry budget sends the first
 // attempts it counted to Redis when no retry carries them sooner: 100ms.
-const FlushInterval = 100 * time.Millisecond
+const flushInterval = 100 * time.Millisecond
 
 // RetryBudget returns the retry budget of the dependency named dependency,
 // shared by every replica: a retry is admitted while the fleet's retries
@@ -26,7 +26,7 @@ const FlushInterval = 100 * time.Millisecond
 // attempts, retries included, or fewer than WithBudgetMinRetries (3); 0.2
 // allows one retry per four first attempts. Use it as policy.Retry.Shared in
 // every replica. A first attempt never waits for Redis (its count is sent
-// within FlushInterval); a retry waits for one script. It returns an error
+// within flushInterval); a retry waits for one script. It returns an error
 // for an empty name or a ratio outside (0, 1]; the budget is a *Budget.
 func (s *Store) RetryBudget(dependency string, ratio float64) (policy.SharedBudget, error) {
 	b, err := s.NewBudget(dependency, ratio)
@@ -105,7 +105,7 @@ func (b *Budget) Admit(ctx context.Context, retry bool) bool {
 		b.mu.Lock()
 		b.seen.add(now, 1, 0)
 		b.pending.add(now, 1, 0)
-		if b.flushing || time.Since(b.lastSent) < FlushInterval || !b.s.Available() {
+		if b.flushing || time.Since(b.lastSent) < flushInterval || !b.s.Available() {
 			b.mu.Unlock()
 			return true
 		}
@@ -166,7 +166,7 @@ func admits(retries, firsts int64, ratio float64, min int) bool {
 // unsentLocked puts counts whose operation failed back among the pending
 // ones, to be sent once Redis answers again. An operation that timed out
 // after Redis ran it has its counts sent twice: at most one batch (the
-// attempts of FlushInterval on one replica) counted twice, which loosens
+// attempts of flushInterval on one replica) counted twice, which loosens
 // the budget by as much, once per outage.
 func (b *Budget) unsentLocked(now int64, out []int64) {
 	for i := 0; i+2 < len(out); i += 3 {

@@ -22,33 +22,33 @@ const ScopeName = "github.com/toolsafe/toolsafe/redisstore"
 
 // The defaults of a Store's options.
 const (
-	// DefaultPrefix begins every key the Store writes: "toolsafe:...".
-	DefaultPrefix = "toolsafe"
+	// defaultPrefix begins every key the Store writes: "toolsafe:...".
+	defaultPrefix = "toolsafe"
 	// DefaultTimeout bounds every Redis operation: 50ms. An operation
 	// that takes longer is given up and counts as Redis being unavailable.
 	// On loopback an operation takes tens of microseconds.
 	DefaultTimeout = 50 * time.Millisecond
-	// DefaultRecheck is how often an unavailable Redis is tried again
+	// defaultRecheck is how often an unavailable Redis is tried again
 	// (with PING) until it answers: 500ms.
-	DefaultRecheck = 500 * time.Millisecond
-	// DefaultStateTTL is how long a breaker's or a retry budget's state
+	defaultRecheck = 500 * time.Millisecond
+	// defaultStateTTL is how long a breaker's or a retry budget's state
 	// lives in Redis after its last change: 1 hour (an open breaker lives
 	// at least until its delay is over). State that expired is the state
 	// of a dependency nobody called: a closed breaker, an empty budget.
-	DefaultStateTTL = time.Hour
-	// DefaultPermitTTL is how long a half-open probe's permit is held in
+	defaultStateTTL = time.Hour
+	// defaultPermitTTL is how long a half-open probe's permit is held in
 	// Redis at most: 10s. A permit whose outcome was never recorded (the
 	// replica that held it died) is free again after it, so a lost permit
 	// cannot wedge the breaker half-open. Make it longer than the attempt
 	// timeout of the dependency's tools.
-	DefaultPermitTTL = 10 * time.Second
-	// DefaultStateMaxAge is how long a breaker's state, as a replica last
+	defaultPermitTTL = 10 * time.Second
+	// defaultStateMaxAge is how long a breaker's state, as a replica last
 	// learned it from Redis, is trusted without hearing from Redis again:
 	// 1s. It is learned again in the background after half of it, and the
 	// subscription to the breakers' changes is pinged as often.
-	DefaultStateMaxAge = time.Second
-	// DefaultBudgetWindow is the sliding window of a retry budget: 10s.
-	DefaultBudgetWindow = 10 * time.Second
+	defaultStateMaxAge = time.Second
+	// defaultBudgetWindow is the sliding window of a retry budget: 10s.
+	defaultBudgetWindow = 10 * time.Second
 	// DefaultBudgetMinRetries is how many retries a retry budget admits
 	// in a window fleet-wide whatever the ratio: 3, so a dependency called
 	// rarely can still have a failure retried.
@@ -106,7 +106,7 @@ type optionFunc func(*config)
 func (f optionFunc) apply(c *config) { f(c) }
 
 // WithPrefix sets the first part of every key the Store writes (default
-// DefaultPrefix, "toolsafe"), so several fleets, or tests, can share a
+// defaultPrefix, "toolsafe"), so several fleets, or tests, can share a
 // Redis. A prefix holds letters, digits and "_.-:" only.
 func WithPrefix(p string) Option {
 	return optionFunc(func(c *config) {
@@ -141,27 +141,27 @@ func WithTimeout(d time.Duration) Option {
 }
 
 // WithRecheck sets how often an unavailable Redis is tried again (default
-// DefaultRecheck, 500ms). It must not be negative.
+// defaultRecheck, 500ms). It must not be negative.
 func WithRecheck(d time.Duration) Option {
 	return durationOption("recheck interval", d, func(c *config) { c.recheck = d })
 }
 
 // WithStateTTL sets how long breaker and budget state lives in Redis after
-// its last change (default DefaultStateTTL, 1 hour). It must not be
+// its last change (default defaultStateTTL, 1 hour). It must not be
 // negative.
 func WithStateTTL(d time.Duration) Option {
 	return durationOption("state TTL", d, func(c *config) { c.stateTTL = d })
 }
 
 // WithPermitTTL sets how long a half-open probe's permit is held in Redis
-// at most (default DefaultPermitTTL, 10s). It must not be negative.
+// at most (default defaultPermitTTL, 10s). It must not be negative.
 func WithPermitTTL(d time.Duration) Option {
 	return durationOption("permit TTL", d, func(c *config) { c.permitTTL = d })
 }
 
 // WithStateMaxAge sets how long a breaker's state, as this replica last
 // learned it, is trusted without hearing from Redis again (default
-// DefaultStateMaxAge, 1s): a safety net behind the subscription to the
+// defaultStateMaxAge, 1s): a safety net behind the subscription to the
 // breakers' changes, which tells each change as it is made. The state is
 // learned again in the background after half of it, and the subscription
 // is pinged as often; one silent for longer is not trusted. It must not be
@@ -171,7 +171,7 @@ func WithStateMaxAge(d time.Duration) Option {
 }
 
 // WithBudgetWindow sets the sliding window over which retry budgets
-// compare retries with attempts (default DefaultBudgetWindow, 10s), kept
+// compare retries with attempts (default defaultBudgetWindow, 10s), kept
 // in ten buckets: a window of 10s counts the attempts of the last 9 to
 // 10 seconds. It must be at least 100ms, or zero for the default.
 func WithBudgetWindow(d time.Duration) Option {
@@ -222,13 +222,13 @@ func WithMeterProvider(mp metric.MeterProvider) Option {
 // every invalid option.
 func New(client redis.UniversalClient, opts ...Option) (*Store, error) {
 	cfg := config{
-		prefix:     DefaultPrefix,
+		prefix:     defaultPrefix,
 		timeout:    DefaultTimeout,
-		recheck:    DefaultRecheck,
-		stateTTL:   DefaultStateTTL,
-		permitTTL:  DefaultPermitTTL,
-		maxAge:     DefaultStateMaxAge,
-		window:     DefaultBudgetWindow,
+		recheck:    defaultRecheck,
+		stateTTL:   defaultStateTTL,
+		permitTTL:  defaultPermitTTL,
+		maxAge:     defaultStateMaxAge,
+		window:     defaultBudgetWindow,
 		minRetries: DefaultBudgetMinRetries,
 	}
 	for _, o := range opts {

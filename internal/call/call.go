@@ -162,6 +162,16 @@ func Ensure(ctx context.Context, tool, input string) (context.Context, *Call) {
 	return Begin(ctx, tool, "", input, nil)
 }
 
+// Self returns c as a value for fault.LimitCause.Call: nil, not a typed
+// nil, when c is nil, so that it compares equal to a context without a
+// call.
+func (c *Call) Self() any {
+	if c == nil {
+		return nil
+	}
+	return c
+}
+
 // Tool is the name of the tool called.
 func (c *Call) Tool() string {
 	if c == nil {

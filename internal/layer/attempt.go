@@ -155,7 +155,7 @@ func (g *attemptGauge) attempt(ctx context.Context, c *call.Call, n int, d time.
 	// One allocation holds the attempt: its context (which carries its
 	// number), the cause its timeout ends it with, and the hand-over with
 	// its goroutine.
-	r := &attemptRun{cause: fault.LimitCause{Ended: fault.ByAttemptTimeout, Limit: d, Call: c}}
+	r := &attemptRun{cause: fault.LimitCause{Ended: fault.ByAttemptTimeout, Limit: d, Call: c.Self()}}
 	r.ctx = attemptCtx{Context: ctx, n: n}
 	actx := &r.ctx
 	if !onGoroutine {

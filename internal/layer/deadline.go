@@ -31,7 +31,7 @@ func Deadline(d time.Duration) middleware.Middleware {
 		}
 		return wrap(next, func(ctx context.Context, input string) (string, error) {
 			c := call.From(ctx)
-			dctx, cancel := context.WithTimeoutCause(ctx, d, &fault.LimitCause{Ended: fault.ByDeadline, Limit: d, Call: c})
+			dctx, cancel := context.WithTimeoutCause(ctx, d, &fault.LimitCause{Ended: fault.ByDeadline, Limit: d, Call: c.Self()})
 			defer cancel()
 			out, err := next.Call(dctx, input)
 			if err != nil && fault.HowEnded(dctx) == fault.ByDeadline {

@@ -2,6 +2,10 @@ package layer
 
 import (
 	"context"
+	"errors"
+	"net"
+	"net/http"
+	"syscall"
 
 	"github.com/tmc/langchaingo/tools"
 
@@ -13,7 +17,7 @@ import (
 // GuardSideEffects applies the side-effect rule to each attempt of a tool
 // with side effects: an attempt that may have been applied — it reached
 // the tool and then failed in a way that does not prove otherwise (see
-// middleware.MayHaveApplied), or was cut short by the attempt timeout, the call's
+// MayHaveApplied), or was cut short by the attempt timeout, the call's
 // deadline or the caller — marks the call SideEffectUnknown, so its
 // Failure and the model's message say "may have been applied; check before
 // calling again" whichever layer ended it, and a fallback never runs after
@@ -33,7 +37,7 @@ func GuardSideEffects(s middleware.SideEffects) middleware.Middleware {
 			if err == nil || c.Attempts() == before && c != nil {
 				return out, err // it never reached the tool
 			}
-			if ctx.Err() == nil && !middleware.MayHaveApplied(err) {
+			if ctx.Err() == nil && !MayHaveApplied(err) {
 				return out, err
 			}
 			c.MarkSideEffectUnknown()
@@ -43,4 +47,65 @@ func GuardSideEffects(s middleware.SideEffects) middleware.Middleware {
 			return out, err
 		})
 	}
+}
+
+// MayHaveApplied reports whether the attempt that failed with err may have
+// changed something upstream. It answers false only when the error's type
+// proves the request was not acted on, and true otherwise:
+//
+//   - false: nil; a refused connection, a failed dial or name lookup (the
+//     request never left); HTTP 408, 425, 429 and 503 and any RetryAfter (the
+//     upstream said it did not act); a ToolError (the tool knows the
+//     outcome); an approval pause or denial, an open circuit, a full
+//     bulkhead, a spent budget, invalid arguments (no attempt was made);
+//   - true: an attempt timeout, a panic, a reset or closed connection, an
+//     HTTP 500, 502 or 504, and any error it knows nothing about.
+//
+// Like Classify it looks at types only, through any depth of wrapping.
+func MayHaveApplied(err error) bool {
+	if err == nil {
+		return false
+	}
+	if k, _ := middleware.Classify(err); k == middleware.KindApprovalRequired {
+		return false
+	}
+	var f *middleware.Failure
+	if errors.As(err, &f) {
+		if f.SideEffect == middleware.SideEffectUnknown {
+			return true
+		}
+		switch f.Kind {
+		case middleware.KindTimeout, middleware.KindPanic:
+			return true
+		case middleware.KindFailed:
+			return f.Cause == nil || MayHaveApplied(f.Cause)
+		}
+		return false
+	}
+	switch kind, _ := middleware.Classify(err); kind {
+	case middleware.KindTimeout, middleware.KindPanic:
+		return true
+	case middleware.KindToolError, middleware.KindArgsInvalid, middleware.KindCircuitOpen, middleware.KindBusy, middleware.KindBudget, middleware.KindApprovalDenied:
+		return false
+	}
+	_, ra := middleware.RetryAfterOf(err)
+	var te *middleware.ToolError
+	var he *middleware.HTTPError
+	var dns *net.DNSError
+	var op *net.OpError
+	switch {
+	case ra, errors.As(err, &te), errors.As(err, &dns):
+		return false
+	case errors.As(err, &he):
+		switch he.StatusCode {
+		case http.StatusRequestTimeout, http.StatusTooEarly, http.StatusTooManyRequests, http.StatusServiceUnavailable:
+			return false
+		}
+		return true
+	case errors.Is(err, syscall.ECONNREFUSED):
+		return false
+	case errors.As(err, &op) && op.Op == "dial":
+		return false
+	}
+	return true
 }
