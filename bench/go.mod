@@ -7,7 +7,7 @@ require (
 	github.com/cenkalti/backoff/v5 v5.0.3
 	github.com/failsafe-go/failsafe-go v0.9.8
 	github.com/tmc/langchaingo v0.1.14
-	github.com/toolsafe/toolsafe v0.0.0-00010101000000-000000000000
+	github.com/toolsafe/toolsafe v0.1.0
 	go.opentelemetry.io/otel v1.47.0
 	go.opentelemetry.io/otel/sdk v1.47.0
 	go.opentelemetry.io/otel/trace v1.47.0

@@ -6,8 +6,8 @@ require (
 	github.com/google/jsonschema-go v0.4.3
 	github.com/modelcontextprotocol/go-sdk v1.8.0
 	github.com/tmc/langchaingo v0.1.14
-	github.com/toolsafe/toolsafe v0.0.0-00010101000000-000000000000
-	github.com/toolsafe/toolsafe/mcptools v0.0.0-00010101000000-000000000000
+	github.com/toolsafe/toolsafe v0.1.0
+	github.com/toolsafe/toolsafe/mcptools v0.1.0
 	go.opentelemetry.io/otel v1.47.0
 	go.opentelemetry.io/otel/sdk v1.47.0
 	go.uber.org/goleak v1.3.0

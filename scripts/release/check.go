@@ -1,0 +1,335 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"golang.org/x/mod/module"
+	"golang.org/x/mod/semver"
+	"golang.org/x/mod/zip"
+)
+
+// check fetches every published module alone, as a user's build would, from
+// module zips of the working tree served by a file-system module proxy.
+func check(root string) error {
+	start := time.Now()
+	mods, err := discover(root)
+	if err != nil {
+		return err
+	}
+	pub, unpub := published(mods)
+	version, problems := crossRequirements(mods)
+	if version == "" {
+		// The go.mod files name no usable version: fetch at the next one
+		// after the newest tag, which shows how a user's build fails.
+		version = nextAfterTags(root)
+	}
+	fmt.Printf("-- published at %s: %s (not published: %s)\n", version, dirs(pub), dirs(unpub))
+	for _, p := range problems {
+		fmt.Println("problem:", p)
+	}
+
+	tmp, err := os.MkdirTemp("", "toolsafe-releasecheck-")
+	if err != nil {
+		return err
+	}
+	proxy := filepath.Join(tmp, "proxy")
+	for _, m := range pub {
+		if err := addToProxy(proxy, m, version); err != nil {
+			os.RemoveAll(tmp)
+			return err
+		}
+	}
+	env, err := consumerEnv(tmp, proxy)
+	if err != nil {
+		os.RemoveAll(tmp)
+		return err
+	}
+	defer func() {
+		// The module cache is read-only: go clean -modcache removes it.
+		cmd := exec.Command("go", "clean", "-modcache")
+		cmd.Env = env
+		cmd.Run()
+		os.RemoveAll(tmp)
+	}()
+	sums, err := goSums(pub)
+	if err != nil {
+		return err
+	}
+
+	failed := 0
+	for _, m := range pub {
+		if err := consume(filepath.Join(tmp, "consumer-"+strings.ReplaceAll(m.Dir, "/", "-")), m, version, env, sums); err != nil {
+			fmt.Printf("FAIL %s@%s, fetched alone in an empty module:\n%s\n", m.Path, version, indent(err.Error()))
+			failed++
+		}
+	}
+	if len(problems) > 0 || failed > 0 {
+		return fmt.Errorf("release check failed: %d go.mod problems, %d of %d modules cannot be fetched alone", len(problems), failed, len(pub))
+	}
+	fmt.Printf("ok: every published module builds when fetched alone at %s (%.1fs)\n", version, time.Since(start).Seconds())
+	return nil
+}
+
+// addToProxy lays out m at version in the file-system module proxy at dir:
+// $dir/<escaped path>/@v/{list,VERSION.info,VERSION.mod,VERSION.zip}.
+func addToProxy(dir string, m *repoModule, version string) error {
+	escPath, err := module.EscapePath(m.Path)
+	if err != nil {
+		return err
+	}
+	escVersion, err := module.EscapeVersion(version)
+	if err != nil {
+		return err
+	}
+	at := filepath.Join(dir, filepath.FromSlash(escPath), "@v")
+	if err := os.MkdirAll(at, 0o755); err != nil {
+		return err
+	}
+	f, err := os.Create(filepath.Join(at, escVersion+".zip"))
+	if err != nil {
+		return err
+	}
+	if err := zip.CreateFromDir(f, module.Version{Path: m.Path, Version: version}, filepath.Dir(m.GoMod)); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	gomod, err := os.ReadFile(m.GoMod)
+	if err != nil {
+		return err
+	}
+	info, _ := json.Marshal(struct{ Version, Time string }{version, time.Now().UTC().Format(time.RFC3339)})
+	for name, data := range map[string][]byte{
+		escVersion + ".mod":  gomod,
+		escVersion + ".info": info,
+		"list":               []byte(version + "\n"),
+	} {
+		if err := os.WriteFile(filepath.Join(at, name), data, 0o644); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// consumerEnv is the environment of the empty modules: the local proxy
+// first, then the module cache's downloads (so a warm run needs no
+// network), then the configured GOPROXY for anything else; checksums of
+// toolsafe's own modules are not looked up (they are not published yet),
+// all others are. The module cache is a fresh one, so a zip of an earlier
+// run at the same version is never reused.
+func consumerEnv(tmp, proxy string) ([]string, error) {
+	out, err := exec.Command("go", "env", "-json", "GOPROXY", "GOFLAGS", "GOMODCACHE").Output()
+	if err != nil {
+		return nil, fmt.Errorf("go env: %v", err)
+	}
+	var goenv struct{ GOPROXY, GOFLAGS, GOMODCACHE string }
+	if err := json.Unmarshal(out, &goenv); err != nil {
+		return nil, err
+	}
+	var flags []string
+	for _, f := range strings.Fields(goenv.GOFLAGS) {
+		if !strings.HasPrefix(f, "-mod=") {
+			flags = append(flags, f)
+		}
+	}
+	// -trimpath: the module cache is new each run, and without it the
+	// build cache would miss on its paths.
+	flags = append(flags, "-mod=mod", "-trimpath")
+	proxies := []string{"file://" + filepath.ToSlash(proxy)}
+	if goenv.GOMODCACHE != "" {
+		proxies = append(proxies, "file://"+filepath.ToSlash(filepath.Join(goenv.GOMODCACHE, "cache", "download")))
+	}
+	if goenv.GOPROXY != "" {
+		proxies = append(proxies, goenv.GOPROXY)
+	}
+	set := map[string]string{
+		"GOPROXY":     strings.Join(proxies, ","),
+		"GOFLAGS":     strings.Join(flags, " "),
+		"GONOSUMDB":   basePath,
+		"GOPRIVATE":   "",
+		"GONOPROXY":   "",
+		"GOMODCACHE":  filepath.Join(tmp, "modcache"),
+		"GOWORK":      "off",
+		"GOTOOLCHAIN": "local",
+		"GOBIN":       filepath.Join(tmp, "bin"),
+	}
+	var env []string
+	for _, kv := range os.Environ() {
+		k, _, _ := strings.Cut(kv, "=")
+		if _, ok := set[k]; !ok {
+			env = append(env, kv)
+		}
+	}
+	for k, v := range set {
+		env = append(env, k+"="+v)
+	}
+	return env, nil
+}
+
+// goSums is the union of the published modules' go.sum lines for modules
+// outside the repository: the empty modules start from it, so the checksum
+// database is asked only about what those files do not hold.
+func goSums(pub []*repoModule) ([]byte, error) {
+	seen := map[string]bool{}
+	for _, m := range pub {
+		data, err := os.ReadFile(filepath.Join(filepath.Dir(m.GoMod), "go.sum"))
+		if os.IsNotExist(err) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		sc := bufio.NewScanner(bytes.NewReader(data))
+		for sc.Scan() {
+			line := strings.TrimSpace(sc.Text())
+			if line == "" || line == basePath || strings.HasPrefix(line, basePath+" ") || strings.HasPrefix(line, basePath+"/") {
+				continue
+			}
+			seen[line] = true
+		}
+	}
+	lines := make([]string, 0, len(seen))
+	for l := range seen {
+		lines = append(lines, l)
+	}
+	sort.Strings(lines)
+	return []byte(strings.Join(lines, "\n") + "\n"), nil
+}
+
+// consume gets m@version alone in an empty module at dir and builds a
+// program importing each of its importable packages, and its commands.
+func consume(dir string, m *repoModule, version string, env []string, sums []byte) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	gomod := "module example.com/releasecheck\n\ngo 1.26.0\n"
+	if err := os.WriteFile(filepath.Join(dir, "go.mod"), []byte(gomod), 0o644); err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(dir, "go.sum"), sums, 0o644); err != nil {
+		return err
+	}
+	run := func(args ...string) (string, error) {
+		cmd := exec.Command("go", args...)
+		cmd.Dir = dir
+		cmd.Env = env
+		t := time.Now()
+		out, err := cmd.CombinedOutput()
+		if os.Getenv("RELEASECHECK_VERBOSE") != "" {
+			fmt.Printf("     go %s: %.1fs\n", strings.Join(args, " "), time.Since(t).Seconds())
+		}
+		if err != nil {
+			return string(out), fmt.Errorf("$ go %s\n%s%v", strings.Join(args, " "), out, err)
+		}
+		return string(out), nil
+	}
+	t0 := time.Now()
+	if _, err := run("get", m.Path+"@"+version); err != nil {
+		return err
+	}
+
+	// The module's packages and their dependencies, with the module of each.
+	deps, err := run("list", "-deps", "-f", "{{with .Module}}{{.Path}} {{.Version}} {{$.Name}} {{$.ImportPath}}{{end}}", m.Path+"/...")
+	if err != nil {
+		return err
+	}
+	var imports, commands, wrong []string
+	seen := map[string]bool{}
+	for _, line := range strings.Split(strings.TrimSpace(deps), "\n") {
+		f := strings.Fields(line)
+		if len(f) != 4 {
+			continue
+		}
+		modPath, modVersion, name, importPath := f[0], f[1], f[2], f[3]
+		// Every module of the repository that the build uses must be at
+		// version: at any other, it did not come from this working tree.
+		if (modPath == basePath || strings.HasPrefix(modPath, basePath+"/")) && modVersion != version && !seen[modPath] {
+			seen[modPath] = true
+			wrong = append(wrong, modPath+"@"+modVersion)
+		}
+		if modPath != m.Path {
+			continue
+		}
+		rel := strings.TrimPrefix(strings.TrimPrefix(importPath, m.Path), "/")
+		switch {
+		case name == "main":
+			if isPublishedDir(rel) { // not the module's own examples, tools, scripts or benchmarks
+				commands = append(commands, importPath)
+			}
+		case !isInternal(importPath):
+			imports = append(imports, importPath)
+		}
+	}
+	if len(wrong) > 0 {
+		return fmt.Errorf("the build uses the repository's modules at other versions than %s: %s", version, strings.Join(wrong, ", "))
+	}
+	if len(imports) == 0 {
+		return fmt.Errorf("%s has no importable package", m.Path)
+	}
+	var src strings.Builder
+	src.WriteString("// Command releasecheck imports every package of one toolsafe module.\npackage main\n\nimport (\n")
+	for _, p := range imports {
+		fmt.Fprintf(&src, "\t_ %q\n", p)
+	}
+	src.WriteString(")\n\nfunc main() {}\n")
+	if err := os.WriteFile(filepath.Join(dir, "main.go"), []byte(src.String()), 0o644); err != nil {
+		return err
+	}
+	if _, err := run("build", "-o", os.DevNull, "."); err != nil {
+		return err
+	}
+	// A command is installed the way the README says, outside any module
+	// (which also fails if its module has replace directives).
+	for _, c := range commands {
+		if _, err := run("install", c+"@"+version); err != nil {
+			return err
+		}
+	}
+	noun := "packages"
+	if len(imports) == 1 {
+		noun = "package"
+	}
+	fmt.Printf("ok   %s@%s: go get alone, then a program importing its %d %s builds", m.Path, version, len(imports), noun)
+	if len(commands) > 0 {
+		fmt.Printf(", and go install %s@%s works", strings.Join(commands, " "), version)
+	}
+	fmt.Printf(" (%.1fs)\n", time.Since(t0).Seconds())
+	return nil
+}
+
+func isInternal(importPath string) bool {
+	return strings.HasSuffix(importPath, "/internal") || strings.Contains(importPath, "/internal/")
+}
+
+// nextAfterTags is the next minor version after the newest root tag, or
+// v0.1.0 when there is none.
+func nextAfterTags(root string) string {
+	out, _ := exec.Command("git", "-C", root, "tag", "--list", "v*").Output()
+	newest := ""
+	for _, t := range strings.Fields(string(out)) {
+		if isReleaseVersion(t) && semver.Prerelease(t) == "" && (newest == "" || semver.Compare(t, newest) > 0) {
+			newest = t
+		}
+	}
+	if newest == "" {
+		return "v0.1.0"
+	}
+	var major, minor int
+	fmt.Sscanf(semver.MajorMinor(newest), "v%d.%d", &major, &minor)
+	return fmt.Sprintf("v%d.%d.0", major, minor+1)
+}
+
+func indent(s string) string {
+	return "    " + strings.ReplaceAll(strings.TrimRight(s, "\n"), "\n", "\n    ")
+}
