@@ -68,7 +68,7 @@ func Classify(err error) (Kind, bool) {
 		return k.Kind(), false
 	case errors.As(err, &f):
 		return f.Kind, f.Retryable
-	case errors.Is(err, fault.Denied):
+	case errors.Is(err, fault.ErrDenied):
 		return KindApprovalDenied, false
 	case errors.As(err, &ae):
 		return KindArgsInvalid, false
@@ -82,7 +82,7 @@ func Classify(err error) (Kind, bool) {
 		return KindCircuitOpen, false
 	case errors.Is(err, bulkhead.ErrFull), errors.Is(err, ratelimiter.ErrExceeded),
 		errors.Is(err, adaptivelimiter.ErrExceeded), errors.Is(err, adaptivethrottler.ErrExceeded),
-		errors.Is(err, fault.Stuck), errors.Is(err, fault.TooMany):
+		errors.Is(err, fault.ErrStuck), errors.Is(err, fault.ErrTooMany):
 		return KindBusy, false
 	case errors.Is(err, budget.ErrExceeded):
 		return KindBudget, false

@@ -168,7 +168,7 @@ func (f *Failure) message(args bool) string {
 	case KindBusy:
 		f.writeNotCalled(&b, tool)
 		switch {
-		case errors.Is(f.Cause, fault.Stuck):
+		case errors.Is(f.Cause, fault.ErrStuck):
 			b.WriteString("earlier attempts at it are still running after their time ran out (it does not stop when asked).")
 		case errors.Is(f.Cause, ratelimiter.ErrExceeded):
 			b.WriteString("it was called too often (a rate limit).")

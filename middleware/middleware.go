@@ -45,8 +45,3 @@ func (f funcTool) Call(ctx context.Context, input string) (string, error) {
 	}
 	return f.call(ctx, input)
 }
-
-// wrap returns a tool with next's name and description and the given call.
-func wrap(next tools.Tool, call func(ctx context.Context, input string) (string, error)) tools.Tool {
-	return funcTool{name: next.Name(), description: next.Description(), call: call}
-}

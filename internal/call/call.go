@@ -1,3 +1,8 @@
+// Package call is the record of one logical tool call: its ID, its
+// idempotency key, its attempts and the facts the layers record as events
+// (Record), told to observers (Observe, otelhook's spans); FailureOf and
+// Call.Result build the call's outcome from them. Each concern keeps its own
+// state on the record under its own key (Value, SetValue).
 package call
 
 import (

@@ -43,16 +43,16 @@ func (e *Panic) Error() string { return fmt.Sprintf("%s panicked: %v", e.Who, e.
 // Goexit is how an attempt ends whose tool called runtime.Goexit.
 var Goexit = &Panic{Who: "the tool", Value: "runtime.Goexit"}
 
-// Denied is the answer of a gate whose approver said Denied.
-var Denied = errors.New("toolsafe: approval denied")
+// ErrDenied is the answer of a gate whose approver said Denied.
+var ErrDenied = errors.New("toolsafe: approval denied")
 
-// Stuck refuses an attempt while too many earlier attempts at the same
+// ErrStuck refuses an attempt while too many earlier attempts at the same
 // tool are still running after their time ran out.
-var Stuck = errors.New("toolsafe: earlier attempts at this tool are still running after their time ran out")
+var ErrStuck = errors.New("toolsafe: earlier attempts at this tool are still running after their time ran out")
 
-// TooMany refuses an attempt while very many attempts at the same tool are
+// ErrTooMany refuses an attempt while very many attempts at the same tool are
 // in flight.
-var TooMany = errors.New("toolsafe: too many attempts at this tool are in flight")
+var ErrTooMany = errors.New("toolsafe: too many attempts at this tool are in flight")
 
 // Refusal is an attempt refused before it reached the tool, by the layer
 // that guards a dependency.

@@ -127,10 +127,10 @@ func AttemptTimeout(d time.Duration, opts ...AttemptOption) middleware.Middlewar
 				switch running := g.running.Add(1); {
 				case g.stuck.Load() > 0 && running > int64(cfg.maxAbandoned):
 					g.running.Add(-1)
-					return "", fault.Stuck
+					return "", fault.ErrStuck
 				case running > 16*int64(cfg.maxAbandoned):
 					g.running.Add(-1)
-					return "", fault.TooMany
+					return "", fault.ErrTooMany
 				}
 			}
 			c := call.From(ctx)

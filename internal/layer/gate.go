@@ -124,7 +124,7 @@ func (g *gate) call(ctx context.Context, next tools.Tool, input string) (string,
 		}
 		return next.Call(ctx, input)
 	case decision == approval.Denied:
-		return "", fault.Denied
+		return "", fault.ErrDenied
 	}
 	return "", pause(info, "", nil)
 }
