@@ -116,21 +116,7 @@ func (f *Failure) message(args bool) string {
 		}
 		return f.reason()
 	case KindArgsInvalid:
-		if f.Attempts > 0 {
-			fmt.Fprintf(&b, "%s did not accept the input", tool) // the tool itself found it wrong
-		} else {
-			fmt.Fprintf(&b, "%s was not called: the input is invalid", tool)
-		}
-		var ae *ArgsError
-		switch {
-		case !errors.As(f.Cause, &ae) || len(ae.Problems) == 0:
-		case args:
-			fmt.Fprintf(&b, ": %s", ae.Error())
-		default:
-			b.WriteString(": details withheld: they quote the arguments")
-		}
-		b.WriteString(". Fix the input and call it again.")
-		return b.String()
+		return f.argsMessage(tool, args)
 	case KindApprovalDenied:
 		return fmt.Sprintf("The user denied approval for %s. Do not call it again for this request.", tool)
 	case KindCallLimit:
@@ -152,39 +138,9 @@ func (f *Failure) message(args bool) string {
 		b.WriteString(" Do not call it again for this request; go on without it.")
 		return b.String()
 	case KindCircuitOpen:
-		f.writeNotCalled(&b, tool)
-		if f.Dependency != "" {
-			fmt.Fprintf(&b, "its dependency %s is down", f.Dependency)
-		} else {
-			b.WriteString("its dependency is down")
-		}
-		if f.Wait > 0 {
-			fmt.Fprintf(&b, " for about %s more", forModel(f.Wait))
-		}
-		b.WriteString(".")
-		f.writeSideEffect(&b)
-		b.WriteString(" Go on without it, or try again later.")
-		return b.String()
+		return f.circuitMessage(tool)
 	case KindBusy:
-		f.writeNotCalled(&b, tool)
-		switch {
-		case errors.Is(f.Cause, fault.ErrStuck):
-			b.WriteString("earlier attempts at it are still running after their time ran out (it does not stop when asked).")
-		case errors.Is(f.Cause, ratelimiter.ErrExceeded):
-			b.WriteString("it was called too often (a rate limit).")
-			f.writeSideEffect(&b)
-			b.WriteString(" Wait before calling it again, or go on without it.")
-			return b.String()
-		case errors.Is(f.Cause, adaptivethrottler.ErrExceeded):
-			b.WriteString("its service is failing for many callers, so calls are being held back.")
-		case f.Dependency != "":
-			fmt.Fprintf(&b, "too many calls to its dependency %s are in flight.", f.Dependency)
-		default:
-			b.WriteString("too many calls to it are in flight.")
-		}
-		f.writeSideEffect(&b)
-		b.WriteString(" Try again shortly, or go on without it.")
-		return b.String()
+		return f.busyMessage(tool)
 	case KindBudget:
 		fmt.Fprintf(&b, "%s failed", tool)
 		f.writeAttempts(&b)
@@ -193,38 +149,7 @@ func (f *Failure) message(args bool) string {
 		b.WriteString(" Go on without it, or try again later.")
 		return b.String()
 	case KindTimeout:
-		if f.WaitingFor != "" {
-			// The time ran out before the attempt began: nothing to answer.
-			f.writeNotCalled(&b, tool)
-			b.WriteString("its time")
-			if f.Timeout > 0 {
-				fmt.Fprintf(&b, " (%s)", roundForModel(f.Timeout))
-			}
-			switch {
-			case f.WaitingFor == waitingForSlot && f.Dependency != "":
-				fmt.Fprintf(&b, " ran out while it was waiting for a free slot at its dependency %s.", f.Dependency)
-			case f.WaitingFor == waitingForSlot:
-				b.WriteString(" ran out while it was waiting for a free slot.")
-			default:
-				b.WriteString(" ran out while it was still waiting for approval.")
-			}
-			f.writeSideEffect(&b)
-			if f.WaitingFor == waitingForApproval {
-				fmt.Fprintf(&b, " Tell the user it needs their approval; call %s again once they have given it.", tool)
-			} else {
-				f.writeNext(&b, tool)
-			}
-			return b.String()
-		}
-		fmt.Fprintf(&b, "%s did not answer", tool)
-		if f.Timeout > 0 {
-			fmt.Fprintf(&b, " within %s", forModel(f.Timeout))
-		}
-		f.writeAttempts(&b)
-		b.WriteString(".")
-		f.writeSideEffect(&b)
-		f.writeNext(&b, tool)
-		return b.String()
+		return f.timeoutMessage(tool)
 	}
 	// KindFailed and anything unknown.
 	fmt.Fprintf(&b, "%s failed", tool)
@@ -239,6 +164,105 @@ func (f *Failure) message(args bool) string {
 			forModel(f.Wait), forModel(f.Wait), tool)
 		return b.String()
 	}
+	f.writeNext(&b, tool)
+	return b.String()
+}
+
+// argsMessage is the model's message for a failure of kind argsinvalid.
+func (f *Failure) argsMessage(tool string, args bool) string {
+	var b strings.Builder
+	if f.Attempts > 0 {
+		fmt.Fprintf(&b, "%s did not accept the input", tool) // the tool itself found it wrong
+	} else {
+		fmt.Fprintf(&b, "%s was not called: the input is invalid", tool)
+	}
+	var ae *ArgsError
+	switch {
+	case !errors.As(f.Cause, &ae) || len(ae.Problems) == 0:
+	case args:
+		fmt.Fprintf(&b, ": %s", ae.Error())
+	default:
+		b.WriteString(": details withheld: they quote the arguments")
+	}
+	b.WriteString(". Fix the input and call it again.")
+	return b.String()
+}
+
+// circuitMessage is the model's message for a failure of kind circuitopen.
+func (f *Failure) circuitMessage(tool string) string {
+	var b strings.Builder
+	f.writeNotCalled(&b, tool)
+	if f.Dependency != "" {
+		fmt.Fprintf(&b, "its dependency %s is down", f.Dependency)
+	} else {
+		b.WriteString("its dependency is down")
+	}
+	if f.Wait > 0 {
+		fmt.Fprintf(&b, " for about %s more", forModel(f.Wait))
+	}
+	b.WriteString(".")
+	f.writeSideEffect(&b)
+	b.WriteString(" Go on without it, or try again later.")
+	return b.String()
+}
+
+// busyMessage is the model's message for a failure of kind busy.
+func (f *Failure) busyMessage(tool string) string {
+	var b strings.Builder
+	f.writeNotCalled(&b, tool)
+	switch {
+	case errors.Is(f.Cause, fault.ErrStuck):
+		b.WriteString("earlier attempts at it are still running after their time ran out (it does not stop when asked).")
+	case errors.Is(f.Cause, ratelimiter.ErrExceeded):
+		b.WriteString("it was called too often (a rate limit).")
+		f.writeSideEffect(&b)
+		b.WriteString(" Wait before calling it again, or go on without it.")
+		return b.String()
+	case errors.Is(f.Cause, adaptivethrottler.ErrExceeded):
+		b.WriteString("its service is failing for many callers, so calls are being held back.")
+	case f.Dependency != "":
+		fmt.Fprintf(&b, "too many calls to its dependency %s are in flight.", f.Dependency)
+	default:
+		b.WriteString("too many calls to it are in flight.")
+	}
+	f.writeSideEffect(&b)
+	b.WriteString(" Try again shortly, or go on without it.")
+	return b.String()
+}
+
+// timeoutMessage is the model's message for a failure of kind timeout.
+func (f *Failure) timeoutMessage(tool string) string {
+	var b strings.Builder
+	if f.WaitingFor != "" {
+		// The time ran out before the attempt began: nothing to answer.
+		f.writeNotCalled(&b, tool)
+		b.WriteString("its time")
+		if f.Timeout > 0 {
+			fmt.Fprintf(&b, " (%s)", roundForModel(f.Timeout))
+		}
+		switch {
+		case f.WaitingFor == waitingForSlot && f.Dependency != "":
+			fmt.Fprintf(&b, " ran out while it was waiting for a free slot at its dependency %s.", f.Dependency)
+		case f.WaitingFor == waitingForSlot:
+			b.WriteString(" ran out while it was waiting for a free slot.")
+		default:
+			b.WriteString(" ran out while it was still waiting for approval.")
+		}
+		f.writeSideEffect(&b)
+		if f.WaitingFor == waitingForApproval {
+			fmt.Fprintf(&b, " Tell the user it needs their approval; call %s again once they have given it.", tool)
+		} else {
+			f.writeNext(&b, tool)
+		}
+		return b.String()
+	}
+	fmt.Fprintf(&b, "%s did not answer", tool)
+	if f.Timeout > 0 {
+		fmt.Fprintf(&b, " within %s", forModel(f.Timeout))
+	}
+	f.writeAttempts(&b)
+	b.WriteString(".")
+	f.writeSideEffect(&b)
 	f.writeNext(&b, tool)
 	return b.String()
 }

@@ -7,12 +7,8 @@ package call
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/binary"
-	"encoding/hex"
 	"log/slog"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/toolsafe/toolsafe/canonical"
@@ -128,20 +124,6 @@ func Begin(ctx context.Context, tool, id, input string, logger *slog.Logger) (co
 	}
 	c.ctx = callCtx{Context: ctx, c: c}
 	return &c.ctx, c
-}
-
-// ScopeKey is the context key of the Scope the calls made on a context
-// belong to.
-type ScopeKey struct{}
-
-// Scope is the run a call belongs to, as package run keeps it: Begin asks
-// it whether the call continues a paused one; the run's layers ask the
-// record for it (Call.Scope) and use what else it does.
-type Scope interface {
-	// Continue reports whether a call of tool with input continues a
-	// paused call, and if so gives its idempotency key and call ID; it
-	// uses the paused call up.
-	Continue(tool, input string) (key, callID string, ok bool)
 }
 
 // callCtx is the context that carries a call record.
@@ -452,31 +434,6 @@ func (c *Call) AdoptKey(key string) {
 	c.keyOnce.Do(func() { c.key = key })
 }
 
-// Value returns the state a concern (the gate, the run ledger) keeps on
-// the call under its own key, or nil.
-func (c *Call) Value(key any) any {
-	if c == nil {
-		return nil
-	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.f().values[key]
-}
-
-// SetValue keeps v on the call under key (see Value).
-func (c *Call) SetValue(key, v any) {
-	if c == nil {
-		return
-	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	x := c.w()
-	if x.values == nil {
-		x.values = make(map[any]any, 2)
-	}
-	x.values[key] = v
-}
-
 // AdoptID makes id the call's ID, unless the model gave the call one or the
 // ID was asked for already: a replayed call keeps the ID of the call it
 // replays.
@@ -497,14 +454,6 @@ func (c *Call) FallbackName() string {
 	return c.f().fallback
 }
 
-// Scope is the run the call is part of (see ScopeKey), or nil.
-func (c *Call) Scope() Scope {
-	if c == nil {
-		return nil
-	}
-	return c.scope
-}
-
 // MayHaveApplied reports whether an attempt of the call may have been
 // applied.
 func (c *Call) MayHaveApplied() bool {
@@ -521,38 +470,4 @@ func (c *Call) MayHaveApplied() bool {
 func From(ctx context.Context) *Call {
 	c, _ := ctx.Value(fault.CallKey{}).(*Call)
 	return c
-}
-
-// callIDs makes call IDs without a system call each: a random seed per
-// process, a counter, and splitmix64's finalizer, which is a bijection, so
-// IDs never repeat within the process and look random.
-var callIDs struct {
-	seed uint64
-	n    atomic.Uint64
-}
-
-func init() {
-	var b [8]byte
-	_, _ = rand.Read(b[:]) // crypto/rand.Read never returns an error (Go 1.24+)
-	callIDs.seed = binary.LittleEndian.Uint64(b[:])
-}
-
-func newCallID() string {
-	z := callIDs.seed + callIDs.n.Add(1)*0x9e3779b97f4a7c15
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9
-	z = (z ^ (z >> 27)) * 0x94d049bb133111eb
-	z ^= z >> 31
-	var raw [8]byte
-	binary.BigEndian.PutUint64(raw[:], z)
-	var b [len("call_") + 16]byte
-	copy(b[:], "call_")
-	hex.Encode(b[len("call_"):], raw[:])
-	return string(b[:])
-}
-
-// RandomHex returns n random bytes from crypto/rand as 2n hex digits.
-func RandomHex(n int) string {
-	b := make([]byte, n)
-	_, _ = rand.Read(b) // crypto/rand.Read never returns an error (Go 1.24+)
-	return hex.EncodeToString(b)
 }
