@@ -111,15 +111,7 @@ func (h *Hook) call(ctx context.Context, next tools.Tool, tt *toolTrace, input s
 	}
 	cs := &callSpan{inst: h.instruments(), tt: tt}
 
-	own := make([]attribute.KeyValue, 0, 3)
-	own = append(own, CallIDKey.String(c.ID()))
-	if c.IDKnown() {
-		own = append(own, semconv.GenAIToolCallID(c.ID()))
-	}
-	if h.cfg.args {
-		own = append(own, semconv.GenAIToolCallArgumentsKey.String(input))
-	}
-	opts := append(slices.Clip(tt.start), trace.WithAttributes(own...))
+	opts := h.startOptions(c, tt, input)
 	start := time.Now()
 	ctx, cs.span = h.tracer().Start(ctx, tt.spanName, opts...)
 	cs.ctx = ctx
@@ -130,6 +122,30 @@ func (h *Hook) call(ctx context.Context, next tools.Tool, tt *toolTrace, input s
 	out, err := next.Call(ctx, input)
 
 	r := c.Result(ctx, out, err)
+	h.finishSpan(ctx, cs, r, out)
+	cs.measure(ctx, r, start)
+	return out, err
+}
+
+// startOptions returns the span's start options: the tool's own, with the
+// call's ID, the model's ID for it when known, and the arguments when the
+// hook records them.
+func (h *Hook) startOptions(c *call.Call, tt *toolTrace, input string) []trace.SpanStartOption {
+	own := make([]attribute.KeyValue, 0, 3)
+	own = append(own, CallIDKey.String(c.ID()))
+	if c.IDKnown() {
+		own = append(own, semconv.GenAIToolCallID(c.ID()))
+	}
+	if h.cfg.args {
+		own = append(own, semconv.GenAIToolCallArgumentsKey.String(input))
+	}
+	return append(slices.Clip(tt.start), trace.WithAttributes(own...))
+}
+
+// finishSpan sets the span's closing attributes, status and events from the
+// call's result r and output out.
+func (h *Hook) finishSpan(ctx context.Context, cs *callSpan, r middleware.Result, out string) {
+	tt, span := cs.tt, cs.span
 	f := r.Failure
 	end := append(cs.end[:0],
 		AttemptsKey.Int(r.Attempts),
@@ -170,20 +186,24 @@ func (h *Hook) call(ctx context.Context, next tools.Tool, tt *toolTrace, input s
 		span.SetStatus(codes.Error, msg)
 	}
 	span.SetAttributes(end...)
+}
 
+// measure records the call's metrics: its count by outcome, its attempts
+// and its duration since start.
+func (cs *callSpan) measure(ctx context.Context, r middleware.Result, start time.Time) {
 	// A call the caller canceled is measured all the same. A context that
 	// can never be canceled needs no detaching.
 	mctx := ctx
 	if ctx.Done() != nil {
 		mctx = context.WithoutCancel(ctx)
 	}
-	outcome := tt.outcome(f) // "ok" or f.Kind
+	tt := cs.tt
+	outcome := tt.outcome(r.Failure) // "ok" or f.Kind
 	cs.inst.calls.Add(mctx, 1, outcome.add...)
 	if r.Attempts > 0 {
 		cs.inst.attempts.Add(mctx, int64(r.Attempts), tt.byTool...)
 	}
 	cs.inst.duration.Record(mctx, time.Since(start).Seconds(), outcome.record...)
-	return out, err
 }
 
 // OnEvent turns the call's events into span events and metrics.

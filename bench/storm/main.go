@@ -166,59 +166,18 @@ func Run(ctx context.Context, c Config) (Result, error) {
 	client := toolsafetest.NoKeepAliveClient()
 	defer client.CloseIdleConnections()
 
-	var (
-		mu    sync.Mutex
-		opens []time.Time
-	)
-	opts := []toolsafe.Option{
-		toolsafe.WithRetry(policy.Retry{MaxRetries: c.MaxRetries, Backoff: c.Backoff}),
-		toolsafe.WithTimeout(c.AttemptTimeout),
-		toolsafe.WithDeadline(c.Deadline),
-	}
-	if c.Policies.Breaker {
-		cb := circuitbreaker.NewBuilder[string]().
-			WithFailureThreshold(c.BreakerTrips).
-			WithDelay(c.BreakerDelay).
-			OnOpen(func(circuitbreaker.StateChangedEvent) {
-				mu.Lock()
-				opens = append(opens, time.Now())
-				mu.Unlock()
-			}).
-			Build()
-		opts = append(opts, toolsafe.WithCircuitBreaker(policy.FromCircuitBreaker("billing", cb)))
-	}
-	if c.Policies.Budget {
-		opts = append(opts, toolsafe.WithRetryBudget(budget.NewBuilder().WithMaxRate(0.2).Build()))
-	}
-	tool, err := toolsafe.New(billing.FetchInvoice(srv.URL(), client), opts...)
+	var opens openLog
+	tool, err := toolsafe.New(billing.FetchInvoice(srv.URL(), client), toolOptions(c, &opens)...)
 	if err != nil {
 		return Result{}, err
 	}
 
-	type record struct {
-		latencies []time.Duration
-		outcomes  map[string]int
-	}
-	records := make([]record, c.Callers)
+	records := make([]callerRecord, c.Callers)
 	start := make(chan struct{})
 	var wg sync.WaitGroup
 	for i := range records {
 		wg.Go(func() {
-			rec := record{outcomes: make(map[string]int)}
-			<-start
-			stop := time.Now().Add(c.Duration)
-			for time.Now().Before(stop) && ctx.Err() == nil {
-				t0 := time.Now()
-				r := tool.Run(ctx, invoice)
-				rec.latencies = append(rec.latencies, time.Since(t0))
-				outcome := "ok"
-				if r.Failure != nil {
-					outcome = string(r.Failure.Kind)
-				}
-				rec.outcomes[outcome]++
-				think(ctx, c.Think)
-			}
-			records[i] = rec
+			records[i] = runCaller(ctx, c, tool, invoice, start)
 		})
 	}
 	began := time.Now()
@@ -234,13 +193,73 @@ func Run(ctx context.Context, c Config) (Result, error) {
 	}
 	res.Calls = len(res.Latencies)
 	slices.Sort(res.Latencies)
-	mu.Lock()
-	res.Opens = len(opens)
-	if len(opens) > 0 {
-		res.OpenAfter = opens[0].Sub(began)
+	opens.mu.Lock()
+	res.Opens = len(opens.at)
+	if len(opens.at) > 0 {
+		res.OpenAfter = opens.at[0].Sub(began)
 	}
-	mu.Unlock()
+	opens.mu.Unlock()
 	return res, ctx.Err()
+}
+
+// openLog records when the circuit breaker opened.
+type openLog struct {
+	mu sync.Mutex
+	at []time.Time
+}
+
+// toolOptions returns the tool's options for c: retry, timeout and deadline
+// always, and the circuit breaker (logging its openings to opens) and the
+// retry budget when c's policies ask for them.
+func toolOptions(c Config, opens *openLog) []toolsafe.Option {
+	opts := []toolsafe.Option{
+		toolsafe.WithRetry(policy.Retry{MaxRetries: c.MaxRetries, Backoff: c.Backoff}),
+		toolsafe.WithTimeout(c.AttemptTimeout),
+		toolsafe.WithDeadline(c.Deadline),
+	}
+	if c.Policies.Breaker {
+		cb := circuitbreaker.NewBuilder[string]().
+			WithFailureThreshold(c.BreakerTrips).
+			WithDelay(c.BreakerDelay).
+			OnOpen(func(circuitbreaker.StateChangedEvent) {
+				opens.mu.Lock()
+				opens.at = append(opens.at, time.Now())
+				opens.mu.Unlock()
+			}).
+			Build()
+		opts = append(opts, toolsafe.WithCircuitBreaker(policy.FromCircuitBreaker("billing", cb)))
+	}
+	if c.Policies.Budget {
+		opts = append(opts, toolsafe.WithRetryBudget(budget.NewBuilder().WithMaxRate(0.2).Build()))
+	}
+	return opts
+}
+
+// callerRecord is what one caller measured: every call's latency and the
+// count of each outcome.
+type callerRecord struct {
+	latencies []time.Duration
+	outcomes  map[string]int
+}
+
+// runCaller waits for start, then calls tool for invoice for c.Duration (or
+// until ctx ends), thinking c.Think between calls.
+func runCaller(ctx context.Context, c Config, tool *toolsafe.Tool, invoice string, start <-chan struct{}) callerRecord {
+	rec := callerRecord{outcomes: make(map[string]int)}
+	<-start
+	stop := time.Now().Add(c.Duration)
+	for time.Now().Before(stop) && ctx.Err() == nil {
+		t0 := time.Now()
+		r := tool.Run(ctx, invoice)
+		rec.latencies = append(rec.latencies, time.Since(t0))
+		outcome := "ok"
+		if r.Failure != nil {
+			outcome = string(r.Failure.Kind)
+		}
+		rec.outcomes[outcome]++
+		think(ctx, c.Think)
+	}
+	return rec
 }
 
 // think waits d, or until ctx ends.

@@ -38,57 +38,98 @@ func main() {
 	if flag.NArg() > 0 {
 		root = flag.Arg(0)
 	}
-	stats := map[string]*pkgStat{}
-	var over []string
-	fset := token.NewFileSet()
-	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if d.IsDir() {
-			if n := d.Name(); path != root && (strings.HasPrefix(n, ".") || n == "testdata" || n == "node_modules") {
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		if !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
-			return nil
-		}
-		f, err := parser.ParseFile(fset, path, nil, parser.SkipObjectResolution)
-		if err != nil {
-			return err
-		}
-		dir := filepath.ToSlash(filepath.Dir(path))
-		s := stats[dir]
-		if s == nil {
-			s = &pkgStat{}
-			stats[dir] = s
-		}
-		lines := fset.Position(f.End()).Line
-		s.files++
-		s.lines += lines
-		if lines > *maxLines {
-			over = append(over, fmt.Sprintf("%s: %d lines (most %d)", path, lines, *maxLines))
-		}
-		if f.Name.Name != "main" {
-			s.names += exported(f)
-		}
-		for _, decl := range f.Decls {
-			fn, ok := decl.(*ast.FuncDecl)
-			if !ok || fn.Body == nil || tableData(fn) {
-				continue
-			}
-			n := fset.Position(fn.End()).Line - fset.Position(fn.Pos()).Line + 1
-			if n > *maxFunc {
-				over = append(over, fmt.Sprintf("%s: func %s: %d lines (most %d)", path, fn.Name.Name, n, *maxFunc))
-			}
-		}
-		return nil
-	})
-	if err != nil {
+	sc := &scanner{
+		root:     root,
+		maxLines: *maxLines,
+		maxFunc:  *maxFunc,
+		stats:    map[string]*pkgStat{},
+		fset:     token.NewFileSet(),
+	}
+	if err := filepath.WalkDir(root, sc.visit); err != nil {
 		fmt.Fprintln(os.Stderr, "exports:", err)
 		os.Exit(2)
 	}
+	printStats(sc.stats)
+	for _, o := range sc.over {
+		fmt.Println("over:", o)
+	}
+	if *check && len(sc.over) > 0 {
+		os.Exit(1)
+	}
+}
+
+// scanner gathers the per-package counts and the over-limit findings of a
+// walk of the tree under root.
+type scanner struct {
+	root              string
+	maxLines, maxFunc int
+	stats             map[string]*pkgStat
+	over              []string
+	fset              *token.FileSet
+}
+
+// visit is the filepath.WalkDir callback: it skips hidden, testdata and
+// node_modules directories and scans every non-test Go source file.
+func (sc *scanner) visit(path string, d fs.DirEntry, err error) error {
+	if err != nil {
+		return err
+	}
+	if d.IsDir() {
+		if n := d.Name(); path != sc.root && (strings.HasPrefix(n, ".") || n == "testdata" || n == "node_modules") {
+			return filepath.SkipDir
+		}
+		return nil
+	}
+	if !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+		return nil
+	}
+	return sc.scanFile(path)
+}
+
+// scanFile parses one source file, adds it to its package's counts and
+// records the file or any of its functions when over its limit.
+func (sc *scanner) scanFile(path string) error {
+	f, err := parser.ParseFile(sc.fset, path, nil, parser.SkipObjectResolution)
+	if err != nil {
+		return err
+	}
+	dir := filepath.ToSlash(filepath.Dir(path))
+	s := sc.stats[dir]
+	if s == nil {
+		s = &pkgStat{}
+		sc.stats[dir] = s
+	}
+	lines := sc.fset.Position(f.End()).Line
+	s.files++
+	s.lines += lines
+	if lines > sc.maxLines {
+		sc.over = append(sc.over, fmt.Sprintf("%s: %d lines (most %d)", path, lines, sc.maxLines))
+	}
+	if f.Name.Name != "main" {
+		s.names += exported(f)
+	}
+	sc.checkFuncs(path, f)
+	return nil
+}
+
+// checkFuncs records every function of f longer than the limit, table data
+// excepted.
+func (sc *scanner) checkFuncs(path string, f *ast.File) {
+	for _, decl := range f.Decls {
+		fn, ok := decl.(*ast.FuncDecl)
+		if !ok || fn.Body == nil || tableData(fn) {
+			continue
+		}
+		n := sc.fset.Position(fn.End()).Line - sc.fset.Position(fn.Pos()).Line + 1
+		if n > sc.maxFunc {
+			sc.over = append(sc.over, fmt.Sprintf("%s: func %s: %d lines (most %d)", path, fn.Name.Name, n, sc.maxFunc))
+		}
+	}
+}
+
+// printStats prints one line per package, sorted by directory, and the
+// total of exported names of all public packages.
+func printStats(stats map[string]*pkgStat) {
 	dirs := make([]string, 0, len(stats))
 	for d := range stats {
 		dirs = append(dirs, d)
@@ -108,12 +149,6 @@ func main() {
 		fmt.Printf("%-40s %6d %6d %7d\n", d, s.names, s.files, s.lines)
 	}
 	fmt.Printf("%-40s %6d\n", "exported names, all public packages", total)
-	for _, o := range over {
-		fmt.Println("over:", o)
-	}
-	if *check && len(over) > 0 {
-		os.Exit(1)
-	}
 }
 
 // exported counts the exported names f declares: types, functions,

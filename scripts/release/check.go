@@ -210,6 +210,43 @@ func goSums(pub []*repoModule) ([]byte, error) {
 // consume gets m@version alone in an empty module at dir and builds a
 // program importing each of its importable packages, and its commands.
 func consume(dir string, m *repoModule, version string, env []string, sums []byte) error {
+	if err := writeConsumerModule(dir, sums); err != nil {
+		return err
+	}
+	run := goRunner(dir, env)
+	t0 := time.Now()
+	if _, err := run("get", m.Path+"@"+version); err != nil {
+		return err
+	}
+
+	// The module's packages and their dependencies, with the module of each.
+	deps, err := run("list", "-deps", "-f", "{{with .Module}}{{.Path}} {{.Version}} {{$.Name}} {{$.ImportPath}}{{end}}", m.Path+"/...")
+	if err != nil {
+		return err
+	}
+	imports, commands, err := consumedPackages(deps, m, version)
+	if err != nil {
+		return err
+	}
+	if err := writeImporter(dir, imports); err != nil {
+		return err
+	}
+	if _, err := run("build", "-o", os.DevNull, "."); err != nil {
+		return err
+	}
+	// A command is installed the way the README says, outside any module
+	// (which also fails if its module has replace directives).
+	for _, c := range commands {
+		if _, err := run("install", c+"@"+version); err != nil {
+			return err
+		}
+	}
+	printConsumed(m, version, imports, commands, t0)
+	return nil
+}
+
+// writeConsumerModule makes dir an empty module whose go.sum is sums.
+func writeConsumerModule(dir string, sums []byte) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
@@ -217,10 +254,13 @@ func consume(dir string, m *repoModule, version string, env []string, sums []byt
 	if err := os.WriteFile(filepath.Join(dir, "go.mod"), []byte(gomod), 0o644); err != nil {
 		return err
 	}
-	if err := os.WriteFile(filepath.Join(dir, "go.sum"), sums, 0o644); err != nil {
-		return err
-	}
-	run := func(args ...string) (string, error) {
+	return os.WriteFile(filepath.Join(dir, "go.sum"), sums, 0o644)
+}
+
+// goRunner returns a function running the go command in dir with env,
+// returning its combined output, and its output in the error on failure.
+func goRunner(dir string, env []string) func(args ...string) (string, error) {
+	return func(args ...string) (string, error) {
 		cmd := exec.Command("go", args...)
 		cmd.Dir = dir
 		cmd.Env = env
@@ -234,17 +274,14 @@ func consume(dir string, m *repoModule, version string, env []string, sums []byt
 		}
 		return string(out), nil
 	}
-	t0 := time.Now()
-	if _, err := run("get", m.Path+"@"+version); err != nil {
-		return err
-	}
+}
 
-	// The module's packages and their dependencies, with the module of each.
-	deps, err := run("list", "-deps", "-f", "{{with .Module}}{{.Path}} {{.Version}} {{$.Name}} {{$.ImportPath}}{{end}}", m.Path+"/...")
-	if err != nil {
-		return err
-	}
-	var imports, commands, wrong []string
+// consumedPackages reads the go list -deps output deps and returns m's
+// importable packages and its published commands. It fails when the build
+// uses any of the repository's modules at another version than version, or
+// when m has no importable package.
+func consumedPackages(deps string, m *repoModule, version string) (imports, commands []string, err error) {
+	var wrong []string
 	seen := map[string]bool{}
 	for _, line := range strings.Split(strings.TrimSpace(deps), "\n") {
 		f := strings.Fields(line)
@@ -272,30 +309,28 @@ func consume(dir string, m *repoModule, version string, env []string, sums []byt
 		}
 	}
 	if len(wrong) > 0 {
-		return fmt.Errorf("the build uses the repository's modules at other versions than %s: %s", version, strings.Join(wrong, ", "))
+		return nil, nil, fmt.Errorf("the build uses the repository's modules at other versions than %s: %s", version, strings.Join(wrong, ", "))
 	}
 	if len(imports) == 0 {
-		return fmt.Errorf("%s has no importable package", m.Path)
+		return nil, nil, fmt.Errorf("%s has no importable package", m.Path)
 	}
+	return imports, commands, nil
+}
+
+// writeImporter writes dir's main.go: a program importing each of imports.
+func writeImporter(dir string, imports []string) error {
 	var src strings.Builder
 	src.WriteString("// Command releasecheck imports every package of one toolsafe module.\npackage main\n\nimport (\n")
 	for _, p := range imports {
 		fmt.Fprintf(&src, "\t_ %q\n", p)
 	}
 	src.WriteString(")\n\nfunc main() {}\n")
-	if err := os.WriteFile(filepath.Join(dir, "main.go"), []byte(src.String()), 0o644); err != nil {
-		return err
-	}
-	if _, err := run("build", "-o", os.DevNull, "."); err != nil {
-		return err
-	}
-	// A command is installed the way the README says, outside any module
-	// (which also fails if its module has replace directives).
-	for _, c := range commands {
-		if _, err := run("install", c+"@"+version); err != nil {
-			return err
-		}
-	}
+	return os.WriteFile(filepath.Join(dir, "main.go"), []byte(src.String()), 0o644)
+}
+
+// printConsumed reports that m@version was consumed, with its package and
+// command counts and the time since t0.
+func printConsumed(m *repoModule, version string, imports, commands []string, t0 time.Time) {
 	noun := "packages"
 	if len(imports) == 1 {
 		noun = "package"
@@ -305,7 +340,6 @@ func consume(dir string, m *repoModule, version string, env []string, sums []byt
 		fmt.Printf(", and go install %s@%s works", strings.Join(commands, " "), version)
 	}
 	fmt.Printf(" (%.1fs)\n", time.Since(t0).Seconds())
-	return nil
 }
 
 func isInternal(importPath string) bool {
