@@ -123,3 +123,24 @@ func ctxKey(ctx context.Context) any {
 func WithCallIDs(ids *CallIDs) Option {
 	return optionFunc(func(c *config) { c.callIDs = ids })
 }
+
+// WithCallIDFunc makes the tool take the model's tool-call ID from the
+// context of each call through f, for hosts that carry it there (Eino's
+// compose.GetToolCallID, ADK's agent.Context.FunctionCallID): for
+// Result.CallID, middleware.CallID and gen_ai.tool.call.id. An ID f gives
+// wins over one from WithCallIDs; "" from f, or a nil f, leaves the call to
+// WithCallIDs or a made-up ID.
+func WithCallIDFunc(f func(ctx context.Context) string) Option {
+	return optionFunc(func(c *config) { c.callIDFunc = f })
+}
+
+// callID is the model's ID for a call of tool with input on ctx, or "".
+func (c *config) callID(ctx context.Context, tool, input string) string {
+	if c.callIDFunc != nil {
+		if id := c.callIDFunc(ctx); id != "" {
+			c.callIDs.take(ctx, tool, input) // forget what the executor announced for it
+			return id
+		}
+	}
+	return c.callIDs.take(ctx, tool, input)
+}

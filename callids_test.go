@@ -148,3 +148,21 @@ func TestCallIDs(t *testing.T) {
 		}
 	})
 }
+
+// A host that carries the call ID in the context (Eino, ADK) hands it over
+// through WithCallIDFunc; it wins over the executor's announcement, and an
+// empty answer leaves the call a made-up ID.
+func TestWithCallIDFuncTakesTheIDFromTheContext(t *testing.T) {
+	type idKey struct{}
+	tool := toolsafe.Wrap(middleware.Func("lookup", "", func(ctx context.Context, _ string) (string, error) {
+		return middleware.CallID(ctx), nil
+	}), toolsafe.WithCallIDFunc(func(ctx context.Context) string { id, _ := ctx.Value(idKey{}).(string); return id }))
+	r := tool.Run(context.WithValue(context.Background(), idKey{}, "call_from_host"), "{}")
+	if r.CallID != "call_from_host" || r.Output != "call_from_host" {
+		t.Errorf("Result.CallID %q, the tool saw %q; want call_from_host for both", r.CallID, r.Output)
+	}
+	r = tool.Run(context.Background(), "{}")
+	if !strings.HasPrefix(r.CallID, "call_") || r.CallID == "call_from_host" {
+		t.Errorf("without an ID in the context, Result.CallID = %q; want a made-up call_ ID", r.CallID)
+	}
+}

@@ -62,6 +62,7 @@ type config struct {
 	limits          run.Limits
 	logger          *slog.Logger
 	callIDs         *CallIDs
+	callIDFunc      func(context.Context) string
 	onResult        []func(context.Context, middleware.Result)
 	errs            []error
 }

@@ -255,7 +255,7 @@ func (t *Tool) Call(ctx context.Context, input string) (string, error) {
 		return t.callWithResult(ctx, input)
 	}
 	// No Result is read: build none.
-	ctx, call := call.Begin(ctx, t.name, t.cfg.callIDs.take(ctx, t.name, input), input, t.cfg.logger)
+	ctx, call := call.Begin(ctx, t.name, t.cfg.callID(ctx, t.name, input), input, t.cfg.logger)
 	out, err := t.chain.Call(ctx, input)
 	if err != nil {
 		return "", err
@@ -290,7 +290,7 @@ func (t *Tool) run(ctx context.Context, input string) (middleware.Result, error)
 	if t.err != nil {
 		return middleware.Result{Tool: t.name, Failure: &middleware.Failure{Kind: middleware.KindFailed, Tool: t.name, Cause: t.err}}, t.err
 	}
-	ctx, call := call.Begin(ctx, t.name, t.cfg.callIDs.take(ctx, t.name, input), input, t.cfg.logger)
+	ctx, call := call.Begin(ctx, t.name, t.cfg.callID(ctx, t.name, input), input, t.cfg.logger)
 	out, err := t.chain.Call(ctx, input)
 	r := call.Result(ctx, out, err)
 	for _, f := range t.cfg.onResult {
