@@ -6,101 +6,92 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/toolsafe/toolsafe/run"
-
+	"github.com/toolsafe/toolsafe"
 	"github.com/toolsafe/toolsafe/policy"
+	"github.com/toolsafe/toolsafe/run"
 )
 
 // Describe returns the chain of layers the tool called name gets from c,
-// outermost first, as toolsafe.New orders them, such as
-//
-//	surface → args schema → fallback(archive_search) → deadline 30s →
-//	retry 3 (500ms..30s ×2 +25%) → approval every attempt →
-//	breaker billing → bulkhead billing(8) → timeout 2s
-//
-// (on one line). A tool the file does not name gets the defaults, so
-// Describe of any such name describes them. Layers that are off are left
-// out; surface is always there. The parts:
-//
-//   - trace: a span per call and per attempt (tracing: true);
-//   - surface: failures become the model-facing message;
-//   - args schema: the input is checked against args_schema;
-//   - fallback(alt) or fallback(alt on kind, ...): the alternative tool and
-//     the failure kinds routed to it, when not the default ones;
-//   - deadline d: the whole call's limit;
-//   - retry n (base..max ×multiplier +jitter%; ...): n retries and their
-//     waits, where jitter only lengthens a wait; then the retry budget of the
-//     dependency, "same idempotency key" (side_effects: idempotent) or "not
-//     after a timeout" (side_effects: not_idempotent);
-//   - approval per call or approval every attempt: the approval gate, asked
-//     before the breaker and the bulkhead give a permit, so that a person's
-//     slow answer holds none;
-//   - breaker dep and bulkhead dep(n) or dep(n, wait d): the dependency's
-//     circuit breaker and its limit of attempts in flight; "(shared:
-//     redis)" after the breaker and the budget of a dependency whose
-//     replicas share them;
-//   - timeout d: each attempt's limit.
-//
-// Options added with With are not described.
+// outermost first in the order of toolsafe.Layers, on one line, such as
+// "surface → args schema → fallback(archive_search) → deadline 30s → retry 3
+// (500ms..30s ×2 +25%) → approval every attempt → breaker billing →
+// bulkhead billing(8) → timeout 2s". A tool the file does not name gets the
+// defaults. Layers that are off are left out; surface is always there;
+// options added with With are not described.
 func (c *File) Describe(name string) string {
 	r := c.resolve(name)
-	var parts []string
+	parts := map[string]string{"surface": "surface"} // by the layer each describes
 	if r.tracing {
-		parts = append(parts, "trace")
+		parts["call span"] = "trace"
 	}
-	parts = append(parts, "surface")
 	if r.argsSchema != nil {
-		parts = append(parts, "args schema")
+		parts["args schema"] = "args schema"
 	}
 	if r.limited {
-		parts = append(parts, describeLimits(r.limits))
+		parts["loop guard"] = describeLimits(r.limits)
 	}
 	if r.fallback != "" {
 		if r.fallbackOn != nil {
-			parts = append(parts, fmt.Sprintf("fallback(%s on %s)", r.fallback, kindList(r.fallbackOn)))
+			parts["fallback"] = fmt.Sprintf("fallback(%s on %s)", r.fallback, kindList(r.fallbackOn))
 		} else {
-			parts = append(parts, fmt.Sprintf("fallback(%s)", r.fallback))
+			parts["fallback"] = fmt.Sprintf("fallback(%s)", r.fallback)
 		}
 	}
 	if r.deadline > 0 {
-		parts = append(parts, "deadline "+r.deadline.String())
+		parts["deadline"] = "deadline " + r.deadline.String()
 	}
 	dep := c.deps[r.dependency]
 	if r.retries > 0 {
-		notes := []string{describeBackoff(r.backoff.OrDefault())}
-		if dep != nil && dep.retryBudget.v > 0 {
-			notes = append(notes, fmt.Sprintf("budget %s %s%s", dep.name, percent(dep.retryBudget.v), sharedNote(dep)))
-		}
-		switch r.sideEffects {
-		case sideEffectsIdempotent:
-			notes = append(notes, "same idempotency key")
-		case sideEffectsNot:
-			notes = append(notes, "not after a timeout")
-		}
-		parts = append(parts, fmt.Sprintf("retry %d (%s)", r.retries, strings.Join(notes, "; ")))
+		parts["retry"] = describeRetry(r, dep)
 	}
 	switch r.approval {
 	case approvalPerCall:
-		parts = append(parts, "approval per call")
+		parts["approval"] = "approval per call"
 	case approvalEveryAttempt:
-		parts = append(parts, "approval every attempt")
+		parts["approval"] = "approval every attempt"
 	}
 	if dep != nil {
 		if dep.breaker != nil {
-			parts = append(parts, "breaker "+dep.name+sharedNote(dep))
+			parts["breaker"] = "breaker " + dep.name + sharedNote(dep)
 		}
 		if dep.concurrency.v > 0 {
-			if dep.maxWait.v > 0 {
-				parts = append(parts, fmt.Sprintf("bulkhead %s(%d, wait %v)", dep.name, dep.concurrency.v, dep.maxWait.v))
-			} else {
-				parts = append(parts, fmt.Sprintf("bulkhead %s(%d)", dep.name, dep.concurrency.v))
-			}
+			parts["bulkhead"] = describeBulkhead(dep)
 		}
 	}
 	if r.timeout > 0 {
-		parts = append(parts, "timeout "+r.timeout.String())
+		parts["timeout"] = "timeout " + r.timeout.String()
 	}
-	return strings.Join(parts, " → ")
+	var chain []string
+	for _, layer := range toolsafe.Layers() { // in the order New stacks them
+		if p, ok := parts[layer]; ok {
+			chain = append(chain, p)
+		}
+	}
+	return strings.Join(chain, " → ")
+}
+
+// describeRetry describes the retry of the resolved tool r of dependency
+// dep (nil for none).
+func describeRetry(r resolved, dep *depSpec) string {
+	notes := []string{describeBackoff(r.backoff.OrDefault())}
+	if dep != nil && dep.retryBudget.v > 0 {
+		notes = append(notes, fmt.Sprintf("budget %s %s%s", dep.name, percent(dep.retryBudget.v), sharedNote(dep)))
+	}
+	switch r.sideEffects {
+	case sideEffectsIdempotent:
+		notes = append(notes, "same idempotency key")
+	case sideEffectsNot:
+		notes = append(notes, "not after a timeout")
+	}
+	return fmt.Sprintf("retry %d (%s)", r.retries, strings.Join(notes, "; "))
+}
+
+// describeBulkhead describes dep's bulkhead.
+func describeBulkhead(dep *depSpec) string {
+	if dep.maxWait.v > 0 {
+		return fmt.Sprintf("bulkhead %s(%d, wait %v)", dep.name, dep.concurrency.v, dep.maxWait.v)
+	}
+	return fmt.Sprintf("bulkhead %s(%d)", dep.name, dep.concurrency.v)
 }
 
 // DescribeDependency returns what the dependency called name has, such as
