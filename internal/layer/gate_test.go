@@ -3,7 +3,6 @@ package layer_test
 import (
 	"context"
 	"errors"
-	"sync"
 	"testing"
 
 	"github.com/toolsafe/toolsafe/approval"
@@ -71,31 +70,6 @@ func TestGate(t *testing.T) {
 			t.Fatalf("zero Decision %v", d)
 		}
 	})
-}
-
-func TestGrantsAreSafeForConcurrentUse(t *testing.T) {
-	g := approval.NewGrants()
-	const n = 50
-	for range n {
-		g.Grant("refund", "A-1")
-	}
-	var wg sync.WaitGroup
-	approved := make(chan struct{}, 2*n)
-	for range 2 * n {
-		wg.Go(func() {
-			d, _ := g.Decide(context.Background(), approval.CallInfo{Tool: "refund", Input: "A-1"})
-			if d == approval.Approved {
-				approved <- struct{}{}
-			}
-		})
-	}
-	wg.Wait()
-	if len(approved) != n {
-		t.Fatalf("%d approved; want %d: each grant is used once", len(approved), n)
-	}
-	if p := g.Pending(); len(p) != 1 {
-		t.Fatalf("pending %v; want the one request, listed once", p)
-	}
 }
 
 func TestResume(t *testing.T) {
