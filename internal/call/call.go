@@ -38,7 +38,7 @@ type Call struct {
 	mu        sync.Mutex
 	attempts  int
 	failure   *middleware.Failure
-	x         *callFacts // what only some calls record; nil until one does
+	extra     *callFacts // what only some calls record; nil until one does
 	observers []Observer
 }
 
@@ -70,20 +70,22 @@ type callFacts struct {
 // noFacts is what a call that recorded none of them reads: never written.
 var noFacts callFacts
 
-// f returns the call's facts to read; c.mu is held.
-func (c *Call) f() *callFacts {
-	if c.x == nil {
+// readExtra returns the facts only some calls record, to read; c.mu is
+// held. A call that recorded none reads noFacts.
+func (c *Call) readExtra() *callFacts {
+	if c.extra == nil {
 		return &noFacts
 	}
-	return c.x
+	return c.extra
 }
 
-// w returns the call's facts to write, making them; c.mu is held.
-func (c *Call) w() *callFacts {
-	if c.x == nil {
-		c.x = &callFacts{}
+// writeExtra returns the facts only some calls record, to write, making
+// them on first use; c.mu is held.
+func (c *Call) writeExtra() *callFacts {
+	if c.extra == nil {
+		c.extra = &callFacts{}
 	}
-	return c.x
+	return c.extra
 }
 
 // facts is what the layers recorded on a call, as buildFailure needs it.
@@ -126,7 +128,10 @@ func Begin(ctx context.Context, tool, id, input string, logger *slog.Logger) (co
 	return &c.ctx, c
 }
 
-// callCtx is the context that carries a call record.
+// callCtx is the context that carries a call record: ctx with the record
+// under fault.CallKey, as context.WithValue would make it. It is a field of
+// the record (Call.ctx), so that starting a call allocates once, not twice;
+// read it as a context, never as the record.
 type callCtx struct {
 	context.Context
 	c *Call
@@ -245,14 +250,14 @@ func (c *Call) Result(ctx context.Context, output string, err error) middleware.
 		CallID:    c.ID(),
 		Attempts:  c.attempts,
 		Elapsed:   time.Since(c.start),
-		Fallback:  c.f().fallback,
-		Abandoned: c.f().abandoned,
+		Fallback:  c.readExtra().fallback,
+		Abandoned: c.readExtra().abandoned,
 		Failure:   f,
-		Primary:   c.f().primary,
-		Replayed:  c.f().replayed,
+		Primary:   c.readExtra().primary,
+		Replayed:  c.readExtra().replayed,
 	}
-	if len(c.f().delays) > 0 {
-		r.Delays = append([]time.Duration(nil), c.f().delays...)
+	if len(c.readExtra().delays) > 0 {
+		r.Delays = append([]time.Duration(nil), c.readExtra().delays...)
 	}
 	if f == nil {
 		r.Output = output
@@ -265,7 +270,7 @@ func (c *Call) Result(ctx context.Context, output string, err error) middleware.
 // building the rest of the Result.
 func (c *Call) Observation(output string) string {
 	c.mu.Lock()
-	r := middleware.Result{Tool: c.tool, Output: output, Fallback: c.f().fallback, Failure: c.failure}
+	r := middleware.Result{Tool: c.tool, Output: output, Fallback: c.readExtra().fallback, Failure: c.failure}
 	c.mu.Unlock()
 	if r.Failure != nil {
 		r.Output = ""
@@ -291,14 +296,14 @@ func (c *Call) facts() facts {
 	return facts{
 		attempts:   c.attempts,
 		elapsed:    time.Since(c.start),
-		sideEffect: c.f().sideEffect,
-		waiting:    c.f().waiting,
-		waitingDep: c.f().waitingDep,
-		stopped:    c.f().stopped,
-		stopWait:   c.f().stopWait,
-		deadline:   c.f().deadline,
-		altFailure: c.f().altFailure,
-		altSkipped: c.f().altSkipped,
+		sideEffect: c.readExtra().sideEffect,
+		waiting:    c.readExtra().waiting,
+		waitingDep: c.readExtra().waitingDep,
+		stopped:    c.readExtra().stopped,
+		stopWait:   c.readExtra().stopWait,
+		deadline:   c.readExtra().deadline,
+		altFailure: c.readExtra().altFailure,
+		altSkipped: c.readExtra().altSkipped,
 	}
 }
 
@@ -328,23 +333,23 @@ func (c *Call) Record(e Event) {
 	c.mu.Lock()
 	switch e := e.(type) {
 	case RetryScheduled:
-		c.w().delays = append(c.w().delays, e.Delay)
+		c.writeExtra().delays = append(c.writeExtra().delays, e.Delay)
 	case RetriesStopped:
-		c.w().stopped, c.w().stopWait = true, e.Wait
+		c.writeExtra().stopped, c.writeExtra().stopWait = true, e.Wait
 	case DeadlinePassed:
-		c.w().deadline = e.Deadline
+		c.writeExtra().deadline = e.Deadline
 	case Waiting:
-		c.w().waiting, c.w().waitingDep = e.For, e.Dependency
+		c.writeExtra().waiting, c.writeExtra().waitingDep = e.For, e.Dependency
 	case AttemptAbandoned:
-		c.w().abandoned++
+		c.writeExtra().abandoned++
 	case FallbackRouted:
-		c.w().fallback, c.w().primary = e.To, e.Primary
+		c.writeExtra().fallback, c.writeExtra().primary = e.To, e.Primary
 	case FallbackFailed:
-		c.w().altFailure = e.Failure
+		c.writeExtra().altFailure = e.Failure
 	case FallbackSkipped:
-		c.w().altSkipped = e.To
+		c.writeExtra().altSkipped = e.To
 	case Replayed:
-		c.w().replayed, c.w().fallback = true, e.Fallback
+		c.writeExtra().replayed, c.writeExtra().fallback = true, e.Fallback
 	}
 	obs := c.observers
 	c.mu.Unlock()
@@ -390,7 +395,7 @@ func (c *Call) MarkSideEffectUnknown() {
 		return
 	}
 	c.mu.Lock()
-	c.w().sideEffect = middleware.SideEffectUnknown
+	c.writeExtra().sideEffect = middleware.SideEffectUnknown
 	c.mu.Unlock()
 }
 
@@ -412,7 +417,7 @@ func (c *Call) Canonical(input string) (string, error) {
 		return canonical.JSON(input)
 	}
 	c.mu.Lock()
-	if x := c.f(); x.canonSet && x.canonIn == input {
+	if x := c.readExtra(); x.canonSet && x.canonIn == input {
 		out, err := x.canonOut, x.canonErr
 		c.mu.Unlock()
 		return out, err
@@ -420,7 +425,7 @@ func (c *Call) Canonical(input string) (string, error) {
 	c.mu.Unlock()
 	out, err := canonical.JSON(input)
 	c.mu.Lock()
-	x := c.w()
+	x := c.writeExtra()
 	x.canonIn, x.canonOut, x.canonErr, x.canonSet = input, out, err, true
 	c.mu.Unlock()
 	return out, err
@@ -451,7 +456,7 @@ func (c *Call) FallbackName() string {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.f().fallback
+	return c.readExtra().fallback
 }
 
 // MayHaveApplied reports whether an attempt of the call may have been
@@ -462,7 +467,7 @@ func (c *Call) MayHaveApplied() bool {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.f().sideEffect == middleware.SideEffectUnknown
+	return c.readExtra().sideEffect == middleware.SideEffectUnknown
 }
 
 // From returns the call record in ctx, or nil when ctx carries none (the

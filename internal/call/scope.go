@@ -30,7 +30,7 @@ func (c *Call) Value(key any) any {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.f().values[key]
+	return c.readExtra().values[key]
 }
 
 // SetValue keeps v on the call under key (see Value).
@@ -40,7 +40,7 @@ func (c *Call) SetValue(key, v any) {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	x := c.w()
+	x := c.writeExtra()
 	if x.values == nil {
 		x.values = make(map[any]any, 2)
 	}
