@@ -3,10 +3,7 @@ package adktools_test
 import (
 	"context"
 	"encoding/json"
-	"errors"
-	"iter"
 	"strings"
-	"sync"
 	"testing"
 
 	"go.opentelemetry.io/otel"
@@ -21,72 +18,36 @@ import (
 	"google.golang.org/genai"
 
 	"github.com/toolsafe/toolsafe/adktools"
+	"github.com/toolsafe/toolsafe/adktools/adktest"
 	"github.com/toolsafe/toolsafe/internal/billing"
 	"github.com/toolsafe/toolsafe/internal/refunds"
 	"github.com/toolsafe/toolsafe/toolsafetest"
 )
 
-// scripted is a model.LLM that answers from a script, turn by turn, and
-// keeps every request, to read what the tools answered.
-type scripted struct {
-	mu    sync.Mutex
-	turns []*genai.Content
-	reqs  []*model.LLMRequest
-}
+// scripted is adktest's Model, failing the test for a call it never
+// answered.
+type scripted struct{ *adktest.Model }
 
-func script(turns ...*genai.Content) *scripted { return &scripted{turns: turns} }
+func script(turns ...adktest.Turn) *scripted { return &scripted{adktest.NewModel(turns...)} }
 
-func (m *scripted) Name() string { return "scripted" }
-
-func (m *scripted) GenerateContent(_ context.Context, req *model.LLMRequest, _ bool) iter.Seq2[*model.LLMResponse, error] {
-	return func(yield func(*model.LLMResponse, error) bool) {
-		m.mu.Lock()
-		m.reqs = append(m.reqs, req)
-		if len(m.turns) == 0 {
-			m.mu.Unlock()
-			yield(nil, errors.New("the script ran out"))
-			return
-		}
-		c := m.turns[0]
-		m.turns = m.turns[1:]
-		m.mu.Unlock()
-		yield(&model.LLMResponse{Content: c, TurnComplete: true}, nil)
-	}
-}
-
-// response returns what the tool call id answered, as the model got it.
 func (m *scripted) response(t *testing.T, id string) map[string]any {
 	t.Helper()
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	for i := len(m.reqs) - 1; i >= 0; i-- {
-		for _, c := range m.reqs[i].Contents {
-			for _, p := range c.Parts {
-				if fr := p.FunctionResponse; fr != nil && fr.ID == id {
-					return fr.Response
-				}
-			}
-		}
+	r, ok := m.Response(id)
+	if !ok {
+		t.Fatalf("the model never saw an answer to call %s", id)
 	}
-	t.Fatalf("the model never saw an answer to call %s", id)
-	return nil
+	return r
 }
 
-func (m *scripted) left() int {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return len(m.turns)
+func (m *scripted) left() int { return m.Left() }
+
+func calls(cs ...adktest.Call) adktest.Turn { return adktest.Calls(cs...) }
+
+func call(id, name string, args map[string]any) adktest.Call {
+	return adktest.Call{ID: id, Name: name, Args: args}
 }
 
-func calls(parts ...*genai.Part) *genai.Content {
-	return &genai.Content{Role: genai.RoleModel, Parts: parts}
-}
-
-func call(id, name string, args map[string]any) *genai.Part {
-	return &genai.Part{FunctionCall: &genai.FunctionCall{ID: id, Name: name, Args: args}}
-}
-
-func say(text string) *genai.Content { return genai.NewContentFromText(text, genai.RoleModel) }
+func say(text string) adktest.Turn { return adktest.Answer(text) }
 
 // loop is ADK's agent loop for the tools and model: an llmagent, its runner
 // and an in-memory session service.

@@ -9,7 +9,10 @@ require (
 	google.golang.org/genai v1.66.0
 )
 
-require github.com/google/safehtml v0.1.0 // indirect
+require (
+	github.com/goccy/go-yaml v1.19.2 // indirect
+	github.com/google/safehtml v0.1.0 // indirect
+)
 
 require (
 	cloud.google.com/go v0.123.0 // indirect
@@ -32,7 +35,7 @@ require (
 	github.com/influxdata/tdigest v0.0.1 // indirect
 	github.com/pkoukk/tiktoken-go v0.1.6 // indirect
 	github.com/santhosh-tekuri/jsonschema/v6 v6.0.3 // indirect
-	github.com/tmc/langchaingo v0.1.14 // indirect
+	github.com/tmc/langchaingo v0.1.14
 	go.opentelemetry.io/auto/sdk v1.2.1 // indirect
 	go.opentelemetry.io/contrib/instrumentation/net/http/otelhttp v0.68.0 // indirect
 	go.opentelemetry.io/otel v1.46.0

@@ -128,7 +128,7 @@ func TestUnderADKsAgentLoop(t *testing.T) {
 		args := map[string]any{"number": "INV-1002"}
 		m := script(calls(call("call-1", "fetch_invoice", args)), calls(call("call-2", "fetch_invoice", args)), say("Billing is down."))
 
-		newLoop(t, m, invoice).run(t, run.With(context.Background(), "session-s1", nil), "s1", ask("Is INV-1002 paid?"))
+		newLoop(t, m, invoice).run(t, run.With(context.Background(), "session-s1", run.NewMemoryLedger()), "s1", ask("Is INV-1002 paid?"))
 
 		got := rs.get(t, 2)
 		if got[1].Kind() != middleware.KindCallLimit || got[1].Attempts != 0 {
