@@ -118,6 +118,20 @@ func TestUnderADKsAgentLoop(t *testing.T) {
 		}
 	})
 
+	t.Run("keys that differ only in case are refused before any attempt", func(t *testing.T) {
+		up := toolsafetest.NewUpstream(billing.Handler())
+		defer up.Close()
+		var rs results
+		invoice := adktools.Wrap(fetchInvoice(t, up.URL()), rs.option())
+		m := script(calls(call("call-1", "fetch_invoice", map[string]any{"number": "INV-1001", "Number": "INV-1002"})), say("Which invoice?"))
+
+		newLoop(t, m, invoice).run(t, context.Background(), "s1", ask("Is INV-1001 paid?"))
+
+		if r := rs.get(t, 1)[0]; r.Kind() != middleware.KindArgsInvalid || r.Attempts != 0 || up.Requests("") != 0 {
+			t.Errorf("the call ended %q after %d attempts, %d requests; want args-invalid, nothing sent", r.Kind(), r.Attempts, up.Requests(""))
+		}
+	})
+
 	t.Run("the loop guard refuses a repeat of a call that failed for good", func(t *testing.T) {
 		up := toolsafetest.NewUpstream(billing.Handler())
 		defer up.Close()
