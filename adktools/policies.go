@@ -13,11 +13,10 @@ import (
 )
 
 // WrapAll wraps ts with the policies of f, as f.WrapAll wraps langchaingo
-// tools (a fallback names another of ts), and returns them in order, for
-// llmagent.Config.Tools. The tools with tracing: true add to ADK's call
-// span (a Hook with otelhook.WithHostCallSpan, on the global providers, in
-// place of any of f.WithTracing). It returns f's *policyfile.Error, or an
-// error for a nil or long-running tool. Safe for concurrent use.
+// tools, and returns them in order, for llmagent.Config.Tools. The tools
+// with tracing: true add to ADK's call span (otelhook.WithHostCallSpan, on
+// the global providers, in place of f.WithTracing's Hook). It returns f's
+// *policyfile.Error, or an error for a nil or long-running tool.
 func WrapAll(f *policyfile.File, ts ...FunctionTool) ([]tool.Tool, error) {
 	if f == nil {
 		return nil, errors.New("adktools: the policies file is nil")

@@ -6,14 +6,11 @@ import (
 	"go.opentelemetry.io/otel/trace"
 )
 
-// WithHostCallSpan makes the Hook add to a call span that the host
-// framework started, instead of starting its own: for agent frameworks that
-// trace each tool call themselves (ADK for Go starts "execute_tool {tool}"
-// around every call it makes). The span in the call's context, when it is
-// recording, gets the call span's attributes, events and status, and the
-// attempt spans become its children; the host ends it. Without a recording
-// span there, or when the span there is another call's (an alternative
-// tool's caller), the Hook starts its own, as by default. Off by default.
+// WithHostCallSpan makes the Hook add to the call span a host framework
+// started (ADK for Go's "execute_tool {tool}") instead of starting one: the
+// recording span in the call's context gets the call span's attributes,
+// events and status, the attempt spans go under it, and the host ends it.
+// Without one there (or under another call's) the Hook starts its own. Off by default.
 func WithHostCallSpan() Option {
 	return optionFunc(func(c *config) { c.hostSpan = true })
 }
