@@ -53,6 +53,14 @@
 // reached by a fallback, wrapped with tracing too, gets its own call span
 // under the primary's.
 //
+// # A host's call span
+//
+// Some agent frameworks start the call span themselves (ADK for Go's
+// "execute_tool {tool}"). With WithHostCallSpan the Hook adds the call
+// span's attributes, events and status to the recording span it finds in
+// the call's context, starts only the attempt spans, under it, and leaves
+// ending it to the host: a call never has two call spans.
+//
 // # What is never recorded
 //
 // The text of a foreign error (a *net.OpError, an HTTP body) never reaches

@@ -113,7 +113,7 @@ func (h *Hook) call(ctx context.Context, next tools.Tool, tt *toolTrace, input s
 
 	opts := h.startOptions(c, tt, input)
 	start := time.Now()
-	ctx, cs.span = h.tracer().Start(ctx, tt.spanName, opts...)
+	ctx, cs.span = h.startCall(ctx, tt.spanName, opts)
 	cs.ctx = ctx
 	span := cs.span
 	defer span.End()

@@ -8,10 +8,11 @@ import (
 // config holds what the options set; the zero config means the global
 // providers and no arguments or results recorded.
 type config struct {
-	tp      trace.TracerProvider // nil: otel.GetTracerProvider() at each call
-	mp      metric.MeterProvider // nil: otel.GetMeterProvider() at each call
-	args    bool
-	results bool
+	tp       trace.TracerProvider // nil: otel.GetTracerProvider() at each call
+	mp       metric.MeterProvider // nil: otel.GetMeterProvider() at each call
+	args     bool
+	results  bool
+	hostSpan bool // WithHostCallSpan: join the host's call span
 }
 
 // Option configures a Hook. Options are applied in order; a later option of

@@ -39,6 +39,7 @@ type File struct {
 	// fallbackOpts are the options of WithFallbackOptions, by tool.
 	fallbackOpts map[string][]fallback.Option
 	stores       map[string]Shared // from WithShared, by kind
+	hook         *otelhook.Hook    // from WithTracing; nil: shared.hook
 	shared       *sharedDeps
 }
 
@@ -123,6 +124,25 @@ func (c *File) With(opts ...toolsafe.Option) *File {
 	d := *c
 	d.extra = append(slices.Clip(c.extra), opts...)
 	return &d
+}
+
+// WithTracing returns a File whose tools with tracing: true are traced by
+// h (toolsafe.WithTracing) instead of a Hook on the global providers: one
+// with your own providers, or otelhook.WithHostCallSpan for an agent
+// framework that starts the call spans itself. Nil keeps the default. It
+// shares c's breakers, bulkheads and budgets; c does not change.
+func (c *File) WithTracing(h *otelhook.Hook) *File {
+	d := *c
+	d.hook = h
+	return &d
+}
+
+// tracingHook is the Hook of the tools with tracing: true.
+func (c *File) tracingHook() *otelhook.Hook {
+	if c.hook != nil {
+		return c.hook
+	}
+	return c.shared.hook
 }
 
 // resolved is the effective policy of one tool: its own fields over the

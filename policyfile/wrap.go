@@ -210,7 +210,7 @@ func (c *File) options(b *binder, name string) ([]toolsafe.Option, error) {
 	r := c.resolve(name)
 	var opts []toolsafe.Option
 	if r.tracing {
-		opts = append(opts, toolsafe.WithTracing(c.shared.hook))
+		opts = append(opts, toolsafe.WithTracing(c.tracingHook()))
 	}
 	if r.limited {
 		opts = append(opts, toolsafe.WithCallLimits(r.limits))

@@ -17,6 +17,7 @@ import (
 	"github.com/toolsafe/toolsafe"
 	"github.com/toolsafe/toolsafe/internal/billing"
 	"github.com/toolsafe/toolsafe/middleware"
+	"github.com/toolsafe/toolsafe/otelhook"
 	"github.com/toolsafe/toolsafe/policyfile"
 	"github.com/toolsafe/toolsafe/toolsafetest"
 )
@@ -250,6 +251,35 @@ func TestTracingFromTheFileUsesTheGlobalProvider(t *testing.T) {
 	}
 	if strings.Join(got, ", ") != "attempt 1, execute_tool loud" {
 		t.Errorf("spans %v; want attempt 1 and execute_tool loud only", got)
+	}
+}
+
+// WithTracing's Hook traces the tools with tracing: true, and only those.
+func TestWithTracingGivesTheFileItsHook(t *testing.T) {
+	spans := tracetest.NewSpanRecorder()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(spans))
+	defer func() { _ = tp.Shutdown(context.Background()) }()
+
+	cfg := mustParse(t, "defaults: {tracing: true}\ntools:\n  quiet: {tracing: false}\n").
+		WithTracing(otelhook.New(otelhook.WithTracerProvider(tp)))
+	echo := func(name string) tools.Tool {
+		return middleware.Func(name, "echoes", func(_ context.Context, in string) (string, error) { return in, nil })
+	}
+	wrapped, err := cfg.WrapAll(echo("loud"), echo("quiet"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range wrapped {
+		if _, err := w.Call(context.Background(), "{}"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var got []string
+	for _, s := range spans.Ended() {
+		got = append(got, s.Name())
+	}
+	if strings.Join(got, ", ") != "attempt 1, execute_tool loud" {
+		t.Errorf("spans on the File's provider %v; want attempt 1 and execute_tool loud only", got)
 	}
 }
 

@@ -1,0 +1,172 @@
+package adktools
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"google.golang.org/adk/v2/agent"
+	"google.golang.org/adk/v2/model"
+	"google.golang.org/adk/v2/tool"
+	"google.golang.org/adk/v2/tool/toolutils"
+	"google.golang.org/genai"
+
+	"github.com/toolsafe/toolsafe"
+	"github.com/toolsafe/toolsafe/approval"
+	"github.com/toolsafe/toolsafe/middleware"
+)
+
+// FunctionTool is the ADK tool Wrap accepts: a function tool, as
+// functiontool.New makes, with its declaration and its Run.
+type FunctionTool interface {
+	tool.Tool
+	Declaration() *genai.FunctionDeclaration
+	Run(ctx agent.Context, args any) (map[string]any, error)
+}
+
+// Tool is an ADK function tool wrapped by toolsafe: give it to
+// llmagent.Config.Tools in place of the tool it wraps. It has that tool's
+// name, description and declaration. It is safe for concurrent use when the
+// wrapped tool is; its configuration never changes after New or Wrap.
+type Tool struct {
+	inner FunctionTool
+	safe  *toolsafe.Tool
+	err   error
+}
+
+var _ FunctionTool = (*Tool)(nil)
+
+// New wraps t with toolsafe's layers, configured by opts as toolsafe.New
+// is; the call ID comes from ADK (CallID) unless an option says otherwise,
+// and the arguments are checked against the declaration's
+// ParametersJsonSchema unless an option gives a schema. It returns an error
+// naming every problem when t is nil or long-running, or an option is invalid.
+func New(t FunctionTool, opts ...toolsafe.Option) (*Tool, error) {
+	if t == nil {
+		return nil, errors.New("adktools: the tool to wrap is nil: pass an ADK function tool")
+	}
+	if t.IsLongRunning() {
+		return nil, fmt.Errorf("adktools: tool %q is long-running: toolsafe cannot guard a call whose answer comes later; wrap a tool that answers in its Run", t.Name())
+	}
+	in, err := newInner(t)
+	if err != nil {
+		return nil, err
+	}
+	safe, err := toolsafe.New(in, append([]toolsafe.Option{toolsafe.WithCallIDFunc(CallID)}, opts...)...)
+	if err != nil {
+		return nil, fmt.Errorf("adktools: %w", err)
+	}
+	return &Tool{inner: t, safe: safe}, nil
+}
+
+// Wrap is New for use in an expression, as when building an agent's tool
+// list. When New would return an error, every Run of the Tool returns it
+// (ADK hands its text to the model); check Err, or use New, to catch it
+// early.
+func Wrap(t FunctionTool, opts ...toolsafe.Option) *Tool {
+	w, err := New(t, opts...)
+	if err != nil {
+		return &Tool{inner: t, err: err}
+	}
+	return w
+}
+
+// Err returns the configuration error of a Tool made by Wrap, or nil.
+func (t *Tool) Err() error { return t.err }
+
+// Name returns the wrapped tool's name.
+func (t *Tool) Name() string { return t.inner.Name() }
+
+// Description returns the wrapped tool's description.
+func (t *Tool) Description() string { return t.inner.Description() }
+
+// IsLongRunning returns false: New refuses long-running tools.
+func (t *Tool) IsLongRunning() bool { return false }
+
+// Declaration returns the wrapped tool's declaration, which ADK sends the
+// model.
+func (t *Tool) Declaration() *genai.FunctionDeclaration { return t.inner.Declaration() }
+
+// ProcessRequest adds the tool to the model request, as ADK's function
+// tools do, so that ADK calls this Tool, not the one it wraps.
+func (t *Tool) ProcessRequest(_ agent.Context, req *model.LLMRequest) error {
+	return toolutils.PackTool(req, t)
+}
+
+// Run runs one call of the model through toolsafe's layers. The answer is
+// the tool's result map; a failure meant for the model is returned as the
+// *middleware.Failure, whose text (toolsafe's message, never the upstream's)
+// ADK gives the model as {"error": ...}; an approval pause asks the user
+// through ADK's tool confirmation and returns {"status": ...}.
+func (t *Tool) Run(ctx agent.Context, args any) (map[string]any, error) {
+	if t.err != nil {
+		return nil, t.err
+	}
+	input, err := argsJSON(args)
+	if err != nil {
+		return nil, &middleware.Failure{Kind: middleware.KindArgsInvalid, Tool: t.Name(), Cause: err}
+	}
+	h := &host{actx: ctx, args: args, input: input}
+	gctx := resumed(ctx, withHost(ctx, h), t.Name(), input)
+	r := t.safe.Run(gctx, input)
+	live := h.finish()
+	switch {
+	case r.Failure == nil && live != nil && !r.Replayed && r.Fallback == "" && live.out == r.Output:
+		return live.res, nil
+	case r.Failure == nil && r.Fallback != "":
+		return map[string]any{"result": r.Observation()}, nil
+	case r.Failure == nil:
+		return resultMap(r.Output), nil
+	case r.Failure.Kind == middleware.KindApprovalRequired:
+		return t.pause(ctx, gctx, r)
+	case r.Failure.Kind == middleware.KindCanceled:
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		return nil, context.Canceled
+	}
+	return nil, r.Failure
+}
+
+// pause asks for the user's confirmation of a call that paused, and keeps
+// the pause in the session's state for the resumed call.
+func (t *Tool) pause(ctx agent.Context, gctx context.Context, r middleware.Result) (map[string]any, error) {
+	var ar *approval.Required
+	if !errors.As(r.Failure, &ar) {
+		ar = &approval.Required{Tool: t.Name(), CallID: r.CallID, Attempt: middleware.AttemptNumber(gctx)}
+	}
+	p := payloadOf(ar)
+	if err := ctx.RequestConfirmation(ar.Error(), p); err != nil {
+		return nil, fmt.Errorf("adktools: %s needs approval, but ADK could not ask for it: %w", t.Name(), err)
+	}
+	if err := ctx.State().Set(pauseKey(ctx.FunctionCallID()), p); err != nil {
+		return nil, fmt.Errorf("adktools: %s needs approval, but its pause could not be kept in the session: %w", t.Name(), err)
+	}
+	return map[string]any{"status": "waiting for the user's confirmation of this call; do not call it again"}, nil
+}
+
+// argsJSON is ADK's decoded arguments as toolsafe's input: a JSON object.
+func argsJSON(args any) (string, error) {
+	if args == nil {
+		return "{}", nil
+	}
+	b, err := json.Marshal(args)
+	if err != nil {
+		return "", fmt.Errorf("adktools: the arguments do not marshal to JSON: %w", err)
+	}
+	return string(b), nil
+}
+
+// resultMap is an answer as ADK's result map: a JSON object as it is,
+// anything else under "result".
+func resultMap(out string) map[string]any {
+	var v any
+	if json.Unmarshal([]byte(out), &v) != nil {
+		return map[string]any{"result": out}
+	}
+	if m, ok := v.(map[string]any); ok && m != nil {
+		return m
+	}
+	return map[string]any{"result": v}
+}
