@@ -55,10 +55,9 @@ type Record struct {
 	Call CallInfo
 }
 
-// RequestID returns the ID of the request numbered seq with info: seq, a
-// dot, and a digest of every field of info. Stores that list requests
-// name them with it.
-func RequestID(seq uint64, info CallInfo) string {
+// requestID returns the ID of the request numbered seq with info: seq, a
+// dot, and a digest of every field of info.
+func requestID(seq uint64, info CallInfo) string {
 	b, _ := json.Marshal(info) // a struct of strings, ints and bools
 	sum := sha256.Sum256(b)
 	return strconv.FormatUint(seq, 10) + "." + hex.EncodeToString(sum[:16])
@@ -167,4 +166,4 @@ func (p pendingCall) call() CallInfo {
 	return c
 }
 
-func (p pendingCall) id() string { return RequestID(p.seq, p.call()) }
+func (p pendingCall) id() string { return requestID(p.seq, p.call()) }
