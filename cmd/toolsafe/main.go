@@ -90,13 +90,15 @@ error, 3 when a file could not be checked.
 // approvalsUsage points at the approvals command, which needs go-redis.
 const approvalsUsage = `toolsafe approvals lists and decides the calls waiting for approval in a
 fleet's Redis. It needs a Redis client, which this module does not require,
-so it is a command of redisstore's module:
+so it is a command of redisstore's module. Add it to your module as a tool:
 
-  go run github.com/toolsafe/toolsafe/redisstore/cmd/toolsafe-approvals@latest [-redis ADDR] list
-  go run github.com/toolsafe/toolsafe/redisstore/cmd/toolsafe-approvals@latest [-as USER] approve [-comment TEXT] ID
-  go run github.com/toolsafe/toolsafe/redisstore/cmd/toolsafe-approvals@latest deny [-comment TEXT] ID
-  go run github.com/toolsafe/toolsafe/redisstore/cmd/toolsafe-approvals@latest audit [-n N]
+  go get -tool github.com/toolsafe/toolsafe/redisstore/cmd/toolsafe-approvals@latest
+  go tool toolsafe-approvals [-redis ADDR] list
+  go tool toolsafe-approvals [-as USER] approve [-comment TEXT] ID
+  go tool toolsafe-approvals deny [-comment TEXT] ID
+  go tool toolsafe-approvals audit [-n N]
 
+In a clone of toolsafe: go run -C redisstore ./cmd/toolsafe-approvals list.
 For a program's in-memory approvals, serve package inbox's page.
 `
 

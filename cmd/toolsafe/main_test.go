@@ -57,7 +57,7 @@ tools:
 			name:     "approvals points at the command of redisstore's module",
 			args:     []string{"approvals", "list"},
 			status:   2,
-			errOut:   []string{"go run github.com/toolsafe/toolsafe/redisstore/cmd/toolsafe-approvals@latest [-redis ADDR] list\n"},
+			errOut:   []string{"go get -tool github.com/toolsafe/toolsafe/redisstore/cmd/toolsafe-approvals@latest\n", "go tool toolsafe-approvals [-redis ADDR] list\n"},
 			noStdout: true,
 		},
 		{

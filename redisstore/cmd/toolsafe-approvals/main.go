@@ -19,9 +19,11 @@
 // The exit status is 0 on success, 1 when the request no longer waits as
 // listed, 2 on a usage error, 3 when Redis is unavailable. It lives in
 // redisstore's module, which may require go-redis; the core's toolsafe
-// command does not. Run it without installing:
+// command does not. Add it to your module as a tool (go install ...@version
+// refuses a nested module, whose go.mod has replace directives):
 //
-//	go run github.com/toolsafe/toolsafe/redisstore/cmd/toolsafe-approvals@latest list
+//	go get -tool github.com/toolsafe/toolsafe/redisstore/cmd/toolsafe-approvals@latest
+//	go tool toolsafe-approvals list
 package main
 
 import (
