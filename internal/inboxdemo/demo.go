@@ -32,9 +32,12 @@ import (
 
 // The demo's run.
 const (
+	// Question is what the agent is asked.
 	Question = "Refund 25 EUR for order A-1001: the customer was charged twice."
-	Input    = `{"order":"A-1001","amount_eur":25}`
-	RunID    = "billing-run-A-1001"
+	// Input is the refund's input, which waits for approval.
+	Input = `{"order":"A-1001","amount_eur":25}`
+	// RunID is the agent run's ID (run.With).
+	RunID = "billing-run-A-1001"
 	// User is who the login link signs in.
 	User = "on-call"
 )
