@@ -17,7 +17,7 @@ const module = "github.com/toolsafe/toolsafe"
 // through the root to middleware, which imports none of its siblings (only
 // internal/fault, the errors its Classify knows). approval and run import
 // neither each other's internals nor the root; the call record and the
-// built-in layers are internal.
+// built-in layers are internal. The approvals inbox sits on approval alone.
 var mayImport = map[string][]string{
 	"internal/fault": {},
 	"middleware":     {"internal/fault"},
@@ -30,6 +30,7 @@ var mayImport = map[string][]string{
 	"fallback":       {"middleware", "approval", "internal/call", "internal/fault", "internal/layer"},
 	"otelhook":       {"middleware", "run", "internal/call", "internal/fault", "internal/layer"},
 	"argschema":      {"middleware", "canonical", "internal/call", "internal/fault"},
+	"inbox":          {"approval"},
 	".": {"middleware", "canonical", "approval", "run", "policy", "fallback", "otelhook", "argschema",
 		"internal/call", "internal/fault", "internal/layer", "internal/typednil"},
 }

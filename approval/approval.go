@@ -8,6 +8,7 @@ package approval
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/toolsafe/toolsafe/middleware"
 )
@@ -61,6 +62,20 @@ type CallInfo struct {
 	// gate matched it; Grants keys its decisions by it. An Approver that
 	// passes on a CallInfo with another Input must clear it.
 	CanonicalInput string
+}
+
+// Reason says, for the person asked, why call needs approval now: that
+// nothing was granted for its input, or that a retry of a destructive
+// action needs its own approval (and whether the earlier attempt may have
+// been applied). It is the gate's Required.Reason for call.
+func (c CallInfo) Reason() string {
+	switch {
+	case c.Attempt > 1 && c.MayHaveApplied:
+		return fmt.Sprintf("attempt %d of a destructive action needs its own approval; the previous attempt may have been applied, and approving sends it again with the same idempotency key", c.Attempt)
+	case c.Attempt > 1:
+		return fmt.Sprintf("attempt %d of a destructive action needs its own approval", c.Attempt)
+	}
+	return "no approval has been granted for this input"
 }
 
 // Approver decides whether a call may run. toolsafe's approval gate asks it

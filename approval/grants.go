@@ -41,12 +41,20 @@ type Grants struct {
 	// MaxPending caps the pending requests listed; zero means
 	// DefaultMaxPending (1,000).
 	MaxPending int
+	// AuditTTL is how long the record of an Answer is kept; zero means
+	// DefaultAuditTTL (30 days).
+	AuditTTL time.Duration
+	// MaxAudit caps the records of Answer kept, the oldest dropped first;
+	// zero means DefaultMaxAudit (10,000).
+	MaxAudit int
 	// Now returns the current time; nil means time.Now. Tests set it.
 	Now func() time.Time
 
 	mu        sync.Mutex
 	decisions map[grantKey][]decided
 	pending   []pendingCall
+	seq       uint64   // the last pending request's number
+	audit     []Record // oldest first
 }
 
 type grantKey struct{ tool, input string }
@@ -60,6 +68,8 @@ type pendingCall struct {
 	key     grantKey
 	info    CallInfo
 	expires time.Time
+	seq     uint64    // its number, from when it was first listed
+	since   time.Time // when it was first listed
 }
 
 var _ Approver = (*Grants)(nil)
@@ -114,6 +124,10 @@ func (g *Grants) add(tool, input string, d Decision) {
 	defer g.mu.Unlock()
 	now := g.now()
 	g.expireLocked(now)
+	g.addLocked(k, d, now)
+}
+
+func (g *Grants) addLocked(k grantKey, d Decision, now time.Time) {
 	if g.decisions == nil {
 		g.decisions = make(map[grantKey][]decided)
 	}
@@ -143,7 +157,8 @@ func (g *Grants) Decide(_ context.Context, call CallInfo) (Decision, error) {
 	}
 	for i, p := range g.pending {
 		if p.key == k {
-			g.pending[i] = pendingCall{k, call, now.Add(g.ttl())} // the latest request for it
+			// The latest request for it; its number and age stay.
+			g.pending[i] = pendingCall{k, call, now.Add(g.ttl()), p.seq, p.since}
 			return Pending, nil
 		}
 	}
@@ -154,7 +169,8 @@ func (g *Grants) Decide(_ context.Context, call CallInfo) (Decision, error) {
 	if len(g.pending) >= max {
 		g.pending = append(g.pending[:0], g.pending[len(g.pending)-max+1:]...)
 	}
-	g.pending = append(g.pending, pendingCall{k, call, now.Add(g.ttl())})
+	g.seq++
+	g.pending = append(g.pending, pendingCall{k, call, now.Add(g.ttl()), g.seq, now})
 	return Pending, nil
 }
 
@@ -197,6 +213,7 @@ func (g *Grants) expireLocked(now time.Time) {
 		}
 	}
 	g.pending = keep
+	g.expireAuditLocked(now)
 }
 
 func (g *Grants) dropPendingLocked(k grantKey) {

@@ -39,6 +39,12 @@ type Grants struct {
 	// first; zero means approval.DefaultMaxPending (1,000). At most
 	// DefaultMaxDecisions decisions wait for one tool and input.
 	MaxPending int
+	// AuditTTL is how long the record of an Answer is kept; zero means
+	// approval.DefaultAuditTTL (30 days). Keep it the same in every replica.
+	AuditTTL time.Duration
+	// MaxAudit caps the records of Answer kept, the oldest dropped first;
+	// zero means approval.DefaultMaxAudit (10,000).
+	MaxAudit int
 
 	s *Store
 }
@@ -62,8 +68,8 @@ func (g *Grants) maxPending() int {
 var errNoStore = errors.New("redisstore: these Grants were not made by Store.Grants")
 
 // keys returns the keys of the decisions for tool and input, then those
-// of the pending requests, and the member that names tool and input in
-// them.
+// of the pending requests (order, expiry, info, sequence, since when), and
+// the member that names tool and input in them.
 func (g *Grants) keys(tool, input string) ([]string, string) {
 	canon, err := canonical.JSON(input)
 	if err != nil {
@@ -78,11 +84,12 @@ func (g *Grants) keys(tool, input string) ([]string, string) {
 		g.s.key("{grants}", "expiry"),
 		g.s.key("{grants}", "info"),
 		g.s.key("{grants}", "seq"),
+		g.s.key("{grants}", "since"),
 	}, member
 }
 
 // forgetExpired is the Lua that drops the pending requests whose time is
-// up; KEYS[2..4] are the pending order, expiry and info.
+// up; KEYS[2..4] and KEYS[6] are the pending order, expiry, info and since.
 const forgetExpired = `
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
@@ -94,6 +101,7 @@ local function forget(members)
     redis.call('ZREM', KEYS[2], unpack(c))
     redis.call('ZREM', KEYS[3], unpack(c))
     redis.call('HDEL', KEYS[4], unpack(c))
+    redis.call('HDEL', KEYS[6], unpack(c))
   end)
 end
 forget(redis.call('ZRANGEBYSCORE', KEYS[3], '-inf', now))
@@ -117,18 +125,28 @@ if not redis.call('ZSCORE', KEYS[2], ARGV[1]) then
   local n = redis.call('ZCARD', KEYS[2])
   if n >= max then forget(redis.call('ZRANGE', KEYS[2], 0, n - max)) end
   redis.call('ZADD', KEYS[2], redis.call('INCR', KEYS[5]), ARGV[1])
+  redis.call('HSET', KEYS[6], ARGV[1], now)
 end
 redis.call('ZADD', KEYS[3], now + ttl, ARGV[1])
 redis.call('HSET', KEYS[4], ARGV[1], ARGV[4])
-for i = 2, 5 do redis.call('PEXPIRE', KEYS[i], ttl) end
+for i = 2, 6 do redis.call('PEXPIRE', KEYS[i], ttl) end
 return 'p'
 `)
 
 // addScript adds a decision (ARGV[2], 'a' or 'd') to KEYS[1], which lives
 // TTL ms (ARGV[3]), unless ARGV[4] live ones wait already (it answers -1),
 // and drops the pending request of ARGV[1].
-var addScript = redis.NewScript(forgetExpired + `
-local ttl, max = tonumber(ARGV[3]), tonumber(ARGV[4])
+var addScript = redis.NewScript(forgetExpired + pushDecision + `
+if push(ARGV[2], tonumber(ARGV[3]), tonumber(ARGV[4])) < 0 then return -1 end
+forget({ARGV[1]})
+return 1
+`)
+
+// pushDecision is the Lua that adds a decision (kind 'a' or 'd') to
+// KEYS[1], which lives ttl ms, unless max live ones wait already: push
+// answers -1 then, 1 otherwise.
+const pushDecision = `
+local function push(kind, ttl, max)
 if redis.call('LLEN', KEYS[1]) >= max then
   local keep, last = {}, now
   for _, d in ipairs(redis.call('LRANGE', KEYS[1], 0, -1)) do
@@ -145,11 +163,11 @@ if redis.call('LLEN', KEYS[1]) >= max then
   end
   if #keep >= max then return -1 end
 end
-redis.call('RPUSH', KEYS[1], ARGV[2] .. ':' .. (now + ttl))
+redis.call('RPUSH', KEYS[1], kind .. ':' .. (now + ttl))
 redis.call('PEXPIRE', KEYS[1], ttl)
-forget({ARGV[1]})
 return 1
-`)
+end
+`
 
 // revokeScript drops the decisions of KEYS[1] and answers how many were
 // live.

@@ -23,11 +23,13 @@ const (
 	opGrant     operation = "grants.grant"
 	opRevoke    operation = "grants.revoke"
 	opPending   operation = "grants.pending"
+	opAnswer    operation = "grants.answer"
+	opAudit     operation = "grants.audit"
 	opAppend    operation = "ledger.append"
 	opEntries   operation = "ledger.entries"
 )
 
-var operations = []operation{opAcquire, opRecord, opForce, opPeek, opSubscribe, opAdmit, opFlush, opDecide, opGrant, opRevoke, opPending, opAppend, opEntries}
+var operations = []operation{opAcquire, opRecord, opForce, opPeek, opSubscribe, opAdmit, opFlush, opDecide, opGrant, opRevoke, opPending, opAnswer, opAudit, opAppend, opEntries}
 
 // stateKind is the kind of shared state, in metrics.
 type stateKind int

@@ -3,6 +3,7 @@
 //	toolsafe check [-tools name,...] FILE...
 //	toolsafe version
 //	toolsafe help
+//	toolsafe approvals
 //
 // check reads each file as policyfile.Load does ("-" reads standard
 // input) and, when it is valid, prints each dependency and, per tool, its
@@ -18,6 +19,11 @@
 // the program knows, such as the approver of the tools that need
 // approval, or the store of a dependency with shared: redis, is not
 // checked. Flags may come before or after the files.
+//
+// approvals says where the approvals command is: it works on a fleet's
+// Redis, so it lives in redisstore's module, as
+// github.com/toolsafe/toolsafe/redisstore/cmd/toolsafe-approvals (this
+// module requires no Redis client).
 //
 // The exit status is 0 when every file is valid, 1 when one is not, 2 when
 // the command is misused, and 3 when a file could not be checked (it could
@@ -56,6 +62,8 @@ Usage:
                                              print each tool's chain of layers
   toolsafe version                           print the version of toolsafe
   toolsafe help                              print this help
+  toolsafe approvals                         where to list and decide approvals
+                                             (a command of redisstore's module)
 
 Exit status: 0 when every file is valid, 1 when one is not, 2 on a usage
 error, 3 when a file could not be checked (it could not be read, or the
@@ -77,6 +85,21 @@ come before or after the files.
 
 Exit status: 0 when every file is valid, 1 when one is not, 2 on a usage
 error, 3 when a file could not be checked.
+`
+
+// approvalsUsage points at the approvals command, which needs go-redis.
+const approvalsUsage = `toolsafe approvals lists and decides the calls waiting for approval in a
+fleet's Redis. It needs a Redis client, which this module does not require,
+so it is a command of redisstore's module. Add it to your module as a tool:
+
+  go get -tool github.com/toolsafe/toolsafe/redisstore/cmd/toolsafe-approvals@latest
+  go tool toolsafe-approvals [-redis ADDR] list
+  go tool toolsafe-approvals [-as USER] approve [-comment TEXT] ID
+  go tool toolsafe-approvals deny [-comment TEXT] ID
+  go tool toolsafe-approvals audit [-n N]
+
+In a clone of toolsafe: go run -C redisstore ./cmd/toolsafe-approvals list.
+For a program's in-memory approvals, serve package inbox's page.
 `
 
 // stdinName is how problems and results name standard input.
@@ -108,6 +131,9 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 			fmt.Fprintln(stderr, "toolsafe version takes no arguments")
 			return exitUsage
 		}
+	case "approvals":
+		fmt.Fprint(stderr, approvalsUsage)
+		return exitUsage
 	case "help", "-h", "-help", "--help":
 		fmt.Fprint(out, usage)
 	default:

@@ -54,6 +54,13 @@ tools:
 		noStdout bool
 	}{
 		{
+			name:     "approvals points at the command of redisstore's module",
+			args:     []string{"approvals", "list"},
+			status:   2,
+			errOut:   []string{"go get -tool github.com/toolsafe/toolsafe/redisstore/cmd/toolsafe-approvals@latest\n", "go tool toolsafe-approvals [-redis ADDR] list\n"},
+			noStdout: true,
+		},
+		{
 			name:   "a good file prints each tool's chain and exits 0",
 			args:   []string{"check", good},
 			status: 0,

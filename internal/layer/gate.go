@@ -3,7 +3,6 @@ package layer
 import (
 	"context"
 	"errors"
-	"fmt"
 	"log/slog"
 	"runtime/debug"
 	"slices"
@@ -185,14 +184,7 @@ func safeDecide(ctx context.Context, a approval.Approver, info approval.CallInfo
 // pause builds the *approval.Required for info.
 func pause(info approval.CallInfo, reason string, err error) *approval.Required {
 	if reason == "" {
-		switch {
-		case info.Attempt > 1 && info.MayHaveApplied:
-			reason = fmt.Sprintf("attempt %d of a destructive action needs its own approval; the previous attempt may have been applied, and approving sends it again with the same idempotency key", info.Attempt)
-		case info.Attempt > 1:
-			reason = fmt.Sprintf("attempt %d of a destructive action needs its own approval", info.Attempt)
-		default:
-			reason = "no approval has been granted for this input"
-		}
+		reason = info.Reason()
 	}
 	return &approval.Required{
 		RunID:          info.RunID,

@@ -234,10 +234,20 @@ func consume(dir string, m *repoModule, version string, env []string, sums []byt
 	if _, err := run("build", "-o", os.DevNull, "."); err != nil {
 		return err
 	}
-	// A command is installed the way the README says, outside any module
-	// (which also fails if its module has replace directives).
+	// A command is installed the way the README says: outside any module
+	// (which fails if its module has replace directives), or, for a nested
+	// module's command, which has them, as a tool of the user's module.
 	for _, c := range commands {
-		if _, err := run("install", c+"@"+version); err != nil {
+		if !asTool(m) {
+			if _, err := run("install", c+"@"+version); err != nil {
+				return err
+			}
+			continue
+		}
+		if _, err := run("get", "-tool", c+"@"+version); err != nil {
+			return err
+		}
+		if _, err := run("build", "-o", os.DevNull, c); err != nil {
 			return err
 		}
 	}
@@ -336,11 +346,18 @@ func printConsumed(m *repoModule, version string, imports, commands []string, t0
 		noun = "package"
 	}
 	fmt.Printf("ok   %s@%s: go get alone, then a program importing its %d %s builds", m.Path, version, len(imports), noun)
-	if len(commands) > 0 {
+	if len(commands) > 0 && asTool(m) {
+		fmt.Printf(", and go get -tool %s@%s works", strings.Join(commands, " "), version)
+	} else if len(commands) > 0 {
 		fmt.Printf(", and go install %s@%s works", strings.Join(commands, " "), version)
 	}
 	fmt.Printf(" (%.1fs)\n", time.Since(t0).Seconds())
 }
+
+// asTool reports whether m's commands are got as tools of the user's
+// module (go get -tool): go install cmd@version refuses a module with
+// replace directives, which every nested module has.
+func asTool(m *repoModule) bool { return len(m.File.Replace) > 0 }
 
 func isInternal(importPath string) bool {
 	return strings.HasSuffix(importPath, "/internal") || strings.Contains(importPath, "/internal/")

@@ -1,0 +1,169 @@
+package approval
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// DefaultAuditTTL is how long the record of a person's answer is kept when
+// Grants.AuditTTL is zero: 30 days.
+const DefaultAuditTTL = 30 * 24 * time.Hour
+
+// DefaultMaxAudit is how many records of answers are kept at most when
+// Grants.MaxAudit is zero: 10,000, the oldest dropped first.
+const DefaultMaxAudit = 10000
+
+// ErrNotPending is the error of an answer to a request that no longer
+// waits as it was shown: it was answered already (a second click, another
+// approver), it expired, or the call asked again with other details (the
+// next attempt). Nothing was recorded. errors.Is tells it.
+var ErrNotPending = errors.New("approval: the request is no longer pending as shown")
+
+// Request is one pending call as a person is shown it. Its ID names this
+// request with these details: it changes when the call asks again with
+// other details, so an answer given for what was shown never covers
+// anything else.
+type Request struct {
+	// ID is opaque; pass it to Answer. It holds no secret.
+	ID string
+	// Since is when the request was first listed.
+	Since time.Time
+	// Call is the call that waits, CanonicalInput set.
+	Call CallInfo
+}
+
+// Record is the audit trail's entry for one answer: who decided what,
+// when, with what comment, about which request.
+type Record struct {
+	// RequestID is the Request.ID answered.
+	RequestID string
+	// Decision is Approved or Denied.
+	Decision Decision
+	// By is who answered, as the program identified them; Comment is
+	// theirs, possibly empty.
+	By, Comment string
+	// At is when the answer was recorded; Since when the request was
+	// first listed.
+	At, Since time.Time
+	// Call is the call answered, CanonicalInput set.
+	Call CallInfo
+}
+
+// requestID returns the ID of the request numbered seq with info: seq, a
+// dot, and a digest of every field of info.
+func requestID(seq uint64, info CallInfo) string {
+	b, _ := json.Marshal(info) // a struct of strings, ints and bools
+	sum := sha256.Sum256(b)
+	return strconv.FormatUint(seq, 10) + "." + hex.EncodeToString(sum[:16])
+}
+
+// CheckAnswer returns the error of an answer that cannot be recorded: a
+// decision other than Approved or Denied, or an empty by. Stores call it
+// before they record anything.
+func CheckAnswer(d Decision, by string) error {
+	if d != Approved && d != Denied {
+		return fmt.Errorf("approval: an answer is approved or denied, not %v", d)
+	}
+	if strings.TrimSpace(by) == "" {
+		return errors.New("approval: an answer needs the name of who gives it")
+	}
+	return nil
+}
+
+// Requests returns the calls waiting for a decision, oldest first, as
+// Pending does, with their IDs and ages: what an inbox lists.
+func (g *Grants) Requests() []Request {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.expireLocked(g.now())
+	out := make([]Request, 0, len(g.pending))
+	for _, p := range g.pending {
+		out = append(out, Request{ID: p.id(), Since: p.since, Call: p.call()})
+	}
+	return out
+}
+
+// Answer decides the request named id, as Grant or Deny would for its tool
+// and input, and records who answered in the audit trail, in one step: two
+// answers to one request record one, and the other gets ErrNotPending. It
+// returns the record, or ErrNotPending when no request with id waits, or
+// CheckAnswer's error; either way nothing was recorded.
+func (g *Grants) Answer(id string, d Decision, by, comment string) (Record, error) {
+	if err := CheckAnswer(d, by); err != nil {
+		return Record{}, err
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	now := g.now()
+	g.expireLocked(now)
+	for _, p := range g.pending {
+		if p.id() != id {
+			continue
+		}
+		g.addLocked(p.key, d, now) // drops p from the pending list
+		r := Record{RequestID: id, Decision: d, By: by, Comment: comment, At: now, Since: p.since, Call: p.call()}
+		g.audit = append(g.audit, r)
+		if n := len(g.audit) - g.maxAudit(); n > 0 {
+			g.audit = append(g.audit[:0], g.audit[n:]...)
+		}
+		return r, nil
+	}
+	return Record{}, ErrNotPending
+}
+
+// Audit returns the records of answers kept (see AuditTTL and MaxAudit),
+// newest first, at most limit of them; limit ≤ 0 means all. The slice is
+// a copy. The trail lives in memory: it ends with the process.
+func (g *Grants) Audit(limit int) []Record {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.expireLocked(g.now())
+	n := len(g.audit)
+	if limit > 0 && limit < n {
+		n = limit
+	}
+	out := make([]Record, n)
+	for i := range out {
+		out[i] = g.audit[len(g.audit)-1-i]
+	}
+	return out
+}
+
+func (g *Grants) auditTTL() time.Duration {
+	if g.AuditTTL > 0 {
+		return g.AuditTTL
+	}
+	return DefaultAuditTTL
+}
+
+func (g *Grants) maxAudit() int {
+	if g.MaxAudit > 0 {
+		return g.MaxAudit
+	}
+	return DefaultMaxAudit
+}
+
+// expireAuditLocked drops the records older than the audit TTL.
+func (g *Grants) expireAuditLocked(now time.Time) {
+	i := 0
+	for i < len(g.audit) && !now.Before(g.audit[i].At.Add(g.auditTTL())) {
+		i++
+	}
+	if i > 0 {
+		g.audit = append(g.audit[:0], g.audit[i:]...)
+	}
+}
+
+func (p pendingCall) call() CallInfo {
+	c := p.info
+	c.CanonicalInput = p.key.input
+	return c
+}
+
+func (p pendingCall) id() string { return requestID(p.seq, p.call()) }

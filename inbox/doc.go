@@ -1,0 +1,25 @@
+// Package inbox is the approvals inbox for people: an http.Handler that
+// lists the calls waiting for approval (tool, input, reason, run, call,
+// attempt, age), shows one in detail, and lets the person approve or deny
+// it with a comment; every answer goes to an audit trail, with a page and a
+// JSON endpoint. It works over any Store: Memory for an approval.Grants,
+// or redisstore's Grants for a fleet. It uses the standard library only.
+//
+// # Security
+//
+// Tool inputs come from a model, so from whoever talks to it: the handler
+// renders inputs, reasons and comments as text only (html/template, no
+// inline script, and a Content-Security-Policy that allows none). It will
+// not start without an identity function, and refuses every request it
+// does not identify. Each decision form carries a token bound to the user
+// and to the exact request shown (its ID, which changes when the call asks
+// again with other details); a POST without it, or from another origin,
+// is refused. The Store records an answer and its audit line in one step,
+// so two approvers clicking at once, or a double click, make one decision.
+//
+// # Updates
+//
+// The list page polls (every 2 s by default, WithPollInterval) for the
+// pending requests and the recent answers: no reload, no open connection
+// per viewer. It works without script too, by reloading.
+package inbox

@@ -1,0 +1,204 @@
+package inbox
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"net/http"
+	"time"
+
+	"github.com/toolsafe/toolsafe/approval"
+)
+
+// storeDown is what the pages say while the store does not answer.
+const storeDown = "The approvals store is unavailable: nothing can be listed or decided until it answers again."
+
+// load reads what the list shows: the pending requests and the recent
+// answers. Problem is set when the store failed.
+func (h *Handler) load(r *http.Request) pageData {
+	d := h.base(r)
+	reqs, err := h.store.Requests(r.Context())
+	if err != nil {
+		h.storeFailed(r, "requests", err)
+		d.Problem = storeDown
+		return d
+	}
+	now := time.Now()
+	for _, q := range reqs {
+		d.Requests = append(d.Requests, h.viewRequest(d.User, q, now))
+	}
+	recent, err := h.store.Audit(r.Context(), recentAnswers)
+	if err != nil {
+		h.storeFailed(r, "audit", err)
+		d.Problem = storeDown
+		return d
+	}
+	for _, rec := range recent {
+		d.Recent = append(d.Recent, viewRecord(rec))
+	}
+	return d
+}
+
+func (h *Handler) base(r *http.Request) pageData {
+	return pageData{User: userOf(r), PollMS: h.cfg.poll.Milliseconds()}
+}
+
+// notices are the fixed texts a redirect after an answer may ask for.
+var notices = map[string]string{
+	"approved": "Approved. The call runs when its agent run resumes.",
+	"denied":   "Denied. The model is told not to ask again for this request.",
+}
+
+func (h *Handler) list(w http.ResponseWriter, r *http.Request) {
+	d := h.load(r)
+	d.Notice = notices[r.URL.Query().Get("answered")]
+	h.render(w, "list", d)
+}
+
+// live is the part of the list page that updates itself.
+func (h *Handler) live(w http.ResponseWriter, r *http.Request) {
+	h.render(w, "live", h.load(r))
+}
+
+func (h *Handler) detail(w http.ResponseWriter, r *http.Request) {
+	id := r.URL.Query().Get("id")
+	d := h.base(r)
+	reqs, err := h.store.Requests(r.Context())
+	if err != nil {
+		h.storeFailed(r, "requests", err)
+		d.Problem = storeDown
+		h.render(w, "detail", d)
+		return
+	}
+	for _, q := range reqs {
+		if q.ID == id {
+			v := h.viewRequest(d.User, q, time.Now())
+			d.Request = &v
+			h.render(w, "detail", d)
+			return
+		}
+	}
+	d.Answered, d.Problem = h.answered(r.Context(), id)
+	h.render(w, "detail", d)
+}
+
+// answered finds the record of the request id, or says why it is not
+// shown.
+func (h *Handler) answered(ctx context.Context, id string) (*recordView, string) {
+	recs, err := h.store.Audit(ctx, 0)
+	if err != nil {
+		return nil, storeDown
+	}
+	for _, rec := range recs {
+		if rec.RequestID == id {
+			v := viewRecord(rec)
+			return &v, ""
+		}
+	}
+	return nil, "This request no longer waits as it was shown: it expired, or its call asked again with other details (its next attempt). Look at the list."
+}
+
+func (h *Handler) auditPage(w http.ResponseWriter, r *http.Request) {
+	d := h.base(r)
+	recs, err := h.store.Audit(r.Context(), 0)
+	if err != nil {
+		h.storeFailed(r, "audit", err)
+		d.Problem = storeDown
+	}
+	for _, rec := range recs {
+		d.Recent = append(d.Recent, viewRecord(rec))
+	}
+	h.render(w, "audit", d)
+}
+
+// render writes the template name with d; the status is 503 when the store
+// failed.
+func (h *Handler) render(w http.ResponseWriter, name string, d pageData) {
+	status := http.StatusOK
+	if d.Problem == storeDown {
+		status = http.StatusServiceUnavailable
+	} else if name == "detail" && d.Request == nil && d.Answered == nil {
+		status = http.StatusNotFound
+	}
+	h.renderStatus(w, name, d, status)
+}
+
+func (h *Handler) renderStatus(w http.ResponseWriter, name string, d any, status int) {
+	var b bytes.Buffer
+	if err := h.pages.ExecuteTemplate(&b, name, d); err != nil {
+		h.cfg.logger.Error("inbox: a page failed to render", "page", name, "error", err.Error())
+		http.Error(w, "inbox: the page failed to render", http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.WriteHeader(status)
+	_, _ = w.Write(b.Bytes())
+}
+
+// callJSON is a call in the JSON endpoints.
+type callJSON struct {
+	Tool           string `json:"tool"`
+	Input          string `json:"input"`
+	CanonicalInput string `json:"canonical_input"`
+	RunID          string `json:"run_id"`
+	CallID         string `json:"call_id"`
+	Attempt        int    `json:"attempt"`
+	IdempotencyKey string `json:"idempotency_key"`
+	Destructive    bool   `json:"destructive"`
+	MayHaveApplied bool   `json:"may_have_applied"`
+}
+
+func toJSON(c approval.CallInfo) callJSON {
+	return callJSON{c.Tool, c.Input, c.CanonicalInput, c.RunID, c.CallID, c.Attempt, c.IdempotencyKey, c.Destructive, c.MayHaveApplied}
+}
+
+type requestJSON struct {
+	ID     string    `json:"id"`
+	Since  time.Time `json:"since"`
+	Reason string    `json:"reason"`
+	callJSON
+}
+
+type recordJSON struct {
+	RequestID string    `json:"request_id"`
+	Decision  string    `json:"decision"`
+	By        string    `json:"by"`
+	Comment   string    `json:"comment"`
+	At        time.Time `json:"at"`
+	Since     time.Time `json:"since"`
+	callJSON
+}
+
+func (h *Handler) requestsJSON(w http.ResponseWriter, r *http.Request) {
+	reqs, err := h.store.Requests(r.Context())
+	if err != nil {
+		h.storeFailed(r, "requests", err)
+		writeJSON(w, http.StatusServiceUnavailable, map[string]string{"error": storeDown})
+		return
+	}
+	out := make([]requestJSON, 0, len(reqs))
+	for _, q := range reqs {
+		out = append(out, requestJSON{q.ID, q.Since.UTC(), q.Call.Reason(), toJSON(q.Call)})
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"requests": out})
+}
+
+func (h *Handler) auditJSON(w http.ResponseWriter, r *http.Request) {
+	recs, err := h.store.Audit(r.Context(), 0)
+	if err != nil {
+		h.storeFailed(r, "audit", err)
+		writeJSON(w, http.StatusServiceUnavailable, map[string]string{"error": storeDown})
+		return
+	}
+	out := make([]recordJSON, 0, len(recs))
+	for _, rec := range recs {
+		out = append(out, recordJSON{rec.RequestID, rec.Decision.String(), rec.By, rec.Comment, rec.At.UTC(), rec.Since.UTC(), toJSON(rec.Call)})
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"records": out})
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(v) // escapes <, > and & too
+}

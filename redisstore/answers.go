@@ -1,0 +1,262 @@
+package redisstore
+
+import (
+	"context"
+	"crypto/sha1"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/toolsafe/toolsafe/approval"
+	"github.com/toolsafe/toolsafe/canonical"
+)
+
+// requestsScript answers, for each pending request oldest first, its
+// member, number, info and since when (ms).
+var requestsScript = redis.NewScript(forgetExpired + `
+local out = {}
+local ms = redis.call('ZRANGE', KEYS[2], 0, -1, 'WITHSCORES')
+for i = 1, #ms, 2 do
+  local info = redis.call('HGET', KEYS[4], ms[i])
+  if info then
+    out[#out + 1] = ms[i]
+    out[#out + 1] = ms[i + 1]
+    out[#out + 1] = info
+    out[#out + 1] = redis.call('HGET', KEYS[6], ms[i]) or '0'
+  end
+end
+return out
+`)
+
+// answerScript decides the request ARGV[1] numbered ARGV[2] whose info has
+// the SHA-1 ARGV[3], as addScript does (ARGV[4..6]: kind, TTL ms, max
+// decisions), and adds its record (the answer ARGV[7] and the call) to the
+// audit trail KEYS[7], kept ARGV[8] ms and ARGV[9] records at most. It
+// answers {1, record}, {0} when no such request waits, {-1} when too many
+// decisions wait. Both or neither: a script is atomic.
+var answerScript = redis.NewScript(forgetExpired + pushDecision + `
+local seq = redis.call('ZSCORE', KEYS[2], ARGV[1])
+local info = redis.call('HGET', KEYS[4], ARGV[1])
+if not seq or not info or tonumber(seq) ~= tonumber(ARGV[2]) or redis.sha1hex(info) ~= ARGV[3] then
+  return {0}
+end
+if push(ARGV[4], tonumber(ARGV[5]), tonumber(ARGV[6])) < 0 then return {-1} end
+local since = redis.call('HGET', KEYS[6], ARGV[1]) or '0'
+forget({ARGV[1]})
+local rec = '{"at_ms":' .. now .. ',"since_ms":' .. since .. ',"answer":' .. ARGV[7] .. ',"call":' .. info .. '}'
+local keep, max = tonumber(ARGV[8]), tonumber(ARGV[9])
+redis.call('ZADD', KEYS[7], now, rec)
+redis.call('ZREMRANGEBYSCORE', KEYS[7], '-inf', now - keep)
+local n = redis.call('ZCARD', KEYS[7])
+if n > max then redis.call('ZREMRANGEBYRANK', KEYS[7], 0, n - max - 1) end
+redis.call('PEXPIRE', KEYS[7], keep)
+return {1, rec}
+`)
+
+// auditScript drops the records of KEYS[1] older than ARGV[1] ms and
+// answers at most ARGV[2] of the others (0: all), newest first.
+var auditScript = redis.NewScript(`
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now - tonumber(ARGV[1]))
+return redis.call('ZREVRANGE', KEYS[1], 0, tonumber(ARGV[2]) - 1)
+`)
+
+func (g *Grants) auditKey() string { return g.s.key("{grants}", "audit") }
+
+func (g *Grants) auditTTL() time.Duration {
+	if g.AuditTTL > 0 {
+		return g.AuditTTL
+	}
+	return approval.DefaultAuditTTL
+}
+
+func (g *Grants) maxAudit() int {
+	if g.MaxAudit > 0 {
+		return g.MaxAudit
+	}
+	return approval.DefaultMaxAudit
+}
+
+// Requests returns the calls waiting for a decision on any replica, oldest
+// first, as Pending does, with their IDs and since when they wait: what an
+// approvals inbox lists (package inbox). It returns an error wrapping
+// ErrUnavailable when Redis is unavailable.
+func (g *Grants) Requests(ctx context.Context) ([]approval.Request, error) {
+	if g.s == nil {
+		return nil, errNoStore
+	}
+	keys, _ := g.keys("", "")
+	var raw []string
+	err := g.s.do(ctx, opPending, func(ctx context.Context) error {
+		var err error
+		raw, err = requestsScript.Run(ctx, g.s.client, keys).StringSlice()
+		return err
+	})
+	if err != nil {
+		g.s.health.refused(stateGrants)
+		return nil, err
+	}
+	out := make([]approval.Request, 0, len(raw)/4)
+	for i := 0; i+3 < len(raw); i += 4 {
+		member, seq, info, since := raw[i], raw[i+1], raw[i+2], raw[i+3]
+		var c approval.CallInfo
+		if err := json.Unmarshal([]byte(info), &c); err != nil {
+			return nil, fmt.Errorf("redisstore: a pending request in Redis is not valid: %w", err)
+		}
+		sum := sha1.Sum([]byte(info)) // Redis's redis.sha1hex, which the answer checks
+		out = append(out, approval.Request{
+			ID:    seq + "." + member + "." + hex.EncodeToString(sum[:]),
+			Since: fromMillis(since),
+			Call:  withCanonical(c),
+		})
+	}
+	return out, nil
+}
+
+// Answer decides the request named id (from Requests), as Grant or Deny
+// would, and adds who answered to the audit trail in Redis, in one atomic
+// script: two answers to one request, from any replicas, record one, and
+// the other gets an error wrapping approval.ErrNotPending. It returns an
+// error wrapping ErrUnavailable when Redis is unavailable: the answer was
+// then recorded whole, or not at all (Requests tells which).
+func (g *Grants) Answer(ctx context.Context, id string, d approval.Decision, by, comment string) (approval.Record, error) {
+	if g.s == nil {
+		return approval.Record{}, errNoStore
+	}
+	if err := approval.CheckAnswer(d, by); err != nil {
+		return approval.Record{}, err
+	}
+	seq, member, sum, ok := parseRequestID(id)
+	if !ok {
+		return approval.Record{}, fmt.Errorf("redisstore: %w", approval.ErrNotPending)
+	}
+	keys, _ := g.keys("", "")
+	keys[0] = g.s.key("{grants}", "decisions", member)
+	keys = append(keys, g.auditKey())
+	answer, _ := json.Marshal(storedAnswer{RequestID: id, Decision: d.String(), By: by, Comment: comment})
+	kind := map[approval.Decision]string{approval.Approved: "a", approval.Denied: "d"}[d]
+	var res []any
+	err := g.s.do(ctx, opAnswer, func(ctx context.Context) error {
+		var err error
+		res, err = answerScript.Run(ctx, g.s.client, keys, member, seq, sum, kind, g.ttl().Milliseconds(), DefaultMaxDecisions,
+			answer, g.auditTTL().Milliseconds(), g.maxAudit()).Slice()
+		return err
+	})
+	if err != nil {
+		g.s.health.refused(stateGrants)
+		return approval.Record{}, err
+	}
+	switch n, _ := res[0].(int64); n {
+	case 0:
+		return approval.Record{}, fmt.Errorf("redisstore: %w", approval.ErrNotPending)
+	case -1:
+		return approval.Record{}, fmt.Errorf("redisstore: %d decisions for this request's tool and input wait already: revoke them, or wait until they are used", DefaultMaxDecisions)
+	}
+	rec, _ := res[1].(string)
+	return decodeRecord(rec)
+}
+
+// Audit returns the records of answers kept in Redis (see AuditTTL and
+// MaxAudit), newest first, at most limit of them; limit ≤ 0 means all. It
+// returns an error wrapping ErrUnavailable when Redis is unavailable.
+func (g *Grants) Audit(ctx context.Context, limit int) ([]approval.Record, error) {
+	if g.s == nil {
+		return nil, errNoStore
+	}
+	var raw []string
+	err := g.s.do(ctx, opAudit, func(ctx context.Context) error {
+		var err error
+		raw, err = auditScript.Run(ctx, g.s.client, []string{g.auditKey()}, g.auditTTL().Milliseconds(), max(limit, 0)).StringSlice()
+		return err
+	})
+	if err != nil {
+		g.s.health.refused(stateGrants)
+		return nil, err
+	}
+	out := make([]approval.Record, 0, len(raw))
+	for _, s := range raw {
+		r, err := decodeRecord(s)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, r)
+	}
+	return out, nil
+}
+
+// storedAnswer is the answer part of an audit record in Redis.
+type storedAnswer struct {
+	RequestID string `json:"request_id"`
+	Decision  string `json:"decision"`
+	By        string `json:"by"`
+	Comment   string `json:"comment"`
+}
+
+// storedRecord is an audit record as answerScript writes it.
+type storedRecord struct {
+	AtMS    int64             `json:"at_ms"`
+	SinceMS int64             `json:"since_ms"`
+	Answer  storedAnswer      `json:"answer"`
+	Call    approval.CallInfo `json:"call"`
+}
+
+func decodeRecord(s string) (approval.Record, error) {
+	var r storedRecord
+	if err := json.Unmarshal([]byte(s), &r); err != nil {
+		return approval.Record{}, fmt.Errorf("redisstore: an audit record in Redis is not valid: %w", err)
+	}
+	d := approval.Denied
+	if r.Answer.Decision == approval.Approved.String() {
+		d = approval.Approved
+	}
+	return approval.Record{
+		RequestID: r.Answer.RequestID, Decision: d, By: r.Answer.By, Comment: r.Answer.Comment,
+		At: time.UnixMilli(r.AtMS), Since: time.UnixMilli(r.SinceMS), Call: withCanonical(r.Call),
+	}, nil
+}
+
+// parseRequestID splits an ID of Requests: number, member, SHA-1 of info.
+func parseRequestID(id string) (seq, member, sum string, ok bool) {
+	parts := strings.Split(id, ".")
+	if len(parts) != 3 || !isHex(parts[1], 32) || !isHex(parts[2], 40) {
+		return "", "", "", false
+	}
+	if _, err := strconv.ParseUint(parts[0], 10, 64); err != nil {
+		return "", "", "", false
+	}
+	return parts[0], parts[1], parts[2], true
+}
+
+func isHex(s string, n int) bool {
+	if len(s) != n {
+		return false
+	}
+	_, err := hex.DecodeString(s)
+	return err == nil && strings.ToLower(s) == s
+}
+
+func fromMillis(s string) time.Time {
+	ms, _ := strconv.ParseInt(s, 10, 64)
+	if ms <= 0 {
+		return time.Time{}
+	}
+	return time.UnixMilli(ms)
+}
+
+// withCanonical sets c.CanonicalInput when the gate did not.
+func withCanonical(c approval.CallInfo) approval.CallInfo {
+	if c.CanonicalInput == "" {
+		if canon, err := canonical.JSON(c.Input); err == nil {
+			c.CanonicalInput = canon
+		} else {
+			c.CanonicalInput = c.Input
+		}
+	}
+	return c
+}

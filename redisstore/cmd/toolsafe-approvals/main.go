@@ -1,0 +1,153 @@
+// Command toolsafe-approvals lists and decides the calls that wait for
+// approval in a fleet's Redis, and prints the audit trail: the approvals
+// inbox for people who prefer a terminal.
+//
+//	toolsafe-approvals [flags] list
+//	toolsafe-approvals [flags] approve [-comment TEXT] ID
+//	toolsafe-approvals [flags] deny [-comment TEXT] ID
+//	toolsafe-approvals [flags] audit [-n N]
+//
+// The flags: -redis ADDR (default $REDIS_ADDR, else 127.0.0.1:6379),
+// -prefix (the Store's key prefix, default "toolsafe"), -as USER (who
+// decides, for the audit trail; default the login name), -timeout (each
+// Redis operation, default 2s). An ID is one list printed: it names the
+// request exactly as shown, so approve covers nothing else, and a request
+// answered already (by anyone) or asked again with other details is
+// refused. Text from inputs and comments is printed with control
+// characters escaped.
+//
+// The exit status is 0 on success, 1 when the request no longer waits as
+// listed, 2 on a usage error, 3 when Redis is unavailable. It lives in
+// redisstore's module, which may require go-redis; the core's toolsafe
+// command does not. Add it to your module as a tool (go install ...@version
+// refuses a nested module, whose go.mod has replace directives):
+//
+//	go get -tool github.com/toolsafe/toolsafe/redisstore/cmd/toolsafe-approvals@latest
+//	go tool toolsafe-approvals list
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/user"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/toolsafe/toolsafe/approval"
+	"github.com/toolsafe/toolsafe/redisstore"
+)
+
+// The exit statuses.
+const (
+	exitOK         = 0
+	exitNotPending = 1
+	exitUsage      = 2
+	exitStore      = 3
+)
+
+const usage = `toolsafe-approvals lists and decides the calls waiting for approval in Redis.
+
+Usage:
+  toolsafe-approvals [flags] list                          what waits, oldest first
+  toolsafe-approvals [flags] approve [-comment TEXT] ID    approve the request ID (from list)
+  toolsafe-approvals [flags] deny [-comment TEXT] ID       deny it
+  toolsafe-approvals [flags] audit [-n N]                  the N newest decisions (default 20; 0: all)
+
+Flags:
+  -redis ADDR     the Redis (default $REDIS_ADDR, else 127.0.0.1:6379)
+  -prefix P       the Store's key prefix (default toolsafe)
+  -as USER        who decides, for the audit trail (default the login name)
+  -timeout D      each Redis operation (default 2s)
+
+Exit status: 0 on success, 1 when the request no longer waits as listed, 2
+on a usage error, 3 when Redis is unavailable.
+`
+
+func main() {
+	os.Exit(run(context.Background(), os.Args[1:], os.Stdout, os.Stderr))
+}
+
+type options struct {
+	addr, prefix, as string
+	timeout          time.Duration
+}
+
+// run runs the command with args (without the program name) and returns
+// the exit status.
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	var o options
+	fs := flag.NewFlagSet("toolsafe-approvals", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.StringVar(&o.addr, "redis", envOr("REDIS_ADDR", "127.0.0.1:6379"), "")
+	fs.StringVar(&o.prefix, "prefix", "toolsafe", "")
+	fs.StringVar(&o.as, "as", loginName(), "")
+	fs.DurationVar(&o.timeout, "timeout", 2*time.Second, "")
+	if err := fs.Parse(args); err != nil || fs.NArg() == 0 {
+		if err != nil && !errors.Is(err, flag.ErrHelp) {
+			fmt.Fprintln(stderr, "toolsafe-approvals:", err)
+		}
+		fmt.Fprint(stderr, usage)
+		return exitUsage
+	}
+	cmd, rest := fs.Arg(0), fs.Args()[1:]
+	switch cmd {
+	case "list", "approve", "deny", "audit":
+	case "help":
+		fmt.Fprint(stdout, usage)
+		return exitOK
+	default:
+		fmt.Fprintf(stderr, "toolsafe-approvals: unknown command %q\n\n%s", cmd, usage)
+		return exitUsage
+	}
+	client := redis.NewClient(redisstore.ClientOptions(o.addr))
+	defer client.Close()
+	store, err := redisstore.New(client, redisstore.WithPrefix(o.prefix), redisstore.WithTimeout(o.timeout))
+	if err != nil {
+		fmt.Fprintln(stderr, "toolsafe-approvals:", err)
+		return exitUsage
+	}
+	defer store.Close()
+	g := store.Grants()
+	switch cmd {
+	case "list":
+		return list(ctx, g, stdout, stderr)
+	case "audit":
+		return audit(ctx, g, rest, stdout, stderr)
+	case "approve":
+		return answer(ctx, g, approval.Approved, o.as, rest, stdout, stderr)
+	}
+	return answer(ctx, g, approval.Denied, o.as, rest, stdout, stderr)
+}
+
+func envOr(name, def string) string {
+	if v := os.Getenv(name); v != "" {
+		return v
+	}
+	return def
+}
+
+func loginName() string {
+	if u, err := user.Current(); err == nil {
+		return u.Username
+	}
+	return os.Getenv("USER")
+}
+
+// failed prints err and returns its exit status.
+func failed(stderr io.Writer, err error) int {
+	switch {
+	case errors.Is(err, approval.ErrNotPending):
+		fmt.Fprintln(stderr, "toolsafe-approvals: not recorded: the request no longer waits as listed (answered already, expired, or asked again with other details); list again")
+		return exitNotPending
+	case errors.Is(err, redisstore.ErrUnavailable):
+		fmt.Fprintln(stderr, "toolsafe-approvals: Redis is unavailable; an answer is recorded whole or not at all: list again when it is back")
+		return exitStore
+	}
+	fmt.Fprintln(stderr, "toolsafe-approvals:", clean(err.Error()))
+	return exitStore
+}

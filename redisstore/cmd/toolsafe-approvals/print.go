@@ -1,0 +1,126 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"time"
+	"unicode"
+
+	"github.com/toolsafe/toolsafe/approval"
+	"github.com/toolsafe/toolsafe/redisstore"
+)
+
+func list(ctx context.Context, g *redisstore.Grants, stdout, stderr io.Writer) int {
+	reqs, err := g.Requests(ctx)
+	if err != nil {
+		return failed(stderr, err)
+	}
+	if len(reqs) == 0 {
+		fmt.Fprintln(stdout, "Nothing waits.")
+		return exitOK
+	}
+	now := time.Now()
+	for _, q := range reqs {
+		c := q.Call
+		fmt.Fprintf(stdout, "%s\n", q.ID)
+		fmt.Fprintf(stdout, "  tool     %s\n", clean(c.Tool))
+		fmt.Fprintf(stdout, "  run      %s   call %s   attempt %d   waiting %s\n", clean(c.RunID), clean(c.CallID), c.Attempt, age(now.Sub(q.Since)))
+		fmt.Fprintf(stdout, "  reason   %s\n", c.Reason())
+		fmt.Fprintf(stdout, "  input    %s\n\n", indent(pretty(c.Input), "           "))
+	}
+	return exitOK
+}
+
+func answer(ctx context.Context, g *redisstore.Grants, d approval.Decision, by string, args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("answer", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	comment := fs.String("comment", "", "")
+	if err := fs.Parse(args); err != nil || fs.NArg() != 1 {
+		fmt.Fprint(stderr, "toolsafe-approvals: approve and deny take [-comment TEXT] and one ID, from list\n\n", usage)
+		return exitUsage
+	}
+	if strings.TrimSpace(by) == "" {
+		fmt.Fprintln(stderr, "toolsafe-approvals: who decides is unknown: pass -as USER")
+		return exitUsage
+	}
+	rec, err := g.Answer(ctx, fs.Arg(0), d, by, *comment)
+	if err != nil {
+		return failed(stderr, err)
+	}
+	fmt.Fprintf(stdout, "%s %s %s (run %s, call %s, attempt %d)\n", clean(rec.By), rec.Decision, clean(rec.Call.Tool), clean(rec.Call.RunID), clean(rec.Call.CallID), rec.Call.Attempt)
+	return exitOK
+}
+
+func audit(ctx context.Context, g *redisstore.Grants, args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("audit", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	n := fs.Int("n", 20, "")
+	if err := fs.Parse(args); err != nil || fs.NArg() != 0 {
+		fmt.Fprint(stderr, "toolsafe-approvals: audit takes [-n N]\n\n", usage)
+		return exitUsage
+	}
+	recs, err := g.Audit(ctx, *n)
+	if err != nil {
+		return failed(stderr, err)
+	}
+	if len(recs) == 0 {
+		fmt.Fprintln(stdout, "No decisions yet.")
+	}
+	for _, r := range recs {
+		fmt.Fprintf(stdout, "%s  %s %s %s %s  run %s  call %s  attempt %d",
+			r.At.UTC().Format(time.RFC3339), clean(r.By), r.Decision, clean(r.Call.Tool), clean(r.Call.CanonicalInput),
+			clean(r.Call.RunID), clean(r.Call.CallID), r.Call.Attempt)
+		if r.Comment != "" {
+			fmt.Fprintf(stdout, "  comment %s", strconv.Quote(r.Comment))
+		}
+		fmt.Fprintln(stdout)
+	}
+	return exitOK
+}
+
+// clean escapes what a terminal would act on instead of printing: control
+// characters (escape sequences among them), and bidirectional overrides
+// that reorder what is shown.
+func clean(s string) string {
+	var b strings.Builder
+	for _, r := range strings.ToValidUTF8(s, "\uFFFD") {
+		switch {
+		case r == '\n':
+			b.WriteString(`\n`)
+		case unicode.IsControl(r), unicode.Is(unicode.Bidi_Control, r):
+			b.WriteString(strings.Trim(strconv.QuoteRuneToASCII(r), "'"))
+		default:
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
+}
+
+// pretty indents input when it is JSON (whose strings hold no control
+// characters), each line cleaned.
+func pretty(input string) string {
+	var b bytes.Buffer
+	if json.Valid([]byte(input)) && json.Indent(&b, []byte(input), "", "  ") == nil {
+		lines := strings.Split(b.String(), "\n")
+		for i, l := range lines {
+			lines[i] = clean(l)
+		}
+		return strings.Join(lines, "\n")
+	}
+	return clean(input)
+}
+
+func indent(s, by string) string { return strings.ReplaceAll(s, "\n", "\n"+by) }
+
+func age(d time.Duration) string {
+	if d < 0 {
+		d = 0
+	}
+	return d.Truncate(time.Second).String()
+}

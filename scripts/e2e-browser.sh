@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# The approvals inbox in a real headless Chromium (Debian's package), driven
+# from Go by chromedp in the nested module examples/inbox/browsertest, so the
+# core's go.mod does not require chromedp. Installs Chromium when it is
+# missing. SCREENSHOT=path also writes the inbox's screenshot there (the
+# README's is examples/inbox/inbox.png).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+if ! command -v chromium >/dev/null; then
+  echo "-- installing Debian's chromium"
+  as_root=""; [ "$(id -u)" -ne 0 ] && as_root="sudo"
+  $as_root apt-get update -q >/dev/null
+  $as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends chromium fonts-dejavu-core >/dev/null
+fi
+echo "-- $(chromium --version 2>/dev/null)"
+staticcheck=$(go env GOPATH)/bin/staticcheck
+args=()
+[ -n "${SCREENSHOT:-}" ] && args=(-args -screenshot "$(realpath "$SCREENSHOT")")
+cd examples/inbox/browsertest
+go mod tidy -diff
+go vet ./...
+"$staticcheck" ./...
+go test -race -count=1 ./... "${args[@]}"
