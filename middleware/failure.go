@@ -110,27 +110,9 @@ func (f *Failure) message(args bool) string {
 	}
 	switch f.Kind {
 	case KindToolError:
-		var te *ToolError
-		if errors.As(f.Cause, &te) && te.status != 0 && !hasMarker(f.Cause) {
-			return httpAdvice(tool, te.status)
-		}
-		return f.reason()
+		return f.toolErrorMessage(tool, args)
 	case KindArgsInvalid:
-		if f.Attempts > 0 {
-			fmt.Fprintf(&b, "%s did not accept the input", tool) // the tool itself found it wrong
-		} else {
-			fmt.Fprintf(&b, "%s was not called: the input is invalid", tool)
-		}
-		var ae *ArgsError
-		switch {
-		case !errors.As(f.Cause, &ae) || len(ae.Problems) == 0:
-		case args:
-			fmt.Fprintf(&b, ": %s", ae.Error())
-		default:
-			b.WriteString(": details withheld: they quote the arguments")
-		}
-		b.WriteString(". Fix the input and call it again.")
-		return b.String()
+		return f.argsMessage(tool, args)
 	case KindApprovalDenied:
 		return fmt.Sprintf("The user denied approval for %s. Do not call it again for this request.", tool)
 	case KindCallLimit:
@@ -166,25 +148,7 @@ func (f *Failure) message(args bool) string {
 		b.WriteString(" Go on without it, or try again later.")
 		return b.String()
 	case KindBusy:
-		f.writeNotCalled(&b, tool)
-		switch {
-		case errors.Is(f.Cause, fault.ErrStuck):
-			b.WriteString("earlier attempts at it are still running after their time ran out (it does not stop when asked).")
-		case errors.Is(f.Cause, ratelimiter.ErrExceeded):
-			b.WriteString("it was called too often (a rate limit).")
-			f.writeSideEffect(&b)
-			b.WriteString(" Wait before calling it again, or go on without it.")
-			return b.String()
-		case errors.Is(f.Cause, adaptivethrottler.ErrExceeded):
-			b.WriteString("its service is failing for many callers, so calls are being held back.")
-		case f.Dependency != "":
-			fmt.Fprintf(&b, "too many calls to its dependency %s are in flight.", f.Dependency)
-		default:
-			b.WriteString("too many calls to it are in flight.")
-		}
-		f.writeSideEffect(&b)
-		b.WriteString(" Try again shortly, or go on without it.")
-		return b.String()
+		return f.busyMessage(tool)
 	case KindBudget:
 		fmt.Fprintf(&b, "%s failed", tool)
 		f.writeAttempts(&b)
@@ -193,38 +157,7 @@ func (f *Failure) message(args bool) string {
 		b.WriteString(" Go on without it, or try again later.")
 		return b.String()
 	case KindTimeout:
-		if f.WaitingFor != "" {
-			// The time ran out before the attempt began: nothing to answer.
-			f.writeNotCalled(&b, tool)
-			b.WriteString("its time")
-			if f.Timeout > 0 {
-				fmt.Fprintf(&b, " (%s)", roundForModel(f.Timeout))
-			}
-			switch {
-			case f.WaitingFor == waitingForSlot && f.Dependency != "":
-				fmt.Fprintf(&b, " ran out while it was waiting for a free slot at its dependency %s.", f.Dependency)
-			case f.WaitingFor == waitingForSlot:
-				b.WriteString(" ran out while it was waiting for a free slot.")
-			default:
-				b.WriteString(" ran out while it was still waiting for approval.")
-			}
-			f.writeSideEffect(&b)
-			if f.WaitingFor == waitingForApproval {
-				fmt.Fprintf(&b, " Tell the user it needs their approval; call %s again once they have given it.", tool)
-			} else {
-				f.writeNext(&b, tool)
-			}
-			return b.String()
-		}
-		fmt.Fprintf(&b, "%s did not answer", tool)
-		if f.Timeout > 0 {
-			fmt.Fprintf(&b, " within %s", forModel(f.Timeout))
-		}
-		f.writeAttempts(&b)
-		b.WriteString(".")
-		f.writeSideEffect(&b)
-		f.writeNext(&b, tool)
-		return b.String()
+		return f.timeoutMessage(tool)
 	}
 	// KindFailed and anything unknown.
 	fmt.Fprintf(&b, "%s failed", tool)
@@ -239,6 +172,106 @@ func (f *Failure) message(args bool) string {
 			forModel(f.Wait), forModel(f.Wait), tool)
 		return b.String()
 	}
+	f.writeNext(&b, tool)
+	return b.String()
+}
+
+// busyMessage is the message of a tool-busy refusal.
+func (f *Failure) busyMessage(tool string) string {
+	var b strings.Builder
+	f.writeNotCalled(&b, tool)
+	switch {
+	case errors.Is(f.Cause, fault.ErrStuck):
+		b.WriteString("earlier attempts at it are still running after their time ran out (it does not stop when asked).")
+	case errors.Is(f.Cause, ratelimiter.ErrExceeded):
+		b.WriteString("it was called too often (a rate limit).")
+		f.writeSideEffect(&b)
+		b.WriteString(" Wait before calling it again, or go on without it.")
+		return b.String()
+	case errors.Is(f.Cause, adaptivethrottler.ErrExceeded):
+		b.WriteString("its service is failing for many callers, so calls are being held back.")
+	case f.Dependency != "":
+		fmt.Fprintf(&b, "too many calls to its dependency %s are in flight.", f.Dependency)
+	default:
+		b.WriteString("too many calls to it are in flight.")
+	}
+	f.writeSideEffect(&b)
+	b.WriteString(" Try again shortly, or go on without it.")
+	return b.String()
+}
+
+// toolErrorMessage is the message of a tool-error: the ToolError's own
+// text, advice for an HTTP status that is the input's fault, or, without
+// args, an upstream's text withheld.
+func (f *Failure) toolErrorMessage(tool string, args bool) string {
+	var te *ToolError
+	if errors.As(f.Cause, &te) && !hasMarker(f.Cause) {
+		switch {
+		case te.status != 0:
+			return httpAdvice(tool, te.status)
+		case te.upstream && args:
+			return te.msg
+		case te.upstream:
+			return tool + " answered with an error: " + te.safeText() + "."
+		}
+	}
+	return f.reason()
+}
+
+// argsMessage is the message of an args-invalid failure: what is wrong
+// with the input, withheld without args (the problems quote the input).
+func (f *Failure) argsMessage(tool string, args bool) string {
+	var b strings.Builder
+	if f.Attempts > 0 {
+		fmt.Fprintf(&b, "%s did not accept the input", tool) // the tool itself found it wrong
+	} else {
+		fmt.Fprintf(&b, "%s was not called: the input is invalid", tool)
+	}
+	var ae *ArgsError
+	switch {
+	case !errors.As(f.Cause, &ae) || len(ae.Problems) == 0:
+	case args:
+		fmt.Fprintf(&b, ": %s", ae.Error())
+	default:
+		b.WriteString(": details withheld: they quote the arguments")
+	}
+	b.WriteString(". Fix the input and call it again.")
+	return b.String()
+}
+
+// timeoutMessage is the message of a tool-timeout.
+func (f *Failure) timeoutMessage(tool string) string {
+	var b strings.Builder
+	if f.WaitingFor != "" {
+		// The time ran out before the attempt began: nothing to answer.
+		f.writeNotCalled(&b, tool)
+		b.WriteString("its time")
+		if f.Timeout > 0 {
+			fmt.Fprintf(&b, " (%s)", roundForModel(f.Timeout))
+		}
+		switch {
+		case f.WaitingFor == waitingForSlot && f.Dependency != "":
+			fmt.Fprintf(&b, " ran out while it was waiting for a free slot at its dependency %s.", f.Dependency)
+		case f.WaitingFor == waitingForSlot:
+			b.WriteString(" ran out while it was waiting for a free slot.")
+		default:
+			b.WriteString(" ran out while it was still waiting for approval.")
+		}
+		f.writeSideEffect(&b)
+		if f.WaitingFor == waitingForApproval {
+			fmt.Fprintf(&b, " Tell the user it needs their approval; call %s again once they have given it.", tool)
+		} else {
+			f.writeNext(&b, tool)
+		}
+		return b.String()
+	}
+	fmt.Fprintf(&b, "%s did not answer", tool)
+	if f.Timeout > 0 {
+		fmt.Fprintf(&b, " within %s", forModel(f.Timeout))
+	}
+	f.writeAttempts(&b)
+	b.WriteString(".")
+	f.writeSideEffect(&b)
 	f.writeNext(&b, tool)
 	return b.String()
 }
