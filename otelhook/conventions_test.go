@@ -65,11 +65,11 @@ func TestContentCapture(t *testing.T) {
 				v, ok := telemetry.Attr(span.Attributes(), key)
 				switch {
 				case c.want == 0 && ok:
-					t.Errorf("%s recorded (%s); want none", key, v.Emit())
+					t.Errorf("%s recorded (%s); want none", key, v.String())
 				case c.want != 0 && !ok:
 					t.Errorf("%s not recorded", key)
 				case c.want != 0 && v.Type() != c.want:
-					t.Errorf("%s is a %s (%s); want a %s", key, v.Type(), v.Emit(), c.want)
+					t.Errorf("%s is a %s (%s); want a %s", key, v.Type(), v.String(), c.want)
 				}
 			}
 		})

@@ -50,7 +50,7 @@ func ExampleWithRecordArguments() {
 		for _, kv := range s.Attributes() {
 			switch kv.Key {
 			case "gen_ai.tool.call.arguments", "gen_ai.tool.call.result", otelhook.TruncatedKey:
-				fmt.Printf("%s (%s): %s\n", kv.Key, kv.Value.Type(), kv.Value.Emit())
+				fmt.Printf("%s (%s): %s\n", kv.Key, kv.Value.Type(), kv.Value.String())
 			}
 		}
 	}
