@@ -12,11 +12,12 @@ import (
 )
 
 // Describe returns the chain of layers the tool called name gets from c,
-// outermost first, as toolsafe.New orders them, such as
+// outermost first, as toolsafe.New orders them, ending in the tool itself,
+// such as
 //
 //	surface → args schema → fallback(archive_search) → deadline 30s →
 //	retry 3 (500ms..30s ×2 +25%) → approval every attempt →
-//	breaker billing → bulkhead billing(8) → timeout 2s
+//	breaker billing → bulkhead billing(8) → timeout 2s → tool fetch_invoice
 //
 // (on one line). A tool the file does not name gets the defaults, so
 // Describe of any such name describes them. Layers that are off are left
@@ -39,7 +40,8 @@ import (
 //     circuit breaker and its limit of attempts in flight; "(shared:
 //     redis)" after the breaker and the budget of a dependency whose
 //     replicas share them;
-//   - timeout d: each attempt's limit.
+//   - timeout d: each attempt's limit;
+//   - tool name: the tool, last.
 //
 // Options added with With are not described.
 func (c *File) Describe(name string) string {
@@ -100,6 +102,7 @@ func (c *File) Describe(name string) string {
 	if r.timeout > 0 {
 		parts = append(parts, "timeout "+r.timeout.String())
 	}
+	parts = append(parts, strings.TrimSpace("tool "+name)) // "tool" alone for the defaults' ""
 	return strings.Join(parts, " → ")
 }
 
