@@ -37,9 +37,9 @@ func TestValidConfigsDescribeEachToolsChain(t *testing.T) {
 			name: "the example of the issue",
 			yaml: issueExample,
 			chains: map[string]string{
-				"fetch_invoice": "surface → deadline 30s → retry 3 (500ms..30s ×2 +25%; budget billing 20%) → breaker billing → bulkhead billing(8, wait 1s) → timeout 2s → tool fetch_invoice",
-				"refund": "surface → deadline 30s → retry 2 (500ms..30s ×2 +25%; budget billing 20%; same idempotency key) → approval every attempt → breaker billing → bulkhead billing(8, wait 1s) → timeout 10s → tool refund",
-				"search": "surface → args schema → fallback(archive_search on tool-failed, circuit-open) → deadline 30s → retry 2 (500ms..30s ×2 +25%) → timeout 10s → tool search",
+				"fetch_invoice":  "surface → deadline 30s → retry 3 (500ms..30s ×2 +25%; budget billing 20%) → breaker billing → bulkhead billing(8, wait 1s) → timeout 2s → tool fetch_invoice",
+				"refund":         "surface → deadline 30s → retry 2 (500ms..30s ×2 +25%; budget billing 20%; same idempotency key) → approval every attempt → breaker billing → bulkhead billing(8, wait 1s) → timeout 10s → tool refund",
+				"search":         "surface → args schema → fallback(archive_search on tool-failed, circuit-open) → deadline 30s → retry 2 (500ms..30s ×2 +25%) → timeout 10s → tool search",
 				"archive_search": "surface → deadline 30s → retry 2 (500ms..30s ×2 +25%) → timeout 10s → tool archive_search",
 			},
 		},
@@ -95,7 +95,7 @@ tools:
   once: {retries: 0, timeout: 0, deadline: 0}
 `,
 			chains: map[string]string{
-				"once": "surface → tool once",
+				"once":  "surface → tool once",
 				"other": "surface → deadline 30s → retry 2 (500ms..30s ×2 +25%) → timeout 10s → tool other",
 			},
 		},
@@ -127,7 +127,7 @@ tools:
   lookup: {fallback: cached_lookup, tracing: false}
 `,
 			chains: map[string]string{
-				"pay": "trace → surface → retry 1 (500ms..30s ×2 +25%; not after a timeout) → approval per call → bulkhead payments(2) → timeout 5s → tool pay",
+				"pay":    "trace → surface → retry 1 (500ms..30s ×2 +25%; not after a timeout) → approval per call → bulkhead payments(2) → timeout 5s → tool pay",
 				"lookup": "surface → fallback(cached_lookup) → tool lookup",
 			},
 		},
@@ -150,7 +150,7 @@ tools:
 			chains: map[string]string{
 				"fetch_invoice": "surface → retry 3 (250ms..4s ×2) → timeout 2s → tool fetch_invoice",
 				"list_invoices": "surface → retry 3 (250ms..4s ×2) → timeout 5s → tool list_invoices",
-				"same": "surface → retry 3 (250ms..4s ×2) → timeout 2s → tool same",
+				"same":          "surface → retry 3 (250ms..4s ×2) → timeout 2s → tool same",
 			},
 		},
 		{
