@@ -32,9 +32,18 @@
 // Text reaches the model as it is, one block per line; images, audio and
 // resources are summarised ("[image: image/png, 12 KB]"), never dropped.
 // With toolsafe.WithTracing each attempt's span gets the MCP attributes of
-// the OpenTelemetry semantic conventions v1.41.0 (mcp.method.name,
-// mcp.protocol.version, mcp.session.id, rpc.response.status_code); turn
-// them off with WithSpanAttributes(false) where a tool is used without
-// toolsafe's tracing, or they land on the caller's span. The server's error
-// text is never put in a span.
+// the OpenTelemetry MCP semantic conventions (semantic-conventions-genai,
+// docs/gen-ai/mcp.md; keys from semconv v1.41.0): mcp.method.name,
+// mcp.protocol.version, mcp.session.id, rpc.response.status_code,
+// jsonrpc.request.id (connect through Transport) and error.type
+// "tool_error" for an isError result or the JSON-RPC code; turn them off
+// with WithSpanAttributes(false) where a tool is used without toolsafe's
+// tracing. Each tools/call carries the trace context in params._meta
+// (traceparent, tracestate; see WithPropagator), so a traced server joins
+// the agent's trace. An isError result's text reaches the model, but a span
+// gets only its size; the server's error text is never put in a span.
+//
+// TypeScript-SDK servers answer an unknown tool and input their schema
+// rejects with isError results ("MCP error -32602: ...") rather than
+// JSON-RPC errors; those are mapped as -32602 is.
 package mcptools

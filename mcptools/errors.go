@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"strconv"
+	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -52,15 +53,18 @@ func (t *Tool) failure(ctx context.Context, span trace.Span, err error) error {
 	if !errors.As(err, &we) {
 		return middleware.Transient(middleware.NewToolError(reasonTransport).WithCause(err))
 	}
+	code := strconv.FormatInt(we.Code, 10)
 	if span != nil {
-		span.SetAttributes(semconv.RPCResponseStatusCodeKey.String(strconv.FormatInt(we.Code, 10)))
+		span.SetAttributes(semconv.RPCResponseStatusCodeKey.String(code))
 	}
-	switch we.Code {
+	return typed(t.codeFailure(ctx, we.Code, err), code)
+}
+
+// codeFailure maps a JSON-RPC error of code, err, onto toolsafe's taxonomy.
+func (t *Tool) codeFailure(ctx context.Context, code int64, err error) error {
+	switch code {
 	case jsonrpc.CodeInvalidParams:
-		if !t.listed(ctx) {
-			return t.gone(err)
-		}
-		return &middleware.ArgsError{Problems: []string{detailRejected}, Cause: err}
+		return t.invalidParams(ctx, err)
 	case jsonrpc.CodeMethodNotFound:
 		return middleware.NewToolError("%s cannot be called: its MCP server takes no tool calls. Do not call it again; use another tool or tell the user it is unavailable.", t.name).WithCause(err)
 	case jsonrpc.CodeParseError, jsonrpc.CodeInvalidRequest, codeRejected,
@@ -72,6 +76,83 @@ func (t *Tool) failure(ctx context.Context, span trace.Span, err error) error {
 	// -32603 internal error, -32001 unknown, the server's own codes, 0.
 	return middleware.Transient(middleware.NewToolError(reasonServer).WithCause(err))
 }
+
+// invalidParams is the answer for a call the server refused as invalid
+// params, which is also its answer to a tool it does not know: the tool is
+// gone when the server no longer lists it, else the arguments are invalid.
+func (t *Tool) invalidParams(ctx context.Context, cause error) error {
+	if !t.listed(ctx) {
+		return t.gone(cause)
+	}
+	return &middleware.ArgsError{Problems: []string{detailRejected}, Cause: cause}
+}
+
+// toolError is the answer for a result with isError, whose text is the
+// server's. A TypeScript-SDK server answers a tool it does not know, and
+// input its schema rejects, with such a result whose one text block is the
+// SDK's rendering of an invalid-params error ("MCP error -32602: Tool x not
+// found", "MCP error -32602: Input validation error: ..."), where the Go SDK
+// answers a JSON-RPC error: that is mapped as -32602 is. Any other is a
+// tool-error whose text the model sees (middleware.UpstreamToolError).
+// error.type is "tool_error" either way, as the MCP conventions name a
+// result with isError.
+func (t *Tool) toolError(ctx context.Context, res *mcp.CallToolResult, text string) error {
+	if code, ok := sdkErrorCode(res); ok && code == jsonrpc.CodeInvalidParams {
+		return typed(t.invalidParams(ctx, serverText(text)), errorTypeToolError)
+	}
+	if text == "" {
+		return typed(middleware.NewToolError("%s failed; its MCP server gave no reason.", t.name), errorTypeToolError)
+	}
+	return typed(middleware.UpstreamToolError(text), errorTypeToolError)
+}
+
+// sdkPrefix starts the text of an McpError as the TypeScript SDK renders
+// it into an isError result: "MCP error <code>: <message>".
+const sdkPrefix = "MCP error "
+
+// sdkErrorCode returns the JSON-RPC code of an isError result that is a
+// TypeScript-SDK error rendered as text (one text block, "MCP error
+// -32602: ..."), and whether it is one.
+func sdkErrorCode(res *mcp.CallToolResult) (int64, bool) {
+	if len(res.Content) != 1 {
+		return 0, false
+	}
+	tc, ok := res.Content[0].(*mcp.TextContent)
+	if !ok || tc == nil || !strings.HasPrefix(tc.Text, sdkPrefix) {
+		return 0, false
+	}
+	num, _, found := strings.Cut(tc.Text[len(sdkPrefix):], ":")
+	if !found {
+		return 0, false
+	}
+	code, err := strconv.ParseInt(num, 10, 32)
+	return code, err == nil
+}
+
+// serverText is a server's text kept as the cause of a failure, for DEBUG
+// logs only.
+type serverText string
+
+func (s serverText) Error() string { return string(s) }
+
+// errorTypeToolError is the error.type of a result with isError (MCP
+// semantic conventions).
+const errorTypeToolError = "tool_error"
+
+// typedError is a failure of a tools/call with the error.type the MCP
+// semantic conventions give it: "tool_error" for a result with isError,
+// the JSON-RPC code for a JSON-RPC error. otelhook puts it on the attempt
+// span (it reads ErrorType).
+type typedError struct {
+	err     error
+	errType string
+}
+
+func (e *typedError) Error() string     { return e.err.Error() }
+func (e *typedError) Unwrap() error     { return e.err }
+func (e *typedError) ErrorType() string { return e.errType }
+
+func typed(err error, errType string) error { return &typedError{err: err, errType: errType} }
 
 // refused is a failure another attempt would not fix, and that is not the
 // model's to fix: kind tool-failed, not retried.

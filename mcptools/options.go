@@ -1,6 +1,9 @@
 package mcptools
 
-import "github.com/modelcontextprotocol/go-sdk/mcp"
+import (
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"go.opentelemetry.io/otel/propagation"
+)
 
 // Option configures List and New.
 type Option interface {
@@ -12,9 +15,10 @@ type optionFunc func(*config)
 func (f optionFunc) apply(c *config) { f(c) }
 
 type config struct {
-	rename  func(string) string
-	filter  func(*mcp.Tool) bool
-	noSpans bool
+	rename     func(string) string
+	filter     func(*mcp.Tool) bool
+	noSpans    bool
+	propagator propagation.TextMapPropagator
 }
 
 func newConfig(opts []Option) config {
@@ -49,4 +53,14 @@ func WithFilter(keep func(*mcp.Tool) bool) Option {
 // than an attempt's.
 func WithSpanAttributes(on bool) Option {
 	return optionFunc(func(c *config) { c.noSpans = !on })
+}
+
+// WithPropagator sets the propagator that writes the trace context of each
+// tools/call into its params._meta ("traceparent", "tracestate" and
+// "baggage", unprefixed, as the MCP semantic conventions and SEP-414 say),
+// so that a traced server joins the agent's trace. Nil, the default, means
+// the global propagator (otel.GetTextMapPropagator), looked up at each call;
+// set one there, such as propagation.TraceContext{}, or nothing is sent.
+func WithPropagator(p propagation.TextMapPropagator) Option {
+	return optionFunc(func(c *config) { c.propagator = p })
 }

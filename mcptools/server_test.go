@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/toolsafe/toolsafe/mcptools"
 )
 
 // secret stands for what an MCP server's errors may hold and the model must
@@ -46,7 +48,7 @@ func startServer(t testing.TB, opts *mcp.ServerOptions, add func(*mcp.Server)) *
 		t.Fatalf("server: %v", err)
 	}
 	client := mcp.NewClient(&mcp.Implementation{Name: "toolsafe-test", Version: "v0.0.1"}, nil)
-	session, err := client.Connect(ctx, ct, nil)
+	session, err := client.Connect(ctx, mcptools.Transport(ct), nil)
 	if err != nil {
 		t.Fatalf("client: %v", err)
 	}

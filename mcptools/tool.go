@@ -10,6 +10,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/tmc/langchaingo/tools"
 	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/propagation"
 	semconv "go.opentelemetry.io/otel/semconv/v1.41.0"
 	"go.opentelemetry.io/otel/trace"
 
@@ -29,6 +30,7 @@ type Tool struct {
 	checked     tools.Tool // the schema's check around send
 	attrs       []attribute.KeyValue
 	spans       bool
+	propagator  propagation.TextMapPropagator // nil: the global one, at each call
 }
 
 var (
@@ -88,6 +90,7 @@ func newTool(session *mcp.ClientSession, def *mcp.Tool, c config) (*Tool, error)
 		description: description,
 		schema:      schema,
 		spans:       !c.noSpans,
+		propagator:  c.propagator,
 		attrs:       sessionAttrs(session),
 	}
 	t.checked = schema.Middleware()(middleware.Func(name, description, t.send))
@@ -189,8 +192,10 @@ func (t *Tool) send(ctx context.Context, input string) (string, error) {
 		span = nil
 	} else {
 		span.SetAttributes(t.attrs...)
+		ctx = context.WithValue(ctx, spanKey{}, span) // for Transport's request ID
 	}
-	res, err := t.session.CallTool(ctx, &mcp.CallToolParams{Name: t.def.Name, Arguments: json.RawMessage(input)})
+	params := &mcp.CallToolParams{Name: t.def.Name, Arguments: json.RawMessage(input), Meta: traceMeta(ctx, t.propagator)}
+	res, err := t.session.CallTool(ctx, params)
 	if err != nil {
 		return "", t.failure(ctx, span, err)
 	}
@@ -199,10 +204,7 @@ func (t *Tool) send(ctx context.Context, input string) (string, error) {
 	}
 	text := observation(res)
 	if res.IsError {
-		if text == "" {
-			text = fmt.Sprintf("%s failed; its MCP server gave no reason.", t.name)
-		}
-		return "", middleware.NewToolError("%s", text)
+		return "", t.toolError(ctx, res, text)
 	}
 	return text, nil
 }

@@ -116,7 +116,8 @@ func hasMarker(err error) bool {
 // Reason returns a short, model-safe description of err derived from its
 // type only: a ToolError's own message, "HTTP 503 Service Unavailable", "the
 // connection was reset", and so on; "" when the type says nothing useful. It
-// never contains the text of a foreign error.
+// never contains the text of a foreign error, nor that of an
+// UpstreamToolError, which it withholds, giving its size in bytes.
 func Reason(err error) string {
 	if err == nil {
 		return ""
@@ -128,7 +129,7 @@ func Reason(err error) string {
 	var op *net.OpError
 	switch {
 	case errors.As(err, &te) && !hasMarker(err):
-		return te.msg
+		return te.safeText()
 	case errors.As(err, &he):
 		return fmt.Sprintf("HTTP %d %s", he.StatusCode, httpStatusText(he.StatusCode))
 	case errors.Is(err, syscall.ECONNRESET):
@@ -144,7 +145,16 @@ func Reason(err error) string {
 	case errors.As(err, &op):
 		return "a network error"
 	case errors.As(err, &te):
-		return te.msg
+		return te.safeText()
 	}
 	return ""
+}
+
+// safeText is e's message for a span or a log line: the text itself, or,
+// for an upstream's text, its size.
+func (e *ToolError) safeText() string {
+	if e.upstream {
+		return fmt.Sprintf("its upstream's message, withheld (%d bytes): it may quote the arguments", len(e.msg))
+	}
+	return e.msg
 }

@@ -15,6 +15,7 @@ import (
 type ToolError struct {
 	msg       string
 	retryable bool
+	upstream  bool // msg is an upstream's own text: the model's, not a span's
 	cause     error
 	status    int // the HTTP status, when FromHTTPResponse made it
 }
@@ -30,6 +31,15 @@ func NewToolError(format string, args ...any) *ToolError {
 // fmt.Sprintf) is shown to the model if the retries run out.
 func RetryableToolError(format string, args ...any) *ToolError {
 	return &ToolError{msg: fmt.Sprintf(format, args...), retryable: true}
+}
+
+// UpstreamToolError returns a semantic, non-retryable error (kind
+// tool-error) whose message is text an upstream wrote, such as an MCP
+// server's isError result: the model sees it verbatim, but it may quote the
+// arguments or hold personal data, so spans and INFO logs get only its size
+// (see Reason and Failure.MessageWithoutArguments); DEBUG logs get the text.
+func UpstreamToolError(text string) *ToolError {
+	return &ToolError{msg: text, upstream: true}
 }
 
 // WithCause returns a copy of e that keeps err as its cause, for logs and

@@ -110,11 +110,7 @@ func (f *Failure) message(args bool) string {
 	}
 	switch f.Kind {
 	case KindToolError:
-		var te *ToolError
-		if errors.As(f.Cause, &te) && te.status != 0 && !hasMarker(f.Cause) {
-			return httpAdvice(tool, te.status)
-		}
-		return f.reason()
+		return f.toolErrorMessage(tool, args)
 	case KindArgsInvalid:
 		return f.argsMessage(tool, args)
 	case KindApprovalDenied:
@@ -138,7 +134,19 @@ func (f *Failure) message(args bool) string {
 		b.WriteString(" Do not call it again for this request; go on without it.")
 		return b.String()
 	case KindCircuitOpen:
-		return f.circuitMessage(tool)
+		f.writeNotCalled(&b, tool)
+		if f.Dependency != "" {
+			fmt.Fprintf(&b, "its dependency %s is down", f.Dependency)
+		} else {
+			b.WriteString("its dependency is down")
+		}
+		if f.Wait > 0 {
+			fmt.Fprintf(&b, " for about %s more", forModel(f.Wait))
+		}
+		b.WriteString(".")
+		f.writeSideEffect(&b)
+		b.WriteString(" Go on without it, or try again later.")
+		return b.String()
 	case KindBusy:
 		return f.busyMessage(tool)
 	case KindBudget:
@@ -168,45 +176,7 @@ func (f *Failure) message(args bool) string {
 	return b.String()
 }
 
-// argsMessage is the model's message for a failure of kind argsinvalid.
-func (f *Failure) argsMessage(tool string, args bool) string {
-	var b strings.Builder
-	if f.Attempts > 0 {
-		fmt.Fprintf(&b, "%s did not accept the input", tool) // the tool itself found it wrong
-	} else {
-		fmt.Fprintf(&b, "%s was not called: the input is invalid", tool)
-	}
-	var ae *ArgsError
-	switch {
-	case !errors.As(f.Cause, &ae) || len(ae.Problems) == 0:
-	case args:
-		fmt.Fprintf(&b, ": %s", ae.Error())
-	default:
-		b.WriteString(": details withheld: they quote the arguments")
-	}
-	b.WriteString(". Fix the input and call it again.")
-	return b.String()
-}
-
-// circuitMessage is the model's message for a failure of kind circuitopen.
-func (f *Failure) circuitMessage(tool string) string {
-	var b strings.Builder
-	f.writeNotCalled(&b, tool)
-	if f.Dependency != "" {
-		fmt.Fprintf(&b, "its dependency %s is down", f.Dependency)
-	} else {
-		b.WriteString("its dependency is down")
-	}
-	if f.Wait > 0 {
-		fmt.Fprintf(&b, " for about %s more", forModel(f.Wait))
-	}
-	b.WriteString(".")
-	f.writeSideEffect(&b)
-	b.WriteString(" Go on without it, or try again later.")
-	return b.String()
-}
-
-// busyMessage is the model's message for a failure of kind busy.
+// busyMessage is the message of a tool-busy refusal.
 func (f *Failure) busyMessage(tool string) string {
 	var b strings.Builder
 	f.writeNotCalled(&b, tool)
@@ -230,7 +200,46 @@ func (f *Failure) busyMessage(tool string) string {
 	return b.String()
 }
 
-// timeoutMessage is the model's message for a failure of kind timeout.
+// toolErrorMessage is the message of a tool-error: the ToolError's own
+// text, advice for an HTTP status that is the input's fault, or, without
+// args, an upstream's text withheld.
+func (f *Failure) toolErrorMessage(tool string, args bool) string {
+	var te *ToolError
+	if errors.As(f.Cause, &te) && !hasMarker(f.Cause) {
+		switch {
+		case te.status != 0:
+			return httpAdvice(tool, te.status)
+		case te.upstream && args:
+			return te.msg
+		case te.upstream:
+			return tool + " answered with an error: " + te.safeText() + "."
+		}
+	}
+	return f.reason()
+}
+
+// argsMessage is the message of an args-invalid failure: what is wrong
+// with the input, withheld without args (the problems quote the input).
+func (f *Failure) argsMessage(tool string, args bool) string {
+	var b strings.Builder
+	if f.Attempts > 0 {
+		fmt.Fprintf(&b, "%s did not accept the input", tool) // the tool itself found it wrong
+	} else {
+		fmt.Fprintf(&b, "%s was not called: the input is invalid", tool)
+	}
+	var ae *ArgsError
+	switch {
+	case !errors.As(f.Cause, &ae) || len(ae.Problems) == 0:
+	case args:
+		fmt.Fprintf(&b, ": %s", ae.Error())
+	default:
+		b.WriteString(": details withheld: they quote the arguments")
+	}
+	b.WriteString(". Fix the input and call it again.")
+	return b.String()
+}
+
+// timeoutMessage is the message of a tool-timeout.
 func (f *Failure) timeoutMessage(tool string) string {
 	var b strings.Builder
 	if f.WaitingFor != "" {

@@ -6,8 +6,23 @@ import "go.opentelemetry.io/otel/attribute"
 // import path of this package.
 const ScopeName = "github.com/toolsafe/toolsafe/otelhook"
 
-// Attribute keys toolsafe adds to those of the GenAI semantic conventions
-// v1.41.0. None of them ever holds a foreign error's text or, unless opted
+// SchemaURL is the schema URL of the Hook's tracer and meter: the
+// OpenTelemetry GenAI semantic conventions, now in their own repository
+// (open-telemetry/semantic-conventions-genai), development version
+// 1.42.0-dev, the version toolsafe follows.
+const SchemaURL = "https://opentelemetry.io/schemas/gen-ai-dev/1.42.0-dev"
+
+// ReplayOperation is the gen_ai.operation.name of a call answered from the
+// run ledger, whose span is named "replay_tool {gen_ai.tool.name}": no tool
+// ran, and the GenAI conventions forbid reporting a replay as a new
+// execution, so it is no "execute_tool".
+const ReplayOperation = "toolsafe.replay"
+
+// outcomeReplayed is the outcome (metrics) of a call answered from the run
+// ledger.
+const outcomeReplayed = "replayed"
+
+// Attribute keys toolsafe adds to those of the GenAI semantic conventions. None of them ever holds a foreign error's text or, unless opted
 // in, the tool's arguments or output.
 const (
 	// CallIDKey (string, call span) is toolsafe's own ID of the call
@@ -68,8 +83,15 @@ const (
 	// BreakerToKey (string, "circuit_breaker.state_change" event and metric)
 	// is the state the breaker entered: "closed", "open" or "half-open".
 	BreakerToKey = attribute.Key("toolsafe.circuit_breaker.to")
-	// OutcomeKey (string, metrics) is "ok" or the failure's Kind
-	// ("tool-failed", "approval-required", "canceled", …).
+	// KindKey (string, failed attempt span) is the failure's Kind, also
+	// where error.type is what the error names itself (an MCP tool's
+	// "tool_error" or a JSON-RPC code, package mcptools).
+	KindKey = attribute.Key("toolsafe.kind")
+	// TruncatedKey (string slice, call span) names the content attributes
+	// (gen_ai.tool.call.arguments, .result) cut at the content limit.
+	TruncatedKey = attribute.Key("toolsafe.truncated")
+	// OutcomeKey (string, metrics) is "ok", "replayed" or the failure's
+	// Kind ("tool-failed", "approval-required", "canceled", …).
 	OutcomeKey = attribute.Key("toolsafe.outcome")
 )
 

@@ -23,13 +23,15 @@ import (
 // CallSpan wraps the tool. The wrapper keeps the tool's Name and
 // Description from then on (middleware.Func), so these do not go stale.
 type toolTrace struct {
-	name     string
-	spanName string                  // "execute_tool {name}"
-	start    []trace.SpanStartOption // the span kind and the tool's attributes
-	toolAttr attribute.KeyValue      // gen_ai.tool.name
-	byTool   []metric.AddOption      // the metric attribute set {tool}
+	name       string
+	spanName   string                  // "execute_tool {name}"
+	replayName string                  // "replay_tool {name}"
+	start      []trace.SpanStartOption // the span kind and the tool's attributes
+	toolAttr   attribute.KeyValue      // gen_ai.tool.name
+	byTool     []metric.AddOption      // the metric attribute set {tool}
 
 	ok       outcomeOpts
+	replayed outcomeOpts
 	failures sync.Map // middleware.Kind → *outcomeOpts, made on first use
 }
 
@@ -51,8 +53,9 @@ func newToolTrace(t tools.Tool) *toolTrace {
 		attrs = append(attrs, semconv.GenAIToolDescription(d))
 	}
 	tt := &toolTrace{
-		name:     name,
-		spanName: "execute_tool " + name,
+		name:       name,
+		spanName:   "execute_tool " + name,
+		replayName: "replay_tool " + name,
 		start: []trace.SpanStartOption{
 			trace.WithSpanKind(trace.SpanKindInternal),
 			trace.WithAttributes(attrs...),
@@ -61,6 +64,7 @@ func newToolTrace(t tools.Tool) *toolTrace {
 		byTool:   []metric.AddOption{metric.WithAttributeSet(attribute.NewSet(attrs[1]))},
 	}
 	tt.ok = tt.newOutcome("ok")
+	tt.replayed = tt.newOutcome(outcomeReplayed)
 	return tt
 }
 
@@ -69,10 +73,15 @@ func (tt *toolTrace) newOutcome(outcome string) outcomeOpts {
 	return outcomeOpts{add: []metric.AddOption{o}, record: []metric.RecordOption{o}}
 }
 
-// outcome returns the options of the outcome of a call that ended with f:
-// "ok" when f is nil, else f's Kind.
-func (tt *toolTrace) outcome(f *middleware.Failure) *outcomeOpts {
-	if f == nil {
+// outcome returns the options of the outcome of the call that ended with
+// r: "ok", "replayed" (answered from the run ledger), else the failure's
+// Kind.
+func (tt *toolTrace) outcome(r middleware.Result) *outcomeOpts {
+	f := r.Failure
+	switch {
+	case f == nil && r.Replayed:
+		return &tt.replayed
+	case f == nil:
 		return &tt.ok
 	}
 	if o, ok := tt.failures.Load(f.Kind); ok {

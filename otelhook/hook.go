@@ -26,8 +26,8 @@ import (
 // Hook makes the tracing layers of toolsafe tools and records their
 // metrics. Make one with New and give it to toolsafe.WithTracing; one Hook
 // can serve every tool. It is safe for concurrent use, and its
-// configuration never changes after New. The zero Hook is ready to use and
-// is the same as New() with no options.
+// configuration never changes after New. The zero Hook is ready to use: it
+// is New() with no options in an environment without ContentEnv.
 type Hook struct {
 	cfg     config
 	tracers providerCache[trace.TracerProvider, trace.Tracer]
@@ -35,10 +35,12 @@ type Hook struct {
 }
 
 // New returns a Hook configured by opts. With no options it uses the global
-// tracer and meter providers, looked up at each call, and records neither
-// the tools' arguments nor their results.
+// tracer and meter providers, looked up at each call, and records the
+// tools' arguments and results only if ContentEnv, read now, says so.
 func New(opts ...Option) *Hook {
 	h := &Hook{}
+	h.cfg.args = contentFromEnv()
+	h.cfg.results = h.cfg.args
 	for _, o := range opts {
 		if o != nil {
 			o.apply(&h.cfg)
@@ -58,7 +60,7 @@ func (h *Hook) tracer() trace.Tracer {
 }
 
 func newTracer(tp trace.TracerProvider) trace.Tracer {
-	return tp.Tracer(ScopeName, trace.WithSchemaURL(semconv.SchemaURL))
+	return tp.Tracer(ScopeName, trace.WithSchemaURL(SchemaURL))
 }
 
 // instruments returns the instruments of the configured meter provider,
@@ -93,11 +95,12 @@ func (h *Hook) CallSpan() middleware.Middleware {
 // every event, and it holds room for the attributes a successful call's
 // span ends with.
 type callSpan struct {
-	span trace.Span
-	ctx  context.Context // the span's
-	inst *instruments
-	tt   *toolTrace
-	end  [7]attribute.KeyValue
+	span      trace.Span
+	ctx       context.Context // the span's
+	inst      *instruments
+	tt        *toolTrace
+	truncated []string // the content attributes cut at the limit
+	end       [9]attribute.KeyValue
 }
 
 var _ call.Observer = (*callSpan)(nil)
@@ -110,51 +113,49 @@ func (h *Hook) call(ctx context.Context, next tools.Tool, tt *toolTrace, input s
 		ctx, c = call.Begin(ctx, tt.name, "", input, nil)
 	}
 	cs := &callSpan{inst: h.instruments(), tt: tt}
-
-	opts := h.startOptions(c, tt, input)
 	start := time.Now()
-	ctx, cs.span = h.startCall(ctx, tt.spanName, opts)
-	cs.ctx = ctx
-	span := cs.span
-	defer span.End()
+	ctx = h.startCall(ctx, cs, c, input)
+	defer cs.span.End()
 	call.Observe(ctx, cs)
 
 	out, err := next.Call(ctx, input)
 
 	r := c.Result(ctx, out, err)
-	h.finishSpan(ctx, cs, r, out)
-	cs.measure(ctx, r, start)
+	h.endCall(cs, r, out)
+	cs.measure(r, time.Since(start))
 	return out, err
 }
 
-// startOptions returns the span's start options: the tool's own, with the
-// call's ID, the model's ID for it when known, and the arguments when the
-// hook records them.
-func (h *Hook) startOptions(c *call.Call, tt *toolTrace, input string) []trace.SpanStartOption {
-	own := make([]attribute.KeyValue, 0, 3)
+// startCall starts the call span of c, with input as its arguments when
+// they are recorded, and returns the context that carries it.
+func (h *Hook) startCall(ctx context.Context, cs *callSpan, c *call.Call, input string) context.Context {
+	own := make([]attribute.KeyValue, 0, 4)
 	own = append(own, CallIDKey.String(c.ID()))
 	if c.IDKnown() {
 		own = append(own, semconv.GenAIToolCallID(c.ID()))
 	}
 	if h.cfg.args {
-		own = append(own, semconv.GenAIToolCallArgumentsKey.String(input))
+		v, cut := contentValue(input, h.cfg.contentLimit())
+		own = append(own, attribute.KeyValue{Key: semconv.GenAIToolCallArgumentsKey, Value: v})
+		if cut {
+			cs.truncated = append(cs.truncated, string(semconv.GenAIToolCallArgumentsKey))
+		}
 	}
-	return append(slices.Clip(tt.start), trace.WithAttributes(own...))
+	opts := append(slices.Clip(cs.tt.start), trace.WithAttributes(own...))
+	ctx, cs.span = h.startSpan(ctx, cs.tt.spanName, opts)
+	cs.ctx = ctx
+	return ctx
 }
 
-// finishSpan sets the span's closing attributes, status and events from the
-// call's result r and output out.
-func (h *Hook) finishSpan(ctx context.Context, cs *callSpan, r middleware.Result, out string) {
-	tt, span := cs.tt, cs.span
-	f := r.Failure
+// endCall sets the attributes and status of the call span from r, the
+// call's outcome, whose answer was out.
+func (h *Hook) endCall(cs *callSpan, r middleware.Result, out string) {
+	span, f := cs.span, r.Failure
 	end := append(cs.end[:0],
 		AttemptsKey.Int(r.Attempts),
 		AbandonedKey.Int(r.Abandoned))
 	if r.Fallback != "" {
 		end = append(end, FallbackKey.String(r.Fallback))
-	}
-	if r.Replayed {
-		end = append(end, ReplayedKey.Bool(true))
 	}
 	if f != nil && f.SideEffect == middleware.SideEffectUnknown {
 		end = append(end, SideEffectKey.String(f.SideEffect.String()))
@@ -167,17 +168,22 @@ func (h *Hook) finishSpan(ctx context.Context, cs *callSpan, r middleware.Result
 		}
 	}
 	switch {
+	case f == nil && r.Replayed:
+		// No tool ran: a replay is not reported as a tool execution.
+		span.SetName(cs.tt.replayName)
+		end = append(end, semconv.GenAIOperationNameKey.String(ReplayOperation),
+			ReplayedKey.Bool(true),
+			SummaryKey.String(replaySummary(r.Fallback)))
+		end = h.result(cs, end, out)
 	case f == nil:
-		end = append(end, SummaryKey.String(okSummary(tt.name, r.Attempts, r.Fallback)))
-		if h.cfg.results {
-			end = append(end, semconv.GenAIToolCallResultKey.String(out))
-		}
+		end = append(end, SummaryKey.String(okSummary(cs.tt.name, r.Attempts, r.Fallback)))
+		end = h.result(cs, end, out)
 	case f.Kind == middleware.KindApprovalRequired:
 		end = append(end, SummaryKey.String(msg))
 		span.AddEvent(eventApprovalRequired)
 	case f.Kind == middleware.KindCanceled:
 		end = append(end, SummaryKey.String(msg))
-		span.AddEvent(eventCanceled, trace.WithAttributes(CancelCauseKey.String(cancelCause(ctx, f))))
+		span.AddEvent(eventCanceled, trace.WithAttributes(CancelCauseKey.String(cancelCause(cs.ctx, f))))
 	default:
 		end = append(end,
 			SummaryKey.String(msg),
@@ -185,25 +191,38 @@ func (h *Hook) finishSpan(ctx context.Context, cs *callSpan, r middleware.Result
 			RetryableKey.Bool(f.Retryable))
 		span.SetStatus(codes.Error, msg)
 	}
+	if len(cs.truncated) > 0 {
+		end = append(end, TruncatedKey.StringSlice(cs.truncated))
+	}
 	span.SetAttributes(end...)
 }
 
-// measure records the call's metrics: its count by outcome, its attempts
-// and its duration since start.
-func (cs *callSpan) measure(ctx context.Context, r middleware.Result, start time.Time) {
-	// A call the caller canceled is measured all the same. A context that
-	// can never be canceled needs no detaching.
-	mctx := ctx
-	if ctx.Done() != nil {
-		mctx = context.WithoutCancel(ctx)
+// result appends the call's answer to end when results are recorded.
+func (h *Hook) result(cs *callSpan, end []attribute.KeyValue, out string) []attribute.KeyValue {
+	if !h.cfg.results {
+		return end
 	}
-	tt := cs.tt
-	outcome := tt.outcome(r.Failure) // "ok" or f.Kind
+	v, cut := contentValue(out, h.cfg.contentLimit())
+	if cut {
+		cs.truncated = append(cs.truncated, string(semconv.GenAIToolCallResultKey))
+	}
+	return append(end, attribute.KeyValue{Key: semconv.GenAIToolCallResultKey, Value: v})
+}
+
+// measure records the call's metrics: a call the caller canceled is
+// measured all the same.
+func (cs *callSpan) measure(r middleware.Result, took time.Duration) {
+	// A context that can never be canceled needs no detaching.
+	mctx := cs.ctx
+	if mctx.Done() != nil {
+		mctx = context.WithoutCancel(mctx)
+	}
+	outcome := cs.tt.outcome(r) // "ok", "replayed" or the failure's Kind
 	cs.inst.calls.Add(mctx, 1, outcome.add...)
 	if r.Attempts > 0 {
-		cs.inst.attempts.Add(mctx, int64(r.Attempts), tt.byTool...)
+		cs.inst.attempts.Add(mctx, int64(r.Attempts), cs.tt.byTool...)
 	}
-	cs.inst.duration.Record(mctx, time.Since(start).Seconds(), outcome.record...)
+	cs.inst.duration.Record(mctx, took.Seconds(), outcome.record...)
 }
 
 // OnEvent turns the call's events into span events and metrics.
@@ -242,6 +261,14 @@ func okSummary(tool string, attempts int, alt string) string {
 	default:
 		return "ok after " + plural(attempts, "attempt")
 	}
+}
+
+// replaySummary is the summary of a call answered from the run ledger.
+func replaySummary(alt string) string {
+	if alt != "" {
+		return "replayed from the run ledger (the fallback tool " + alt + " had answered): the tool was not called again"
+	}
+	return "replayed from the run ledger: the tool was not called again"
 }
 
 func plural(n int, word string) string {
@@ -305,7 +332,7 @@ func (a *attemptSpan) End(err error, abandoned bool) {
 	if k, r, ok := endedBy(a.ctx); ok {
 		kind, retryable = k, r
 	}
-	a.finish(failedAttempt(kind, retryable, "", AttemptAbandonedKey.Bool(true)), kind)
+	a.finish(failedAttempt(kind, retryable, fault.CutText(a.ctx, err), AttemptAbandonedKey.Bool(true)), kind)
 }
 
 // attemptSpan is one attempt's span. It ends once: when the tool returns,
@@ -361,7 +388,26 @@ func (a *attemptSpan) end(err error) {
 	if k, r, ok := endedBy(a.ctx); ok {
 		kind, retryable = k, r
 	}
-	a.finish(failedAttempt(kind, retryable, middleware.Reason(err)), kind)
+	reason := fault.CutText(a.ctx, err) // a limit's name, never "a network timeout"
+	if reason == "" {
+		reason = middleware.Reason(err)
+	}
+	attrs := failedAttempt(kind, retryable, reason)
+	if et := errorType(err); et != "" {
+		attrs[0] = semconv.ErrorTypeKey.String(et) // failedAttempt puts error.type first
+	}
+	a.finish(attrs, kind)
+}
+
+// errorType is the error.type an error in err's chain names itself, with a
+// method ErrorType() string (mcptools' errors name theirs as the MCP
+// conventions do: "tool_error", a JSON-RPC code), or "".
+func errorType(err error) string {
+	var et interface{ ErrorType() string }
+	if errors.As(err, &et) {
+		return et.ErrorType()
+	}
+	return ""
 }
 
 // finish ends the span, with attrs and, unless kind is "" or canceled (the
@@ -387,7 +433,7 @@ func (a *attemptSpan) OnEvent(e call.Event) {
 	if k, r, ok := endedBy(a.ctx); ok {
 		kind, retryable = k, r
 	}
-	a.finish(failedAttempt(kind, retryable, "", AttemptAbandonedKey.Bool(true)), kind)
+	a.finish(failedAttempt(kind, retryable, fault.CutText(a.ctx, nil), AttemptAbandonedKey.Bool(true)), kind)
 }
 
 // endedBy tells how the attempt's context ended, if it did: tool-timeout
@@ -405,9 +451,11 @@ func endedBy(ctx context.Context) (kind middleware.Kind, retryable, ok bool) {
 	}
 }
 
+// failedAttempt is the attributes of a failed attempt, error.type first.
 func failedAttempt(kind middleware.Kind, retryable bool, reason string, more ...attribute.KeyValue) []attribute.KeyValue {
 	attrs := []attribute.KeyValue{
 		semconv.ErrorTypeKey.String(string(kind)),
+		KindKey.String(string(kind)),
 		RetryableKey.Bool(retryable),
 	}
 	if reason != "" {

@@ -20,10 +20,10 @@ func WithHostCallSpan() Option {
 // of its own rather than join its caller's.
 type hostKey struct{}
 
-// startCall starts the call span named name, or, with WithHostCallSpan,
+// startSpan starts the call span named name, or, with WithHostCallSpan,
 // joins the host's span in ctx: it sets the attributes of opts on it and
 // returns it in a wrapper whose End does nothing, so that the host ends it.
-func (h *Hook) startCall(ctx context.Context, name string, opts []trace.SpanStartOption) (context.Context, trace.Span) {
+func (h *Hook) startSpan(ctx context.Context, name string, opts []trace.SpanStartOption) (context.Context, trace.Span) {
 	if h.cfg.hostSpan {
 		host := trace.SpanFromContext(ctx)
 		if joined, _ := ctx.Value(hostKey{}).(trace.Span); host.IsRecording() && joined != host {

@@ -22,7 +22,7 @@ type instruments struct {
 }
 
 func newInstruments(mp metric.MeterProvider) *instruments {
-	m := mp.Meter(ScopeName)
+	m := mp.Meter(ScopeName, metric.WithSchemaURL(SchemaURL))
 	var in instruments
 	// The API returns a working no-op instrument along with any error.
 	var errs [5]error

@@ -19,7 +19,7 @@ func TestCallLimitsFromTheFile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got, want := f.Describe("search"), "surface → loop guard (identical 2, per tool 3, total 50)"; got != want {
+	if got, want := f.Describe("search"), "surface → loop guard (identical 2, per tool 3, total 50) → tool search"; got != want {
 		t.Errorf("Describe = %q; want %q", got, want)
 	}
 	var runs atomic.Int32

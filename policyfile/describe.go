@@ -12,10 +12,11 @@ import (
 )
 
 // Describe returns the chain of layers the tool called name gets from c,
-// outermost first in the order of toolsafe.Layers, on one line, such as
-// "surface → args schema → fallback(archive_search) → deadline 30s → retry 3
-// (500ms..30s ×2 +25%) → approval every attempt → breaker billing →
-// bulkhead billing(8) → timeout 2s". A tool the file does not name gets the
+// outermost first in the order of toolsafe.Layers, ending in the tool
+// itself, on one line, such as "surface → args schema →
+// fallback(archive_search) → deadline 30s → retry 3 (500ms..30s ×2 +25%) →
+// approval every attempt → breaker billing → bulkhead billing(8) → timeout
+// 2s → tool fetch_invoice". A tool the file does not name gets the
 // defaults. Layers that are off are left out; surface is always there;
 // options added with With are not described.
 func (c *File) Describe(name string) string {
@@ -67,6 +68,7 @@ func (c *File) Describe(name string) string {
 			chain = append(chain, p)
 		}
 	}
+	chain = append(chain, strings.TrimSpace("tool "+name)) // "tool" alone for the defaults' ""
 	return strings.Join(chain, " → ")
 }
 

@@ -83,9 +83,9 @@ tools:                     # by the tool's Name(); a tool not named here gets th
 	}
 	fmt.Println("billing:", file.DescribeDependency("billing"))
 	// Output:
-	// fetch_invoice: surface → loop guard (identical 3, per tool 10, total 50) → deadline 30s → retry 3 (500ms..30s ×2 +25%; budget billing 20% (shared: redis)) → breaker billing (shared: redis) → bulkhead billing(8, wait 1s) → timeout 2s
-	// refund: surface → loop guard (identical 3, per tool 10, total 50) → deadline 30s → retry 2 (500ms..30s ×2 +25%; budget billing 20% (shared: redis); same idempotency key) → approval every attempt → breaker billing (shared: redis) → bulkhead billing(8, wait 1s) → timeout 10s
-	// search: surface → args schema → loop guard (identical 3, per tool 10, total 50) → fallback(archive_search on tool-failed, circuit-open) → deadline 30s → retry 2 (500ms..30s ×2 +25%) → timeout 10s
+	// fetch_invoice: surface → loop guard (identical 3, per tool 10, total 50) → deadline 30s → retry 3 (500ms..30s ×2 +25%; budget billing 20% (shared: redis)) → breaker billing (shared: redis) → bulkhead billing(8, wait 1s) → timeout 2s → tool fetch_invoice
+	// refund: surface → loop guard (identical 3, per tool 10, total 50) → deadline 30s → retry 2 (500ms..30s ×2 +25%; budget billing 20% (shared: redis); same idempotency key) → approval every attempt → breaker billing (shared: redis) → bulkhead billing(8, wait 1s) → timeout 10s → tool refund
+	// search: surface → args schema → loop guard (identical 3, per tool 10, total 50) → fallback(archive_search on tool-failed, circuit-open) → deadline 30s → retry 2 (500ms..30s ×2 +25%) → timeout 10s → tool search
 	// billing: breaker: opens after 5 failures in the last 10 attempts, stays open 30s, then 1 probe; bulkhead: 8 attempts in flight, wait up to 1s; retry budget: 20% of the fleet's attempts over a sliding window; shared through redis by every replica: the breaker's state and the retry budget's counts (the bulkhead stays per replica)
 }
 
@@ -109,8 +109,8 @@ tools:
 		fmt.Printf("%s: %s\n", name, file.Describe(name))
 	}
 	// Output:
-	// fetch_invoice: surface → retry 3 (500ms..30s ×2 +25%) → bulkhead billing(8) → timeout 2s
-	// list_invoices: surface → retry 3 (500ms..30s ×2 +25%) → bulkhead billing(8) → timeout 5s
+	// fetch_invoice: surface → retry 3 (500ms..30s ×2 +25%) → bulkhead billing(8) → timeout 2s → tool fetch_invoice
+	// list_invoices: surface → retry 3 (500ms..30s ×2 +25%) → bulkhead billing(8) → timeout 5s → tool list_invoices
 }
 
 // A file past a limit is refused before it is parsed, with one problem

@@ -56,9 +56,9 @@ tools:
 		fmt.Printf("%s: %s\n", name, file.Describe(name))
 	}
 	// Output:
-	// fetch_invoice: surface → deadline 30s → retry 3 (500ms..30s ×2 +25%) → timeout 2s
-	// search: surface → args schema → deadline 30s → retry 2 (500ms..30s ×2 +25%) → timeout 10s
-	// any_other_tool: surface → deadline 30s → retry 2 (500ms..30s ×2 +25%) → timeout 10s
+	// fetch_invoice: surface → deadline 30s → retry 3 (500ms..30s ×2 +25%) → timeout 2s → tool fetch_invoice
+	// search: surface → args schema → deadline 30s → retry 2 (500ms..30s ×2 +25%) → timeout 10s → tool search
+	// any_other_tool: surface → deadline 30s → retry 2 (500ms..30s ×2 +25%) → timeout 10s → tool any_other_tool
 }
 
 // WrapAll wraps the agent's tools by their names; a bad argument never
@@ -129,8 +129,8 @@ func ExampleLoad() {
 	out, _ = agentTools.Lookup("refund").Call(ctx, `{"number":"INV-1001"}`)
 	fmt.Println(out)
 	// Output:
-	// fetch_invoice: surface → retry 3 (500ms..30s ×2 +25%) → breaker billing → bulkhead billing(8) → timeout 2s
-	// refund: surface → approval per call → breaker billing → bulkhead billing(8) → timeout 5s
+	// fetch_invoice: surface → retry 3 (500ms..30s ×2 +25%) → breaker billing → bulkhead billing(8) → timeout 2s → tool fetch_invoice
+	// refund: surface → approval per call → breaker billing → bulkhead billing(8) → timeout 5s → tool refund
 	// INV-1001: 120 EUR, paid
 	// refund paused for approval: true
 	// refunded

@@ -37,10 +37,10 @@ func TestValidConfigsDescribeEachToolsChain(t *testing.T) {
 			name: "the example of the issue",
 			yaml: issueExample,
 			chains: map[string]string{
-				"fetch_invoice":  "surface → deadline 30s → retry 3 (500ms..30s ×2 +25%; budget billing 20%) → breaker billing → bulkhead billing(8, wait 1s) → timeout 2s",
-				"refund":         "surface → deadline 30s → retry 2 (500ms..30s ×2 +25%; budget billing 20%; same idempotency key) → approval every attempt → breaker billing → bulkhead billing(8, wait 1s) → timeout 10s",
-				"search":         "surface → args schema → fallback(archive_search on tool-failed, circuit-open) → deadline 30s → retry 2 (500ms..30s ×2 +25%) → timeout 10s",
-				"archive_search": "surface → deadline 30s → retry 2 (500ms..30s ×2 +25%) → timeout 10s",
+				"fetch_invoice":  "surface → deadline 30s → retry 3 (500ms..30s ×2 +25%; budget billing 20%) → breaker billing → bulkhead billing(8, wait 1s) → timeout 2s → tool fetch_invoice",
+				"refund":         "surface → deadline 30s → retry 2 (500ms..30s ×2 +25%; budget billing 20%; same idempotency key) → approval every attempt → breaker billing → bulkhead billing(8, wait 1s) → timeout 10s → tool refund",
+				"search":         "surface → args schema → fallback(archive_search on tool-failed, circuit-open) → deadline 30s → retry 2 (500ms..30s ×2 +25%) → timeout 10s → tool search",
+				"archive_search": "surface → deadline 30s → retry 2 (500ms..30s ×2 +25%) → timeout 10s → tool archive_search",
 			},
 		},
 		{
@@ -62,18 +62,18 @@ tools:
     timeout: 5s
 `,
 			chains: map[string]string{
-				"refund": "trace → surface → args schema → fallback(manual_refund on circuit-open) → deadline 20s → retry 2 (100ms each; budget billing 10%; same idempotency key) → approval per call → breaker billing → bulkhead billing(4) → timeout 5s",
+				"refund": "trace → surface → args schema → fallback(manual_refund on circuit-open) → deadline 20s → retry 2 (100ms each; budget billing 10%; same idempotency key) → approval per call → breaker billing → bulkhead billing(4) → timeout 5s → tool refund",
 			},
 		},
 		{
 			name:   "an empty file gives every tool a bare surface",
 			yaml:   "",
-			chains: map[string]string{"anything": "surface"},
+			chains: map[string]string{"anything": "surface → tool anything"},
 		},
 		{
 			name:   "a file of comments only is empty",
 			yaml:   "# nothing yet\n",
-			chains: map[string]string{"anything": "surface"},
+			chains: map[string]string{"anything": "surface → tool anything"},
 		},
 		{
 			name: "a tool's backoff overrides the defaults field by field",
@@ -83,8 +83,8 @@ tools:
   quick: {backoff: {base: 100ms}}
 `,
 			chains: map[string]string{
-				"quick": "surface → retry 1 (100ms..8s ×2 +10%)",
-				"other": "surface → retry 1 (1s..8s ×2 +10%)",
+				"quick": "surface → retry 1 (100ms..8s ×2 +10%) → tool quick",
+				"other": "surface → retry 1 (1s..8s ×2 +10%) → tool other",
 			},
 		},
 		{
@@ -95,14 +95,14 @@ tools:
   once: {retries: 0, timeout: 0, deadline: 0}
 `,
 			chains: map[string]string{
-				"once":  "surface",
-				"other": "surface → deadline 30s → retry 2 (500ms..30s ×2 +25%) → timeout 10s",
+				"once":  "surface → tool once",
+				"other": "surface → deadline 30s → retry 2 (500ms..30s ×2 +25%) → timeout 10s → tool other",
 			},
 		},
 		{
 			name:   "retries at the cap are allowed",
 			yaml:   "defaults: {retries: 10}\n",
-			chains: map[string]string{"any": "surface → retry 10 (500ms..30s ×2 +25%)"},
+			chains: map[string]string{"any": "surface → retry 10 (500ms..30s ×2 +25%) → tool any"},
 		},
 		{
 			name: "a constant backoff, an uncapped one",
@@ -112,8 +112,8 @@ tools:
   doubling: {retries: 2, backoff: {base: 1s, multiplier: 2}}
 `,
 			chains: map[string]string{
-				"constant": "surface → retry 2 (1s each)",
-				"doubling": "surface → retry 2 (1s ×2 uncapped)",
+				"constant": "surface → retry 2 (1s each) → tool constant",
+				"doubling": "surface → retry 2 (1s ×2 uncapped) → tool doubling",
 			},
 		},
 		{
@@ -127,15 +127,15 @@ tools:
   lookup: {fallback: cached_lookup, tracing: false}
 `,
 			chains: map[string]string{
-				"pay":    "trace → surface → retry 1 (500ms..30s ×2 +25%; not after a timeout) → approval per call → bulkhead payments(2) → timeout 5s",
-				"lookup": "surface → fallback(cached_lookup)",
+				"pay":    "trace → surface → retry 1 (500ms..30s ×2 +25%; not after a timeout) → approval per call → bulkhead payments(2) → timeout 5s → tool pay",
+				"lookup": "surface → fallback(cached_lookup) → tool lookup",
 			},
 		},
 		{
 			name: "JSON is YAML too",
 			yaml: `{"defaults": {"deadline": "10s"}, "tools": {"a": {"retries": 1, "timeout": "2s"}}}`,
 			chains: map[string]string{
-				"a": "surface → deadline 10s → retry 1 (500ms..30s ×2 +25%) → timeout 2s",
+				"a": "surface → deadline 10s → retry 1 (500ms..30s ×2 +25%) → timeout 2s → tool a",
 			},
 		},
 		{
@@ -148,9 +148,9 @@ tools:
   same: *billing_tool
 `,
 			chains: map[string]string{
-				"fetch_invoice": "surface → retry 3 (250ms..4s ×2) → timeout 2s",
-				"list_invoices": "surface → retry 3 (250ms..4s ×2) → timeout 5s",
-				"same":          "surface → retry 3 (250ms..4s ×2) → timeout 2s",
+				"fetch_invoice": "surface → retry 3 (250ms..4s ×2) → timeout 2s → tool fetch_invoice",
+				"list_invoices": "surface → retry 3 (250ms..4s ×2) → timeout 5s → tool list_invoices",
+				"same":          "surface → retry 3 (250ms..4s ×2) → timeout 2s → tool same",
 			},
 		},
 		{
@@ -160,7 +160,7 @@ tools:
   a: {fallback: b}
   b: {fallback: c}
 `,
-			chains: map[string]string{"a": "surface → fallback(b)", "b": "surface → fallback(c)", "c": "surface"},
+			chains: map[string]string{"a": "surface → fallback(b) → tool a", "b": "surface → fallback(c) → tool b", "c": "surface → tool c"},
 		},
 		{
 			name: "null entries mean the defaults",
@@ -170,7 +170,7 @@ tools:
   a:
   b: {timeout: ~}
 `,
-			chains: map[string]string{"a": "surface → retry 1 (500ms..30s ×2 +25%)", "b": "surface → retry 1 (500ms..30s ×2 +25%)"},
+			chains: map[string]string{"a": "surface → retry 1 (500ms..30s ×2 +25%) → tool a", "b": "surface → retry 1 (500ms..30s ×2 +25%) → tool b"},
 		},
 	}
 	for _, tt := range tests {
@@ -472,7 +472,7 @@ func TestLoadConfig(t *testing.T) {
 		if got, want := strings.Join(cfg.Tools(), ","), "fetch_invoice,search"; got != want {
 			t.Errorf("Tools() = %s; want %s (the file's order)", got, want)
 		}
-		if got, want := cfg.Describe("fetch_invoice"), "surface → deadline 30s → retry 3 (500ms..30s ×2 +25%) → timeout 2s"; got != want {
+		if got, want := cfg.Describe("fetch_invoice"), "surface → deadline 30s → retry 3 (500ms..30s ×2 +25%) → timeout 2s → tool fetch_invoice"; got != want {
 			t.Errorf("Describe = %s; want %s", got, want)
 		}
 	})
@@ -481,7 +481,7 @@ func TestLoadConfig(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got, want := cfg.Describe("fetch_invoice"), "surface → deadline 10s → retry 3 (250ms..5s ×2 +25%) → timeout 2s"; got != want {
+		if got, want := cfg.Describe("fetch_invoice"), "surface → deadline 10s → retry 3 (250ms..5s ×2 +25%) → timeout 2s → tool fetch_invoice"; got != want {
 			t.Errorf("Describe = %s; want %s", got, want)
 		}
 	})
@@ -562,7 +562,7 @@ func TestTheExamplesPoliciesAreValid(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The demo's fetch_invoice as examples/billing/main.go wraps it in code.
-	if got, want := cfg.Describe("fetch_invoice"), "surface → deadline 15s → retry 3 (250ms..5s ×2 +25%) → timeout 2s"; got != want {
+	if got, want := cfg.Describe("fetch_invoice"), "surface → deadline 15s → retry 3 (250ms..5s ×2 +25%) → timeout 2s → tool fetch_invoice"; got != want {
 		t.Errorf("fetch_invoice: %s; want %s", got, want)
 	}
 }

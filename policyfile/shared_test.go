@@ -85,7 +85,7 @@ func TestSharedDependenciesUseTheStoreFromCode(t *testing.T) {
 		t.Fatalf("a tool of a dependency not shared: %+v", r)
 	}
 
-	want := "surface → retry 2 (no wait; budget billing 20% (shared: redis)) → breaker billing (shared: redis) → bulkhead billing(4)"
+	want := "surface → retry 2 (no wait; budget billing 20% (shared: redis)) → breaker billing (shared: redis) → bulkhead billing(4) → tool fetch_invoice"
 	if got := file.Describe("fetch_invoice"); got != want {
 		t.Errorf("Describe:\n%s\nwant\n%s", got, want)
 	}

@@ -293,8 +293,8 @@ func TestTheZeroConfigIsAnEmptyFile(t *testing.T) {
 	if out, err := wrapped[0].Call(context.Background(), "hi"); out != "hi" || err != nil {
 		t.Errorf("Call = %q, %v", out, err)
 	}
-	if got := cfg.Describe("echo"); got != "surface" {
-		t.Errorf("Describe = %q; want surface", got)
+	if got := cfg.Describe("echo"); got != "surface → tool echo" {
+		t.Errorf("Describe = %q; want surface → tool echo", got)
 	}
 }
 

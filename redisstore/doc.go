@@ -26,7 +26,10 @@
 // Redis: breakers and budgets decide locally, from the fleet's state as
 // last seen, and Grants and Ledger fail closed with an error wrapping
 // ErrUnavailable. A Redis that restarts empty has lost the fleet's state,
-// ledgers included: run it with persistence where that matters.
+// ledgers included: run it with persistence where that matters. go-redis
+// logs on its own, process-wide, "connection pool: failed to dial" twice a
+// second per client during an outage; route its lines to DEBUG with
+// redis.SetLogger(redisstore.Logger(logger, slog.LevelDebug)).
 //
 // Every key is under the prefix (WithPrefix, "toolsafe") and has a TTL;
 // none grows without bound. The scripts need Redis 5 or later. Metrics go

@@ -148,7 +148,7 @@ tools:
 		}
 	}
 	// Output:
-	// surface → retry 2 (500ms..30s ×2 +25%; budget billing 20% (shared: redis)) → breaker billing (shared: redis) → timeout 2s
+	// surface → retry 2 (500ms..30s ×2 +25%; budget billing 20% (shared: redis)) → breaker billing (shared: redis) → timeout 2s → tool fetch_invoice
 	// {"number":"INV-1001","amount_eur":25} <nil>
 	// line 3, column 68: dependencies.billing.shared: shared: redis needs a store from code: call WithShared("redis", store) on the File before WrapAll, such as a *redisstore.Store on the Redis in REDIS_ADDR
 }
@@ -237,4 +237,25 @@ func ExampleStore_Ledger() {
 	_, _ = noteB.Call(resumed, `{"order":"A-1001","text":"refund asked"}`)
 	out, err := refundB.Call(resumed, `{"order":"A-1001"}`)
 	fmt.Println(out, err, "notes added:", notes) // refunded <nil> notes added: 1
+}
+
+// go-redis logs on its own, process-wide (during an outage, "connection
+// pool: failed to dial" twice a second per client); send its lines to your
+// logger at DEBUG, once, at the start of the program. Here the default
+// logger, which drops DEBUG, quiets them; a logger at DEBUG shows one.
+func ExampleLogger() {
+	redis.SetLogger(redisstore.Logger(slog.Default(), slog.LevelDebug))
+
+	logger := slog.New(slog.NewTextHandler(os.Stdout, &slog.HandlerOptions{
+		Level: slog.LevelDebug,
+		ReplaceAttr: func(_ []string, a slog.Attr) slog.Attr {
+			if a.Key == slog.TimeKey {
+				return slog.Attr{} // a stable output
+			}
+			return a
+		},
+	}))
+	redisstore.Logger(logger, slog.LevelDebug).Printf(context.Background(), "redis: connection pool: failed to dial after %d attempts: %s", 5, "connection refused")
+	// Output:
+	// level=DEBUG msg="go-redis: connection pool: failed to dial after 5 attempts: connection refused" component=go-redis
 }

@@ -26,7 +26,13 @@ const MaxNameLength = 64
 // Definitions returns the function definitions to give a model with
 // llms.WithTools, one per tool and in the order given: Type "function", the
 // tool's Name and Description, and as Parameters the tool's JSON Schema
-// (decoded into a map[string]any, the form every langchaingo provider takes).
+// (decoded into a map[string]any, the form every langchaingo provider takes)
+// less the keywords outside the subset of JSON Schema that OpenAI documents
+// for structured outputs (strict function calling), at any depth: $schema,
+// $id, $comment, allOf, not, if, then, else, dependentRequired,
+// dependentSchemas, patternProperties, unevaluatedProperties,
+// unevaluatedItems, contains, minContains, maxContains and uniqueItems. The
+// model sees a looser schema; toolsafe still checks input against the whole.
 //
 // The schema is the tool's ArgsSchema when it implements Schemer and returns
 // one; its root must be a JSON object whose "type", if given, is "object"
@@ -128,7 +134,56 @@ func parameters(t tools.Tool) (map[string]any, error) {
 	case typ != "object":
 		return nil, fmt.Errorf(`the schema's root "type" is %s; a function's parameters must have "type": "object"`, compactJSON(typ))
 	}
+	strict(params)
 	return params, nil
+}
+
+// unsupported are the JSON Schema keywords outside the subset OpenAI's
+// structured outputs (strict function calling) documents as supported: the
+// meta keywords, and the applicators and assertions it does not take. Each
+// one only narrows what a schema accepts (or says nothing), so without them
+// the model sees a looser schema; toolsafe still checks each input against
+// the whole one (argschema).
+var unsupported = []string{
+	"$schema", "$id", "$comment",
+	"allOf", "not", "if", "then", "else", "dependentRequired", "dependentSchemas",
+	"patternProperties", "unevaluatedProperties", "unevaluatedItems",
+	"contains", "minContains", "maxContains", "uniqueItems",
+}
+
+// strict removes the unsupported keywords from schema and from every
+// schema inside it (under properties, $defs, definitions, items,
+// prefixItems, anyOf, oneOf and additionalProperties), never a property
+// that happens to share a keyword's name.
+func strict(schema map[string]any) {
+	for _, k := range unsupported {
+		delete(schema, k)
+	}
+	for _, k := range []string{"properties", "$defs", "definitions"} {
+		if m, ok := schema[k].(map[string]any); ok {
+			for _, sub := range m {
+				strictAny(sub)
+			}
+		}
+	}
+	for _, k := range []string{"items", "prefixItems", "anyOf", "oneOf", "additionalProperties"} {
+		strictAny(schema[k])
+	}
+}
+
+// strictAny applies strict to v when it is a schema, or to each schema of
+// v when it is a list of them.
+func strictAny(v any) {
+	switch v := v.(type) {
+	case map[string]any:
+		strict(v)
+	case []any:
+		for _, e := range v {
+			if m, ok := e.(map[string]any); ok {
+				strict(m)
+			}
+		}
+	}
 }
 
 // arg1 is the name of the one string argument langchaingo's agents

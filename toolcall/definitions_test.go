@@ -132,10 +132,10 @@ func TestDefinitions(t *testing.T) {
 			t.Errorf("name and description %q, %q", defs[0].Function.Name, defs[0].Function.Description)
 		}
 	})
-	t.Run("a tool's own schema is forwarded through toolsafe, its draft kept", func(t *testing.T) {
+	t.Run(`a tool's own schema is forwarded through toolsafe, less its "$schema"`, func(t *testing.T) {
 		p := defs[1].Function.Parameters.(map[string]any)
-		if p["$schema"] != "http://json-schema.org/draft-07/schema#" {
-			t.Errorf("parameters %v", p)
+		if _, ok := p["$schema"]; ok || p["properties"] == nil {
+			t.Errorf("parameters %v; want the properties without $schema, which strict function calling rejects", p)
 		}
 	})
 	t.Run(`a schema without a root "type" gets "object"`, func(t *testing.T) {
@@ -185,5 +185,30 @@ func TestDefinitionsRefuse(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// Strict function calling takes a subset of JSON Schema: "$schema" (which
+// every TypeScript-SDK MCP server puts in its tools' schemas) and the other
+// keywords outside it are stripped at every depth, while a property that
+// shares a keyword's name is kept.
+func TestDefinitionsStripWhatStrictFunctionCallingRejects(t *testing.T) {
+	schema := `{"$schema":"http://json-schema.org/draft-07/schema#","$id":"urn:x","type":"object",
+		"properties":{"$schema":{"type":"string"},"not":{"type":"string"},
+			"tags":{"type":"array","uniqueItems":true,"items":{"type":"string","$comment":"c"}},
+			"kind":{"anyOf":[{"type":"string","not":{"const":"x"}},{"type":"null"}]}},
+		"$defs":{"id":{"type":"string","allOf":[{"minLength":1}]}},
+		"if":{"required":["tags"]},"then":{"required":["kind"]},
+		"patternProperties":{"^x-":{"type":"string"}},"additionalProperties":false,"required":["tags"]}`
+	defs, err := toolcall.Definitions(described{name: "tagger", schema: schema})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, _ := json.Marshal(defs[0].Function.Parameters)
+	want := `{"$defs":{"id":{"type":"string"}},"additionalProperties":false,` +
+		`"properties":{"$schema":{"type":"string"},"kind":{"anyOf":[{"type":"string"},{"type":"null"}]},"not":{"type":"string"},` +
+		`"tags":{"items":{"type":"string"},"type":"array"}},"required":["tags"],"type":"object"}`
+	if string(got) != want {
+		t.Errorf("parameters\n%s\nwant\n%s", got, want)
 	}
 }

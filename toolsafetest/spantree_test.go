@@ -108,7 +108,7 @@ $`)
 		}
 		// The model's message is not repeated: the attempts say why.
 		want := `execute_tool fetch_invoice  tool-timeout after 1 attempt
-  attempt 1  tool-timeout (abandoned: the tool was still running)
+  attempt 1  tool-timeout: the attempt timeout (5ms) passed (abandoned: the tool was still running)
   · fallback fallback=search_archive
   execute_tool search_archive  tool-error after 1 attempt
     attempt 1  tool-error: not archived

@@ -256,7 +256,7 @@ func checkFile(path string, names []string, stdin io.Reader, stdout, stderr io.W
 			fmt.Fprintf(stdout, "  %s (not in the file: the defaults): %s\n", n, file.Describe(n))
 		}
 	}
-	fmt.Fprintf(stdout, "  any other tool (the defaults): %s\n", file.Describe("\x00"))
+	fmt.Fprintf(stdout, "  any other tool (the defaults): %s\n", strings.TrimSuffix(file.Describe("\x00"), " \x00"))
 	return exitValid
 }
 

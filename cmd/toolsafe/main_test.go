@@ -66,9 +66,9 @@ tools:
 			status: 0,
 			out: []string{
 				good + ": valid: 2 tools, 0 dependencies\n",
-				"\n  fetch_invoice: surface → deadline 30s → retry 3 (500ms..30s ×2 +25%) → timeout 2s\n",
-				"\n  search: surface → args schema → deadline 30s → retry 2 (500ms..30s ×2 +25%) → timeout 10s\n",
-				"\n  any other tool (the defaults): surface → deadline 30s → retry 2 (500ms..30s ×2 +25%) → timeout 10s\n",
+				"\n  fetch_invoice: surface → deadline 30s → retry 3 (500ms..30s ×2 +25%) → timeout 2s → tool fetch_invoice\n",
+				"\n  search: surface → args schema → deadline 30s → retry 2 (500ms..30s ×2 +25%) → timeout 10s → tool search\n",
+				"\n  any other tool (the defaults): surface → deadline 30s → retry 2 (500ms..30s ×2 +25%) → timeout 10s → tool\n",
 			},
 		},
 		{
@@ -78,8 +78,8 @@ tools:
 			out: []string{
 				": valid: 2 tools, 1 dependency\n",
 				"\n  billing: breaker: opens after 5 failures in the last 10 attempts, stays open 30s, then 1 probe; bulkhead: 8 attempts in flight, wait up to 1s; retry budget: 20% of attempts in flight\n",
-				"\n  fetch_invoice: surface → deadline 30s → retry 3 (500ms..30s ×2 +25%; budget billing 20%) → breaker billing → bulkhead billing(8, wait 1s) → timeout 2s\n",
-				"\n  search: surface → args schema → fallback(archive_search on tool-failed, circuit-open) → deadline 30s → retry 2 (500ms..30s ×2 +25%) → timeout 10s\n",
+				"\n  fetch_invoice: surface → deadline 30s → retry 3 (500ms..30s ×2 +25%; budget billing 20%) → breaker billing → bulkhead billing(8, wait 1s) → timeout 2s → tool fetch_invoice\n",
+				"\n  search: surface → args schema → fallback(archive_search on tool-failed, circuit-open) → deadline 30s → retry 2 (500ms..30s ×2 +25%) → timeout 10s → tool search\n",
 			},
 		},
 		{
@@ -89,7 +89,7 @@ tools:
 			out: []string{
 				": valid: 1 tool, 1 dependency\n",
 				"\n  billing: breaker: opens after 5 failures in a row, stays open 30s, then 2 probes; bulkhead: 8 attempts in flight, no wait; retry budget: 20% of the fleet's attempts over a sliding window; shared through redis by every replica: the breaker's state and the retry budget's counts (the bulkhead stays per replica)\n",
-				"\n  fetch_invoice: surface → retry 2 (500ms..30s ×2 +25%; budget billing 20% (shared: redis)) → breaker billing (shared: redis) → bulkhead billing(8) → timeout 2s\n",
+				"\n  fetch_invoice: surface → retry 2 (500ms..30s ×2 +25%; budget billing 20% (shared: redis)) → breaker billing (shared: redis) → bulkhead billing(8) → timeout 2s → tool fetch_invoice\n",
 			},
 		},
 		{
@@ -132,7 +132,7 @@ tools:
 			name:   "-tools accepts a file whose tools need an approver, which comes from code",
 			args:   []string{"check", "-tools", "refund", approval},
 			status: 0,
-			out:    []string{"\n  refund: surface → retry 2 (100ms..1s ×2 +25%; same idempotency key) → approval every attempt → timeout 2s\n"},
+			out:    []string{"\n  refund: surface → retry 2 (100ms..1s ×2 +25%; same idempotency key) → approval every attempt → timeout 2s → tool refund\n"},
 		},
 		{
 			name:   "-tools refuses names that collide for langchaingo",

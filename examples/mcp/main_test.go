@@ -45,7 +45,8 @@ func TestExample(t *testing.T) {
 		regexp.MustCompile(`execute_tool forecast .* gen_ai.tool.call.id=call_oslo  toolsafe.attempts=3`),
 		regexp.MustCompile(`· retry after attempt 1, wait \d+ms \(tool-failed\)`),
 		regexp.MustCompile(`· retry after attempt 2, wait \d+ms \(tool-timeout\)`),
-		regexp.MustCompile(`attempt 1 .* mcp.method.name=tools/call  mcp.protocol.version=\S+  rpc.response.status_code=-32603  error.type=tool-failed`),
+		regexp.MustCompile(`attempt 1 .* mcp.method.name=tools/call  mcp.protocol.version=\S+  rpc.response.status_code=-32603  error.type=-32603`), // the MCP conventions' error.type
+		regexp.MustCompile(`attempt 1 .* error.type=tool_error  toolsafe.reason="its upstream's message, withheld \(\d+ bytes\)`),
 		regexp.MustCompile(`attempt 2 .* error.type=tool-timeout`),
 		regexp.MustCompile(`gen_ai.tool.call.id=call_atlantis  toolsafe.attempts=1  error.type=tool-error`),
 		regexp.MustCompile(`gen_ai.tool.call.id=call_bergen  toolsafe.attempts=0  error.type=args-invalid`),

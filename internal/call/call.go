@@ -319,7 +319,7 @@ func Record(ctx context.Context, e Event) {
 	if rs, ok := e.(RetryScheduled); ok {
 		kind, _ := middleware.Classify(rs.Err)
 		DebugLog(ctx, c, "toolsafe: retrying", "attempt", rs.Attempt, "kind", string(kind),
-			"delay", rs.Delay, "error", ErrorText(rs.Err))
+			"delay", rs.Delay, "ended_by", fault.CutText(ctx, rs.Err), "error", ErrorText(rs.Err))
 	}
 	c.Record(e)
 }

@@ -41,7 +41,8 @@ func Surface() middleware.Middleware {
 func surface(ctx context.Context, c *call.Call, err error) (string, error) {
 	f := c.Settle(ctx, err)
 	call.DebugLog(ctx, c, "toolsafe: tool call failed", "kind", string(f.Kind),
-		"attempts", f.Attempts, "side_effect", f.SideEffect.String(), "error", call.ErrorText(err))
+		"attempts", f.Attempts, "side_effect", f.SideEffect.String(), "ended_by", c.CutText(ctx, err),
+		"error", call.ErrorText(err))
 	switch f.Kind {
 	case middleware.KindApprovalRequired:
 		var ar *approval.Required

@@ -1,0 +1,77 @@
+package mcptools
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"go.opentelemetry.io/otel"
+	"go.opentelemetry.io/otel/propagation"
+	semconv "go.opentelemetry.io/otel/semconv/v1.41.0"
+	"go.opentelemetry.io/otel/trace"
+)
+
+// spanKey is the context key under which send leaves the attempt span of a
+// tools/call, for the connection of Transport to record the request's ID on.
+type spanKey struct{}
+
+// traceMeta is the params._meta of a tools/call sent with ctx: the trace
+// context of ctx's span, injected by p (the global propagator when nil) as
+// the MCP conventions and SEP-414 say, unprefixed ("traceparent",
+// "tracestate", "baggage"); nil when there is nothing to propagate.
+func traceMeta(ctx context.Context, p propagation.TextMapPropagator) mcp.Meta {
+	if p == nil {
+		p = otel.GetTextMapPropagator()
+	}
+	carrier := propagation.MapCarrier{}
+	p.Inject(ctx, carrier)
+	if len(carrier) == 0 {
+		return nil
+	}
+	meta := make(mcp.Meta, len(carrier))
+	for k, v := range carrier {
+		meta[k] = v
+	}
+	return meta
+}
+
+// Transport returns t with the JSON-RPC ID of each tools/call a Tool sends
+// recorded on that call's attempt span as jsonrpc.request.id (semconv
+// v1.41.0, as the MCP conventions ask of a client span). Connect through it:
+// client.Connect(ctx, mcptools.Transport(t), nil). A
+// *mcp.StreamableClientTransport is returned as it is: its connection learns
+// of its session through a hook of the SDK's that a wrapper would hide, so
+// its spans go without the ID. Transport(nil) is nil. Safe for concurrent use.
+func Transport(t mcp.Transport) mcp.Transport {
+	switch t.(type) {
+	case nil:
+		return nil
+	case *mcp.StreamableClientTransport:
+		return t
+	}
+	return &idTransport{t}
+}
+
+type idTransport struct{ mcp.Transport }
+
+func (t *idTransport) Connect(ctx context.Context) (mcp.Connection, error) {
+	c, err := t.Transport.Connect(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return &idConn{c}, nil
+}
+
+// idConn records the ID of each call it writes on the span send left in
+// the call's context.
+type idConn struct{ mcp.Connection }
+
+func (c *idConn) Write(ctx context.Context, msg jsonrpc.Message) error {
+	if req, ok := msg.(*jsonrpc.Request); ok && req.IsCall() {
+		if span, ok := ctx.Value(spanKey{}).(trace.Span); ok {
+			span.SetAttributes(semconv.JSONRPCRequestID(fmt.Sprint(req.ID.Raw())))
+		}
+	}
+	return c.Connection.Write(ctx, msg)
+}
