@@ -12,6 +12,7 @@ import (
 	"github.com/toolsafe/toolsafe"
 	"github.com/toolsafe/toolsafe/einotools"
 	"github.com/toolsafe/toolsafe/policy"
+	"github.com/toolsafe/toolsafe/run"
 	"github.com/toolsafe/toolsafe/toolsafetest"
 )
 
@@ -81,6 +82,32 @@ func TestAgentLoop(t *testing.T) {
 		seen := llm.observations()["call_1"]
 		if !strings.Contains(seen, "fetch_invoice") || !strings.Contains(seen, "3 attempts") || strings.Contains(seen, "shard 7") {
 			t.Errorf("the model saw %q: want the tool and its 3 attempts, never the upstream's body", seen)
+		}
+	})
+
+	t.Run("the loop guard stops a model that repeats a call that failed for good", func(t *testing.T) {
+		up := toolsafetest.NewUpstream(invoices())
+		defer up.Close()
+		up.Always("/invoices/INV-1001", toolsafetest.Respond(503, ""))
+		fetch, err := einotools.New(context.Background(), fetchInvoice(t, up.URL(), nil), retryPolicy(1),
+			toolsafe.WithCallLimits(run.Limits{Identical: 5}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		llm := script(
+			calls(toolCall("call_1", "fetch_invoice", `{"number":"INV-1001"}`)),
+			calls(toolCall("call_2", "fetch_invoice", `{"number":"INV-1001"}`)),
+			answer("billing is down"))
+		ctx := run.With(context.Background(), "", nil)
+		o := drive(runner(t, llm, newStore(), []tool.BaseTool{fetch}).Query(ctx, "status?"))
+		if o.err != nil || o.answer != "billing is down" {
+			t.Fatalf("the run ended with %v, answer %q", o.err, o.answer)
+		}
+		if got := up.Requests(""); got != 2 {
+			t.Errorf("the upstream got %d requests, want 2: the repeat is refused before any attempt", got)
+		}
+		if seen := llm.observations()["call_2"]; seen == "" || seen == llm.observations()["call_1"] {
+			t.Errorf("the model saw %q for the repeat, want the loop guard's refusal", seen)
 		}
 	})
 

@@ -8,7 +8,7 @@ require (
 	go.uber.org/goleak v1.3.0
 )
 
-require go.opentelemetry.io/otel/sdk v1.47.0 // indirect
+require go.opentelemetry.io/otel/sdk v1.47.0
 
 require (
 	github.com/bahlo/generic-list-go v0.2.0 // indirect

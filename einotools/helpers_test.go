@@ -75,12 +75,6 @@ func (m *scripted) observations() map[string]string {
 	return out
 }
 
-func (m *scripted) left() int {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return len(m.turns)
-}
-
 // calls is a model turn that calls tools, all at once.
 func calls(cs ...schema.ToolCall) *schema.Message { return schema.AssistantMessage("", cs) }
 
@@ -218,6 +212,12 @@ func (e *effects) apply(key string) string {
 		e.applied++
 	}
 	return fmt.Sprintf("applied (%d so far)", e.applied)
+}
+
+func (e *effects) sawKey(key string) bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.keys[key]
 }
 
 func (e *effects) counts() (calls, applied int) {
