@@ -16,7 +16,8 @@
 // checkpoint, the call asks its approver again and continues under its
 // idempotency key; in a run scoped with run.With, calls that completed are
 // answered from the run ledger. The call ID is Eino's, on Result, spans and
-// the ledger. Calls a ToolsNode runs together count together against the
+// the ledger. A tool's own interrupt reaches Eino as it is, not retried.
+// Calls a ToolsNode runs together count together against the
 // loop guard and the bulkhead. A streaming tool is read to its end inside
 // each attempt; an enhanced tool is refused (ErrUnsupported).
 package einotools

@@ -3,12 +3,12 @@ module github.com/toolsafe/toolsafe/einotools
 go 1.26.0
 
 require (
+	github.com/cloudwego/eino v0.9.13
 	github.com/tmc/langchaingo v0.1.14
 	github.com/toolsafe/toolsafe v0.1.0
+	go.opentelemetry.io/otel/sdk v1.47.0
 	go.uber.org/goleak v1.3.0
 )
-
-require go.opentelemetry.io/otel/sdk v1.47.0
 
 require (
 	github.com/bahlo/generic-list-go v0.2.0 // indirect
@@ -19,7 +19,6 @@ require (
 	github.com/bytedance/sonic/loader v0.5.0 // indirect
 	github.com/cespare/xxhash/v2 v2.3.0 // indirect
 	github.com/cloudwego/base64x v0.1.6 // indirect
-	github.com/cloudwego/eino v0.9.13
 	github.com/dlclark/regexp2 v1.11.0 // indirect
 	github.com/dustin/go-humanize v1.0.1 // indirect
 	github.com/eino-contrib/jsonschema v1.0.3 // indirect

@@ -27,11 +27,6 @@ import (
 // tool.EnhancedStreamableTool), whose multimodal results are not text.
 var ErrUnsupported = errors.New("einotools: the tool's results cannot be guarded")
 
-// errInterrupted ends, for toolsafe's layers, an attempt in which the Eino
-// tool raised an interrupt of its own: the attempt is not retried, and the
-// interrupt is handed to Eino once the call ends.
-var errInterrupted = errors.New("einotools: the tool interrupted the run itself")
-
 // body runs an Eino tool once on its JSON arguments.
 type body func(ctx context.Context, args string) (string, error)
 
@@ -89,8 +84,12 @@ func (a *adapter) Call(ctx context.Context, input string) (string, error) {
 	}
 	out, err := run(ctx, input)
 	if _, isInterrupt := compose.IsInterruptRerunError(err); isInterrupt && inv != nil {
+		// For toolsafe's layers the call pauses, as for an approval: it is
+		// not retried, not a failure, and the loop guard lets its resumed
+		// run through. Eino gets the tool's own interrupt once the call ends.
 		inv.keep(err)
-		return "", middleware.Permanent(errInterrupted)
+		return "", &approval.Required{Tool: a.name, CallID: middleware.CallID(ctx),
+			Input: input, Reason: "the tool interrupted the run itself", Err: err}
 	}
 	return out, err
 }
