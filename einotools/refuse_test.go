@@ -7,7 +7,9 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/cloudwego/eino/adk"
 	"github.com/cloudwego/eino/components/tool"
+	"github.com/cloudwego/eino/compose"
 	"github.com/cloudwego/eino/schema"
 
 	"github.com/toolsafe/toolsafe/einotools"
@@ -133,5 +135,38 @@ func TestArgumentsAreCheckedAgainstInfo(t *testing.T) {
 	}
 	if seen := llm.observations()["call_1"]; !strings.Contains(seen, "number") || up.Requests("") != 0 {
 		t.Errorf("the model saw %q and the upstream got %d requests: want an argument problem about number, no request", seen, up.Requests(""))
+	}
+}
+
+// With the runner streaming, the ToolsNode runs each call through its
+// stream path: the guards hold there too, for a wrapped tool and for a
+// streaming tool under Middleware.
+func TestStreamingRunnerIsGuarded(t *testing.T) {
+	ctx := context.Background()
+	f, err := policyfile.Parse([]byte("version: 1\ntools:\n  report:\n    retries: 2\n    backoff: {base: 1ms, max: 1ms}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &chunks{}
+	ts := []tool.BaseTool{s}
+	mw, err := einotools.Middleware(ctx, f, ts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	llm := script(calls(toolCall("call_1", "report", `{}`)), answer("done"))
+	agent, err := adk.NewChatModelAgent(ctx, &adk.ChatModelAgentConfig{
+		Name: "assistant", Description: "answers with tools", Model: llm,
+		ToolsConfig: adk.ToolsConfig{ToolsNodeConfig: compose.ToolsNodeConfig{Tools: ts, ToolCallMiddlewares: []compose.ToolMiddleware{mw}}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := adk.NewRunner(ctx, adk.RunnerConfig{Agent: agent, EnableStreaming: true})
+	o := drive(r.Query(ctx, "report"))
+	if o.err != nil {
+		t.Fatalf("the run ended with %v", o.err)
+	}
+	if got := llm.observations()["call_1"]; got != "all systems go" || s.runs.Load() != 2 {
+		t.Errorf("the model saw %q after %d runs, want the whole stream after 2", got, s.runs.Load())
 	}
 }
