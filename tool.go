@@ -47,7 +47,8 @@ var (
 //
 //  1. "call span" (WithTracing);
 //  2. "surface", which turns what happened into the model's message;
-//  3. "args schema", argument validation (WithArgsSchema);
+//  3. "args schema", argument validation: input that is not UTF-8 text
+//     (RFC 8259 §8.1) on every tool, then the schema of WithArgsSchema;
 //  4. "run ledger", which in a run scoped with run.With records each call
 //     and answers a resumed run's completed calls of a tool with side
 //     effects or a gate without calling it again;
