@@ -83,11 +83,13 @@ func (c *config) callSpan() middleware.Middleware {
 	return c.hook.CallSpan()
 }
 
+// argsLayer refuses input that is not UTF-8 text on every tool, then
+// checks the schema of WithArgsSchema, if any.
 func (c *config) argsLayer() middleware.Middleware {
 	if c.args == nil {
-		return nil
+		return layer.CheckText()
 	}
-	return c.args.Middleware()
+	return middleware.Chain(layer.CheckText(), c.args.Middleware())
 }
 
 func (c *config) fallbackLayer() middleware.Middleware {

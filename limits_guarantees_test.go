@@ -7,6 +7,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/toolsafe/toolsafe/internal/call"
@@ -181,24 +182,29 @@ func TestAbandonedAttemptsAreBoundedPerTool(t *testing.T) {
 		}
 		close(release)
 	})
-	t.Run("a tool that honours its context is not abandoned", func(t *testing.T) {
-		prompt := middleware.Func("prompt", "", func(ctx context.Context, _ string) (string, error) {
-			<-ctx.Done()
-			return "", ctx.Err()
-		})
-		tool := toolsafe.Wrap(prompt, toolsafe.WithTimeout(time.Millisecond))
-		abandoned := 0
-		for range 50 {
-			r := tool.Run(context.Background(), "x")
-			if r.Kind() != middleware.KindTimeout {
-				t.Fatalf("kind %v; want tool-timeout", r.Kind())
-			}
-			abandoned += r.Abandoned
-		}
-		if abandoned != 0 {
-			t.Errorf("%d of 50 timeouts counted abandoned; want 0: the tool returned when asked", abandoned)
-		}
+	// In a synctest bubble the 1ms grace cannot run out while the tool,
+	// woken by its context, waits for a CPU: a busy machine does not make
+	// it look stuck.
+	t.Run("a tool that honours its context is not abandoned", func(t *testing.T) { synctest.Test(t, honoursItsContext) })
+}
+
+func honoursItsContext(t *testing.T) {
+	prompt := middleware.Func("prompt", "", func(ctx context.Context, _ string) (string, error) {
+		<-ctx.Done()
+		return "", ctx.Err()
 	})
+	tool := toolsafe.Wrap(prompt, toolsafe.WithTimeout(time.Millisecond))
+	abandoned := 0
+	for range 50 {
+		r := tool.Run(context.Background(), "x")
+		if r.Kind() != middleware.KindTimeout {
+			t.Fatalf("kind %v; want tool-timeout", r.Kind())
+		}
+		abandoned += r.Abandoned
+	}
+	if abandoned != 0 {
+		t.Errorf("%d of 50 timeouts counted abandoned; want 0: the tool returned when asked", abandoned)
+	}
 }
 
 // Regression: a call that waited for a bulkhead slot until its 200ms
@@ -221,6 +227,35 @@ func TestADeadlineWhileWaitingForASlotSaysTheToolWasNotCalled(t *testing.T) {
 	want := "issue_refund was not called: its time (200ms) ran out while it was waiting for a free slot at its dependency billing. Do not call issue_refund again with the same input for this request; tell the user it is unavailable or use another tool."
 	if r.Kind() != middleware.KindTimeout || r.Attempts != 0 || ran.Load() != 0 || r.Observation() != want {
 		t.Fatalf("%v after %d attempts, ran %d:\n got %q\nwant %q", r.Kind(), r.Attempts, ran.Load(), r.Observation(), want)
+	}
+}
+
+// Regression (issue "exactly once under store faults", item 8): with
+// WithDeadline(1) the model was told "t did not answer within under 1ms",
+// though the tool never ran. A limit that passes before the first attempt
+// says the tool was not called and why, with or without a retry or an
+// attempt timeout inside it; a limit under 1ms that cut a running attempt
+// reads as English.
+func TestADeadlineThatPassesBeforeTheFirstAttemptSaysTheToolWasNotCalled(t *testing.T) {
+	var ran atomic.Int32
+	for _, opts := range [][]toolsafe.Option{
+		{toolsafe.WithDeadline(1)},
+		{toolsafe.WithDeadline(1), toolsafe.WithRetry(policy.Retry{MaxRetries: 2})},
+		{toolsafe.WithDeadline(1), toolsafe.WithTimeout(1)},
+	} {
+		r := toolsafe.Wrap(ranCounter("t", &ran), opts...).Run(context.Background(), "x")
+		want := "t was not called: its time (under 1ms) ran out before its first attempt could begin. Do not call t again with the same input for this request; tell the user it is unavailable or use another tool."
+		if r.Kind() != middleware.KindTimeout || r.Attempts != 0 || ran.Load() != 0 || r.Observation() != want {
+			t.Errorf("%v after %d attempts, ran %d:\n got %q\nwant %q", r.Kind(), r.Attempts, ran.Load(), r.Observation(), want)
+		}
+	}
+	cut := &middleware.Failure{Kind: middleware.KindTimeout, Tool: "t", Attempts: 1, Timeout: time.Microsecond}
+	if got, want := cut.Error(), "t did not answer within its time (under 1ms) after 1 attempt."; !strings.HasPrefix(got, want) {
+		t.Errorf("an attempt cut under 1ms: %q; want it to start %q", got, want)
+	}
+	open := &middleware.Failure{Kind: middleware.KindCircuitOpen, Tool: "t", Wait: time.Microsecond}
+	if got := open.Error(); strings.Contains(got, "about under") {
+		t.Errorf("a breaker open for under 1ms: %q", got)
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/toolsafe/toolsafe/approval"
@@ -91,23 +92,18 @@ func TestEveryFailsafeRefusalHasItsKind(t *testing.T) {
 			return toolsafe.Wrap(slow, toolsafe.WithPolicies(timeout.New[string](10*time.Millisecond)))
 		}, 0, middleware.KindTimeout, 1, "get_item did not answer"},
 	}
+	// These cases run in a synctest bubble, where a timer fires only once
+	// every goroutine is blocked: the tool has started when its 10ms are
+	// up, however busy the machine.
+	bubbled := map[string]bool{"failsafe-go's timeout": true}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			tool := tt.tool()
-			for range tt.warm {
-				tool.Run(context.Background(), "x")
+			check := func(t *testing.T) { checkRefusal(t, tt.tool(), tt.warm, &calls, tt.kind, tt.calls, tt.says) }
+			if bubbled[tt.name] {
+				synctest.Test(t, check)
+				return
 			}
-			calls.Store(0)
-			r := tool.Run(context.Background(), "x")
-			if r.Kind() != tt.kind || calls.Load() != tt.calls {
-				t.Fatalf("%v with %d tool calls (%q); want %v with %d", r.Kind(), calls.Load(), r.Observation(), tt.kind, tt.calls)
-			}
-			if r.Failure.Retryable && tt.kind != middleware.KindTimeout {
-				t.Errorf("a refusal is retryable: %+v", r.Failure)
-			}
-			if !strings.Contains(r.Observation(), tt.says) {
-				t.Errorf("the model is told %q; want it to say %q", r.Observation(), tt.says)
-			}
+			check(t)
 		})
 	}
 
@@ -152,22 +148,10 @@ func TestEveryFailsafeRefusalHasItsKind(t *testing.T) {
 	})
 
 	// Regression: hedges that all answered wrote the retry's record of the
-	// last error at once (a data race under -race).
-	t.Run("hedges that all answer", func(t *testing.T) {
-		var n atomic.Int32
-		slowish := middleware.Func("get_item", "", func(ctx context.Context, _ string) (string, error) {
-			n.Add(1)
-			select {
-			case <-time.After(20 * time.Millisecond):
-			case <-ctx.Done():
-			}
-			return "item", nil
-		})
-		tool := toolsafe.Wrap(slowish, toolsafe.WithPolicies(hedgepolicy.NewBuilderWithDelay[string](time.Millisecond).WithMaxHedges(3).Build()))
-		if r := tool.Run(context.Background(), "x"); r.Status() != "ok" || n.Load() < 2 {
-			t.Fatalf("%+v after %d tool calls; want ok from hedged calls", r, n.Load())
-		}
-	})
+	// last error at once (a data race under -race). In a synctest bubble
+	// the hedges start before the first attempt's 20ms are up, however
+	// busy the machine.
+	t.Run("hedges that all answer", func(t *testing.T) { synctest.Test(t, hedgesThatAllAnswer) })
 
 	// Regression: a hedge (or a retry policy) of the caller's ran a
 	// destructive, key-less tool three times on one grant: it runs behind
@@ -308,4 +292,41 @@ func (c *mapCache) Set(k, v string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.m[k] = v
+}
+
+// checkRefusal makes warm calls of tool, then checks that one more ends
+// with kind after the given number of tool calls, and that the model is
+// told what says.
+func checkRefusal(t *testing.T, tool *toolsafe.Tool, warm int, calls *atomic.Int32, kind middleware.Kind, want int32, says string) {
+	t.Helper()
+	for range warm {
+		tool.Run(context.Background(), "x")
+	}
+	calls.Store(0)
+	r := tool.Run(context.Background(), "x")
+	if r.Kind() != kind || calls.Load() != want {
+		t.Fatalf("%v with %d tool calls (%q); want %v with %d", r.Kind(), calls.Load(), r.Observation(), kind, want)
+	}
+	if r.Failure.Retryable && kind != middleware.KindTimeout {
+		t.Errorf("a refusal is retryable: %+v", r.Failure)
+	}
+	if !strings.Contains(r.Observation(), says) {
+		t.Errorf("the model is told %q; want it to say %q", r.Observation(), says)
+	}
+}
+
+func hedgesThatAllAnswer(t *testing.T) {
+	var n atomic.Int32
+	slowish := middleware.Func("get_item", "", func(ctx context.Context, _ string) (string, error) {
+		n.Add(1)
+		select {
+		case <-time.After(20 * time.Millisecond):
+		case <-ctx.Done():
+		}
+		return "item", nil
+	})
+	tool := toolsafe.Wrap(slowish, toolsafe.WithPolicies(hedgepolicy.NewBuilderWithDelay[string](time.Millisecond).WithMaxHedges(3).Build()))
+	if r := tool.Run(context.Background(), "x"); r.Status() != "ok" || n.Load() < 2 {
+		t.Fatalf("%+v after %d tool calls; want ok from hedged calls", r, n.Load())
+	}
 }

@@ -38,16 +38,18 @@ var (
 )
 
 // New wraps t with the options' layers. It returns an error naming every
-// problem when t is nil or an option is invalid (a negative timeout, a
-// retry with negative MaxRetries, a jitter outside [0, 1], a timeout longer
-// than the deadline, a destructive tool without an approver, ...).
+// problem when t is nil, t is a *Tool already (ErrWrapped), or an option is
+// invalid (a negative timeout, a retry with negative MaxRetries, a jitter
+// outside [0, 1], a timeout longer than the deadline, a destructive tool
+// without an approver, ...).
 //
 // The layers, outermost first, whatever the order of the options (Layers
 // returns their names, and a test holds this list to it):
 //
 //  1. "call span" (WithTracing);
 //  2. "surface", which turns what happened into the model's message;
-//  3. "args schema", argument validation (WithArgsSchema);
+//  3. "args schema", argument validation: input that is not UTF-8 text
+//     (RFC 8259 §8.1) on every tool, then the schema of WithArgsSchema;
 //  4. "run ledger", which in a run scoped with run.With records each call
 //     and answers a resumed run's completed calls of a tool with side
 //     effects or a gate without calling it again;
@@ -80,6 +82,9 @@ func New(t tools.Tool, opts ...Option) (*Tool, error) {
 	if typednil.Is(t) {
 		return nil, errors.Join(append([]error{errors.New("toolsafe: the tool to wrap is nil: pass a tools.Tool")}, c.errs...)...)
 	}
+	if _, wrapped := t.(*Tool); wrapped {
+		c.errs = append([]error{ErrWrapped}, c.errs...)
+	}
 	if s, ok := t.(argschema.Schemer); ok && c.args == nil && !c.argsSet && !typednil.Is(s) {
 		// The tool describes its own input (an MCP server's tool does):
 		// check it before any attempt, as WithArgsSchema would.
@@ -107,6 +112,14 @@ func New(t tools.Tool, opts ...Option) (*Tool, error) {
 		cfg:         c,
 	}, nil
 }
+
+// ErrWrapped is what New returns (joined with the tool's name and any other
+// problem; test it with errors.Is), and what every call of Wrap's tool
+// answers, for a tool that is a *Tool already. Wrapping twice asks an
+// approval gate twice per call, and an outer retry takes the inner
+// layers' failure messages for answers. Wrap the tool inside once, with
+// every option; a *Tool is given to WithFallback as it is.
+var ErrWrapped = errors.New("the tool is a *toolsafe.Tool already: wrap the tool inside it once, with all the options, instead of wrapping it again")
 
 // reachedKey carries, into the policies of WithPolicies, how many times an
 // attempt through them has reached the layers inside.

@@ -4,10 +4,13 @@ import (
 	"context"
 	"errors"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/toolsafe/toolsafe"
+	"github.com/toolsafe/toolsafe/approval"
+	"github.com/toolsafe/toolsafe/fallback"
 	"github.com/toolsafe/toolsafe/internal/stub"
 	"github.com/toolsafe/toolsafe/middleware"
 	"github.com/toolsafe/toolsafe/policy"
@@ -60,4 +63,39 @@ func TestCancellation(t *testing.T) {
 			t.Fatalf("err = %v; want context.DeadlineExceeded", err)
 		}
 	})
+}
+
+// Regression (issue "exactly once under store faults", item 10): wrapping
+// a *toolsafe.Tool again was accepted silently: with approval in both
+// layers each call needed two grants, and with retries in both the outer
+// layer reported ok for an inner failure. New refuses it with ErrWrapped
+// (and every other problem), Wrap's tool answers every call with it, and
+// a *Tool is still an alternative a gated tool's fallback puts behind its
+// gate.
+func TestWrappingAWrappedToolIsRefused(t *testing.T) {
+	var calls atomic.Int32
+	refund := middleware.Func("refund", "refunds", func(context.Context, string) (string, error) {
+		calls.Add(1)
+		return "refunded", nil
+	})
+	once := toolsafe.Wrap(refund, toolsafe.WithRetry(policy.Retry{MaxRetries: 1}))
+	_, err := toolsafe.New(once, toolsafe.WithTimeout(-1))
+	if !errors.Is(err, toolsafe.ErrWrapped) || !strings.Contains(err.Error(), `tool "refund"`) || !strings.Contains(err.Error(), "attempt timeout -1ns is negative") {
+		t.Fatalf("New of a *Tool: %v; want ErrWrapped, naming the tool, with the other problem", err)
+	}
+	twice := toolsafe.Wrap(once)
+	if out, err := twice.Call(context.Background(), "x"); !errors.Is(err, toolsafe.ErrWrapped) || !errors.Is(twice.Err(), toolsafe.ErrWrapped) || calls.Load() != 0 {
+		t.Fatalf("a call of Wrap's tool: %q, %v after %d calls; want ErrWrapped, no call", out, err, calls.Load())
+	}
+
+	grants := approval.NewGrants()
+	primary := middleware.Func("refund_fast", "refunds", func(context.Context, string) (string, error) {
+		return "", middleware.Transient(errors.New("reset"))
+	})
+	gated := toolsafe.Wrap(primary, toolsafe.WithApproval(grants), toolsafe.WithFallback(fallback.To(once)))
+	grants.Grant("refund_fast", "x")
+	grants.Grant("refund", "x")
+	if r := gated.Run(context.Background(), "x"); r.Status() != "ok" || r.Fallback != "refund" || calls.Load() != 1 {
+		t.Fatalf("a *Tool alternative: %s, fallback %q after %d calls (%q); want ok from refund", r.Status(), r.Fallback, calls.Load(), r.Observation())
+	}
 }

@@ -111,7 +111,8 @@ func (f ApproverFunc) Decide(ctx context.Context, call CallInfo) (Decision, erro
 // approval first. It is not a failure: it is never retried, never routed to
 // a fallback, and langchaingo's executor returns it from the run, where
 // errors.As finds it. Resume the run once the approval is granted (see
-// package run's Resume, which keeps the paused call's idempotency key).
+// package run's Resume, which keeps the paused call's idempotency key), in
+// this process or another: MarshalJSON gives it a wire form.
 type Required struct {
 	// Tool is the tool waiting; CallID the paused call's ID; Input its
 	// input, to which a grant is bound (see Grants; inputs that are the same
@@ -131,7 +132,7 @@ type Required struct {
 	RunID string
 	// Err is the Approver's error when it could not decide (the gate fails
 	// closed and pauses); nil otherwise. Its text is for the program and
-	// logs, never for the model.
+	// logs, never for the model; read from JSON, it is a *RemoteError.
 	Err error
 }
 

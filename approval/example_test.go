@@ -2,6 +2,7 @@ package approval_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 
@@ -37,4 +38,21 @@ func ExampleGrants() {
 	// waiting: refund {"order":"A-1001"}
 	// refunded {"order":"A-1001"} <nil>
 	// true
+}
+
+// A pause travels to another process (a queue, a database) in its wire
+// form, and comes back with run.Resume there; Err travels as its text.
+func ExampleRequired_MarshalJSON() {
+	ar := &approval.Required{Tool: "refund", CallID: "call_1", Input: `{"order":"A-1001"}`,
+		Reason: "no approval has been granted for this input", Attempt: 1, IdempotencyKey: "key-1",
+		Err: errors.New("grants store unreachable")}
+	data, _ := json.Marshal(ar)
+	fmt.Println(string(data))
+
+	var back approval.Required
+	err := json.Unmarshal(data, &back)
+	fmt.Println(err, back.Tool, back.IdempotencyKey, back.Err)
+	// Output:
+	// {"tool":"refund","call_id":"call_1","input":"{\"order\":\"A-1001\"}","reason":"no approval has been granted for this input","attempt":1,"idempotency_key":"key-1","error":"grants store unreachable"}
+	// <nil> refund key-1 grants store unreachable
 }

@@ -22,8 +22,11 @@ import (
 
 // JSON returns the form in which toolsafe compares one call's input
 // with another's, wherever it matches calls (grants, Resume, the run
-// ledger): for an input that is valid JSON, its canonical form, so that key
-// order and spacing do not matter; any other input as it is.
+// ledger, the loop guard): for an input that is valid JSON, its canonical
+// form, so that key order and spacing do not matter; any other text as it
+// is. Input that CheckText refuses (bytes that are not UTF-8, a lone
+// surrogate escape) is refused with its *middleware.ArgsError: two
+// different inputs never compare equal.
 //
 // The canonical form follows RFC 8785 (JSON Canonicalization Scheme):
 // object keys sorted by their UTF-16 code units, no insignificant
@@ -43,9 +46,15 @@ import (
 // differently ({"amount":5,"AMOUNT":50000} passes a schema's maximum and
 // refunds 50000).
 func JSON(input string) (string, error) {
+	if !utf8.ValidString(input) {
+		return "", notUTF8(input)
+	}
 	b := []byte(input)
 	if !json.Valid(b) { // also bounds the depth (encoding/json's 10000)
 		return input, nil
+	}
+	if err := loneSurrogate(input); err != nil {
+		return "", err
 	}
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.UseNumber()

@@ -102,3 +102,50 @@ func BenchmarkCanonical(b *testing.B) {
 		}
 	}
 }
+
+// Regression (issue "exactly once under store faults", item 3): inputs
+// that are not valid UTF-8 compared equal: {"acct":"\xff"} and
+// {"acct":"\xfe"} both read as U+FFFD, so a grant for one covered the
+// other and a resumed run replayed the wrong record. JSON is UTF-8 (RFC
+// 8259 §8.1): such input, and a lone surrogate escape that Go also reads as
+// U+FFFD, is args-invalid; text that is not JSON is refused alike.
+func TestInputsThatAreNotValidUTF8NeverCompareEqual(t *testing.T) {
+	refused := []struct{ in, says string }{
+		{"{\"acct\":\"\xff\"}", "offset 9 is not UTF-8"},
+		{"{\"acct\":\"\xfe\"}", "offset 9 is not UTF-8"},
+		{"acct \xff", "offset 5 is not UTF-8"}, // not JSON: refused all the same
+		{`{"acct":"\ud800"}`, `\ud800 at offset 9`},
+		{`{"acct":"\udfff"}`, `\udfff at offset 9`},
+		{`{"acct":"a\ud83dx"}`, `\ud83d at offset 10`},
+		{`{"acct":"\ud83d\u0041"}`, `\ud83d at offset 9`},
+		{`["\ude00\ud83d"]`, `\ude00 at offset 2`},
+	}
+	for _, tt := range refused {
+		_, err := canonical.JSON(tt.in)
+		var ae *middleware.ArgsError
+		if !errors.As(err, &ae) || !strings.Contains(err.Error(), tt.says) {
+			t.Errorf("JSON(%q): %v; want an *ArgsError saying %q", tt.in, err, tt.says)
+		}
+		if cerr := canonical.CheckText(tt.in); cerr == nil || cerr.Error() != err.Error() {
+			t.Errorf("CheckText(%q) = %v; want %v", tt.in, cerr, err)
+		}
+		if strings.Contains(err.Error(), "acct") {
+			t.Errorf("JSON(%q): %q quotes the input", tt.in, err)
+		}
+	}
+	// What stays accepted: whole pairs, escaped backslashes before a "u",
+	// U+FFFD itself, and text that is not JSON but is UTF-8.
+	for in, want := range map[string]string{
+		`{"a":"\ud83d\ude00"}`: "{\"a\":\"\U0001F600\"}",
+		`{"a":"\\ud800"}`:      `{"a":"\\ud800"}`,
+		`{"a":"\ufffd"}`:       "{\"a\":\"\ufffd\"}",
+		`\ud800 as plain text`: `\ud800 as plain text`,
+	} {
+		if got := canon(t, in); got != want {
+			t.Errorf("JSON(%s) = %s; want %s", in, got, want)
+		}
+		if err := canonical.CheckText(in); err != nil {
+			t.Errorf("CheckText(%s): %v", in, err)
+		}
+	}
+}

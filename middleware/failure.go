@@ -141,7 +141,7 @@ func (f *Failure) message(args bool) string {
 			b.WriteString("its dependency is down")
 		}
 		if f.Wait > 0 {
-			fmt.Fprintf(&b, " for about %s more", forModel(f.Wait))
+			fmt.Fprintf(&b, " for %s more", approximately(f.Wait))
 		}
 		b.WriteString(".")
 		f.writeSideEffect(&b)
@@ -169,7 +169,7 @@ func (f *Failure) message(args bool) string {
 	f.writeSideEffect(&b)
 	if f.Wait > 0 {
 		fmt.Fprintf(&b, " The service asked to wait %s before trying again, longer than this call may take. Wait at least %s before calling %s again, or go on without it.",
-			forModel(f.Wait), forModel(f.Wait), tool)
+			forModel(f.Wait), forModel(max(f.Wait, time.Millisecond)), tool)
 		return b.String()
 	}
 	f.writeNext(&b, tool)
@@ -242,14 +242,16 @@ func (f *Failure) argsMessage(tool string, args bool) string {
 // timeoutMessage is the message of a tool-timeout.
 func (f *Failure) timeoutMessage(tool string) string {
 	var b strings.Builder
-	if f.WaitingFor != "" {
+	if f.WaitingFor != "" || f.Attempts < 1 {
 		// The time ran out before the attempt began: nothing to answer.
 		f.writeNotCalled(&b, tool)
 		b.WriteString("its time")
 		if f.Timeout > 0 {
-			fmt.Fprintf(&b, " (%s)", roundForModel(f.Timeout))
+			fmt.Fprintf(&b, " (%s)", forModel(f.Timeout))
 		}
 		switch {
+		case f.WaitingFor == "":
+			b.WriteString(" ran out before its first attempt could begin.")
 		case f.WaitingFor == waitingForSlot && f.Dependency != "":
 			fmt.Fprintf(&b, " ran out while it was waiting for a free slot at its dependency %s.", f.Dependency)
 		case f.WaitingFor == waitingForSlot:
@@ -266,8 +268,11 @@ func (f *Failure) timeoutMessage(tool string) string {
 		return b.String()
 	}
 	fmt.Fprintf(&b, "%s did not answer", tool)
-	if f.Timeout > 0 {
+	switch {
+	case f.Timeout >= time.Millisecond:
 		fmt.Fprintf(&b, " within %s", forModel(f.Timeout))
+	case f.Timeout > 0:
+		fmt.Fprintf(&b, " within its time (%s)", forModel(f.Timeout))
 	}
 	f.writeAttempts(&b)
 	b.WriteString(".")
@@ -344,6 +349,14 @@ func forModel(d time.Duration) string {
 		return fmt.Sprintf("%dh%dm", h, m)
 	}
 	return roundForModel(d).String()
+}
+
+// approximately is forModel(d) after "about", or "under 1ms".
+func approximately(d time.Duration) string {
+	if d < time.Millisecond {
+		return forModel(d)
+	}
+	return "about " + forModel(d)
 }
 
 // roundForModel rounds d to what a person would say: whole seconds from 10s,

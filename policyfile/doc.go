@@ -8,7 +8,7 @@
 //	if err != nil {
 //		log.Fatal(err) // every problem, with its line
 //	}
-//	agentTools, err := file.WithApprover(grants).WrapAll(fetchInvoice, refund, search, archiveSearch)
+//	agentTools, err := file.WithApprover(grants).WrapAll(fetchInvoice, refundTool, search, archiveSearch)
 //	agent := agents.NewOneShotAgent(llm, agentTools)
 //
 // Parse, Load and LoadFS check the whole file in one pass and return an

@@ -38,7 +38,7 @@ import (
 // the global providers; then the options given to With.
 //
 // It returns an *Error listing every problem, and no tools, when a tool in
-// ts is nil, two tools have names that collide (toolsafe.NamesCollide:
+// ts is nil or a *toolsafe.Tool already (pass the tool unwrapped), two tools have names that collide (toolsafe.NamesCollide:
 // langchaingo's executor would call only one of them), a problem of
 // CheckTools (a tool named in the file is not in ts, with its line, or a
 // fallback names a tool not in ts), a tool needs approval but c has no
@@ -48,6 +48,7 @@ import (
 func (c *File) WrapAll(ts ...tools.Tool) (toolsafe.Tools, error) {
 	var ps problems
 	nils := addListProblems(&ps, ts)
+	addWrappedProblems(&ps, ts)
 	byName := make(map[string]tools.Tool, len(ts))
 	var passed []string
 	for i, t := range ts {
@@ -158,6 +159,18 @@ func addListProblems(ps *problems, ts []tools.Tool) []int {
 	}
 	addCollisions(ps, le.Collisions)
 	return le.Nil
+}
+
+// addWrappedProblems adds a problem for each tool of ts that is a
+// *toolsafe.Tool already (see toolsafe.ErrWrapped).
+func addWrappedProblems(ps *problems, ts []tools.Tool) {
+	for i, t := range ts {
+		if w, ok := t.(*toolsafe.Tool); ok && w != nil {
+			ps.add(&Problem{Path: "tools." + w.Name(), Tool: w.Name(),
+				Message: fmt.Sprintf("tool %d of the %d passed to WrapAll, %s, is a *toolsafe.Tool already: pass the tool it wraps, unwrapped; wrapping it again would ask its approver twice per call and take the inner layers' failures for answers",
+					i+1, len(ts), yamlread.QuoteShort(w.Name()))})
+		}
+	}
 }
 
 // addCollisions adds a problem for each pair of tool names that collide.

@@ -350,3 +350,27 @@ tools:
 		})
 	}
 }
+
+// Regression (issue "exactly once under store faults", item 10): WrapAll
+// took a *toolsafe.Tool, as the README's "Many replicas" snippet passed
+// one: with approval in both layers each call needed two grants, and with
+// retries in both the outer layer reported ok for an inner failure. It is
+// a problem naming the tool, reported with the others, and no tool is
+// wrapped.
+func TestWrapAllRefusesAToolWrappedAlready(t *testing.T) {
+	file := mustParse(t, "tools:\n  refund: {approval: per_call}\n")
+	refund := middleware.Func("refund", "refunds", func(context.Context, string) (string, error) { return "refunded", nil })
+	grants := approval.NewGrants()
+	wrapped, err := file.WithApprover(grants).WrapAll(toolsafe.Wrap(refund, toolsafe.WithApproval(grants)), nil)
+	var pe *policyfile.Error
+	if !errors.As(err, &pe) || len(pe.Problems) != 2 || wrapped != nil {
+		t.Fatalf("WrapAll = %v, %v; want two problems and no tools", wrapped, err)
+	}
+	p := pe.Problems[1]
+	if want := `tool 1 of the 2 passed to WrapAll, "refund", is a *toolsafe.Tool already: pass the tool it wraps, unwrapped`; !strings.HasPrefix(p.Message, want) || p.Tool != "refund" {
+		t.Errorf("problem %+v;\nwant it to start %q, about refund", p, want)
+	}
+	if _, err := file.WithApprover(grants).WrapAll(refund); err != nil {
+		t.Errorf("the same tool unwrapped: %v", err)
+	}
+}

@@ -194,10 +194,16 @@ return out
 // Decide uses up the oldest decision given for call.Tool and call.Input
 // (by any replica), or answers Pending and lists the call in Pending. It
 // returns Pending and an error wrapping ErrUnavailable when Redis is
-// unavailable: toolsafe's gate then pauses the call, failing closed.
+// unavailable: toolsafe's gate then pauses the call, failing closed. It
+// returns Pending and the *middleware.ArgsError of canonical.CheckText for
+// an input that is not UTF-8 text, which the pending list (JSON) could not
+// hold as it is.
 func (g *Grants) Decide(ctx context.Context, call approval.CallInfo) (approval.Decision, error) {
 	if g.s == nil {
 		return approval.Pending, errNoStore
+	}
+	if err := canonical.CheckText(call.Input); err != nil {
+		return approval.Pending, fmt.Errorf("redisstore: %w", err)
 	}
 	info, err := json.Marshal(call)
 	if err != nil {
@@ -226,8 +232,10 @@ func (g *Grants) Decide(ctx context.Context, call approval.CallInfo) (approval.D
 // Grant approves one call (one attempt, for a destructive tool) of tool
 // with input, on whichever replica it runs. Granting twice approves two.
 // It returns an error wrapping ErrUnavailable when Redis is unavailable
-// (nothing was granted), and an error when DefaultMaxDecisions decisions
-// wait for tool and input already.
+// (nothing was granted), an error when DefaultMaxDecisions decisions
+// wait for tool and input already, and the *middleware.ArgsError of
+// canonical.CheckText for an input that is not UTF-8 text (no call with it
+// is ever asked about).
 func (g *Grants) Grant(ctx context.Context, tool, input string) error {
 	return g.add(ctx, tool, input, "a")
 }
@@ -242,6 +250,9 @@ func (g *Grants) Deny(ctx context.Context, tool, input string) error {
 func (g *Grants) add(ctx context.Context, tool, input, kind string) error {
 	if g.s == nil {
 		return errNoStore
+	}
+	if err := canonical.CheckText(input); err != nil {
+		return fmt.Errorf("redisstore: %w", err)
 	}
 	keys, member := g.keys(tool, input)
 	var n int64

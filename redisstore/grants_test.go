@@ -279,3 +279,31 @@ func TestAnErrorReplyIsNotAnOutage(t *testing.T) {
 		t.Errorf("available %v after %d outages; want no outage", rs[0].store.Available(), rs[0].store.Outages())
 	}
 }
+
+// Regression (issue "exactly once under store faults", item 3, its sibling
+// in the shared grants): {"acct":"\xff"} and {"acct":"\xfe"} were one key,
+// and the pending list, JSON, held neither as given. Input that is not
+// UTF-8 text is refused by Grant and Decide, and a grant for one spelling
+// of U+FFFD covers no input that only Go's decoding makes alike.
+func TestGrantsRefuseInputsThatAreNotValidUTF8(t *testing.T) {
+	g := newReplicas(t, redisAddr, 1)[0].store.Grants()
+	var ae *middleware.ArgsError
+	if err := g.Grant(background, "refund", "{\"acct\":\"\xff\"}"); !errors.As(err, &ae) {
+		t.Fatalf("Grant of input that is not UTF-8: %v; want an *ArgsError", err)
+	}
+	if d, err := g.Decide(background, call("refund", "{\"acct\":\"\xfe\"}")); d != approval.Pending || !errors.As(err, &ae) {
+		t.Fatalf("Decide of input that is not UTF-8: %v, %v; want pending and an *ArgsError", d, err)
+	}
+	if err := g.Grant(background, "refund", `{"acct":"\ufffd"}`); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := g.Decide(background, call("refund", `{"acct":"\ud800"}`)); !errors.As(err, &ae) {
+		t.Fatalf("Decide of a lone surrogate: %v; want an *ArgsError", err)
+	}
+	if p, err := g.Pending(background); err != nil || len(p) != 0 {
+		t.Fatalf("pending %+v, %v; want nothing listed", p, err)
+	}
+	if d := decide(t, g, call("refund", "{\"acct\":\"\ufffd\"}")); d != approval.Approved {
+		t.Fatalf("the granted input itself: %v", d)
+	}
+}

@@ -20,7 +20,7 @@ import (
 // and Surface ends the call with tool-timeout, not retryable, whose Timeout
 // is d: "did not answer within d" when an attempt was running, or "was not
 // called" when the call was still waiting for its approver or for a free
-// slot. An answer that settles the call (a pause, a semantic error, a
+// slot, or had not begun its first attempt. An answer that settles the call (a pause, a semantic error, a
 // panic) keeps its kind even at the deadline. A caller's own earlier
 // deadline still wins and is returned as ctx.Err(). d of zero or less
 // means no deadline of its own.
