@@ -13,7 +13,7 @@ import (
 	"github.com/toolsafe/toolsafe/middleware"
 )
 
-// A call that needs approval pauses: Call returns *ApprovalRequired, which a
+// A call that needs approval pauses: Call returns *approval.Required, which a
 // langchaingo executor returns from the run. Once a person grants it, the
 // same call goes through, once.
 func ExampleWithApproval() {

@@ -80,7 +80,7 @@ func contenders(t tools.Tool) map[string]runner {
 	wrapped := toolsafe.Wrap(t,
 		toolsafe.WithRetry(policy.Retry{MaxRetries: maxRetries, Backoff: policy.Constant(0)}),
 		toolsafe.WithTimeout(attemptTimeout))
-	// In a run scoped with WithRun, a tool with side effects: every call is
+	// In a run scoped with run.With, a tool with side effects: every call is
 	// recorded in the run ledger, which it reads first (a run just begun).
 	inRun := toolsafe.Wrap(t,
 		toolsafe.WithRetry(policy.Retry{MaxRetries: maxRetries, Backoff: policy.Constant(0)}),

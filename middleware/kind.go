@@ -28,7 +28,7 @@ const (
 	// KindPanic is a tool that panicked.
 	KindPanic Kind = "tool-panic"
 	// KindApprovalRequired is a call paused for a human's approval. It is
-	// returned as an error (*ApprovalRequired) so the agent run stops.
+	// returned as an error (*approval.Required) so the agent run stops.
 	KindApprovalRequired Kind = "approval-required"
 	// KindApprovalDenied is a call whose approval was refused.
 	KindApprovalDenied Kind = "approval-denied"

@@ -40,7 +40,7 @@ type Result struct {
 	Failure *Failure
 	// Replayed reports that the call was answered from the run ledger: the
 	// same call of the same run had answered before a pause, so the tool
-	// was not called again (see WithRun). Attempts is 0 then.
+	// was not called again (see run.With). Attempts is 0 then.
 	Replayed bool
 }
 

@@ -66,7 +66,7 @@ const maxNamesListed = 32
 // calls that did answer, in the order of calls; the paused calls have none.
 // Keep those responses: once the approval is decided, dispatch only the
 // calls that have no response (run.Resume carries a paused call on;
-// with WithCallIDs, ApprovalRequired.CallID is the model's call ID), since
+// with WithCallIDs, approval.Required.CallID is the model's call ID), since
 // the other calls of the turn have run already.
 //
 // A tool's panic is raised again on the caller's goroutine once every call

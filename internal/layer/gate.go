@@ -50,7 +50,7 @@ const (
 //     control back when ctx ends, even if a ignores it, and the call
 //     remembers that it was waiting for approval (so a deadline that passed
 //     then says the tool was never called, and no fallback runs);
-//   - *ApprovalRequired when a says Pending, fails or panics (an error: the
+//   - *approval.Required when a says Pending, fails or panics (an error: the
 //     agent run stops; nothing ran, so it is never retried, counted by a
 //     circuit breaker or routed to a fallback);
 //   - an approval-denied error when a says Denied;

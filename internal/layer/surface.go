@@ -15,7 +15,7 @@ import (
 // Surface turns the failure of a call into what the model sees, as
 // langchaingo expects: the model-facing message as the output with a nil
 // error (langchaingo's executor aborts the whole run on a tool error). Two
-// errors stay errors: an *ApprovalRequired, so the run pauses, and the
+// errors stay errors: an *approval.Required, so the run pauses, and the
 // caller's cancellation, returned as ctx.Err().
 //
 // It is the one place where a call's *Failure is built: from the error the
