@@ -56,5 +56,5 @@ func ExampleNew() {
 	// Output:
 	// nobody: 403
 	// alice sees: refund {"order":"A-1001","amount_eur":25} in run-7: no approval has been granted for this input
-	// inbox: the identity function is nil: the inbox must know who decides
+	// inbox: the identity function is nil: the inbox must know who decides; pass a func(*http.Request) (user string, ok bool) that reads your sign-in (session cookie, proxy header)
 }

@@ -141,7 +141,7 @@ func New(store Store, identity func(*http.Request) (user string, ok bool), opts 
 		cfg.errs = append(cfg.errs, errors.New("the store is nil: pass inbox.Memory(grants) or a redisstore Grants"))
 	}
 	if identity == nil {
-		cfg.errs = append(cfg.errs, errors.New("the identity function is nil: the inbox must know who decides"))
+		cfg.errs = append(cfg.errs, errors.New("the identity function is nil: the inbox must know who decides; pass a func(*http.Request) (user string, ok bool) that reads your sign-in (session cookie, proxy header)"))
 	}
 	if len(cfg.errs) > 0 {
 		return nil, fmt.Errorf("inbox: %w", errors.Join(cfg.errs...))
