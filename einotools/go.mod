@@ -6,7 +6,7 @@ require (
 	github.com/cloudwego/eino v0.9.13
 	github.com/tmc/langchaingo v0.1.14
 	github.com/toolsafe/toolsafe v0.1.0
-	go.opentelemetry.io/otel/sdk v1.47.0
+	go.opentelemetry.io/otel/sdk v1.46.0
 	go.uber.org/goleak v1.3.0
 )
 
@@ -45,10 +45,9 @@ require (
 	github.com/wk8/go-ordered-map/v2 v2.1.8 // indirect
 	github.com/yargevad/filepathx v1.0.0 // indirect
 	go.opentelemetry.io/auto/sdk v1.2.1 // indirect
-	go.opentelemetry.io/otel v1.47.0 // indirect
-	go.opentelemetry.io/otel/log v1.47.0 // indirect
-	go.opentelemetry.io/otel/metric v1.47.0 // indirect
-	go.opentelemetry.io/otel/trace v1.47.0 // indirect
+	go.opentelemetry.io/otel v1.46.0 // indirect
+	go.opentelemetry.io/otel/metric v1.46.0 // indirect
+	go.opentelemetry.io/otel/trace v1.46.0 // indirect
 	go.starlark.net v0.0.0-20230302034142-4b1e35fe2254 // indirect
 	golang.org/x/arch v0.11.0 // indirect
 	golang.org/x/exp v0.0.0-20261014143641-f0251eb4aa3e // indirect
