@@ -10,33 +10,11 @@ import (
 	"github.com/tmc/langchaingo/schema"
 )
 
-// CallIDs hands the model's tool-call IDs to wrapped tools, so that
-// Result.CallID and the span attribute gen_ai.tool.call.id carry them.
-//
-// langchaingo's OpenAI-functions agent knows each call's ID
-// (schema.AgentAction.ToolID) but does not pass it to Tool.Call. Its
-// executor calls its callbacks handler's HandleAgentAction and then the tool,
-// on the same context, one action after the other. CallIDs is such a
-// handler: it keeps the ID of the action just announced, and a tool wrapped
-// with WithCallIDs takes it when it is called with that action's tool name
-// and input on that context. Give the same CallIDs to the executor and to the
-// tools:
-//
-//	ids := toolsafe.NewCallIDs()
-//	invoice := toolsafe.Wrap(fetchInvoice, toolsafe.WithCallIDs(ids), toolsafe.WithTracing(hook))
-//	agent := agents.NewOpenAIFunctionsAgent(llm, []tools.Tool{invoice})
-//	exec := agents.NewExecutor(agent, agents.WithCallbacksHandler(ids))
-//
-// To keep a handler of your own, combine them with callbacks.CombiningHandler.
-// A call with no announced ID (agents that leave ToolID empty, such as MRKL's,
-// or a tool called outside an agent) gets a random ID, as without CallIDs.
-//
-// One CallIDs can serve many executors at once: IDs are kept per context, so
-// concurrent runs on different contexts never take each other's. It holds at
-// most one pending ID per context, dropped when the tool takes it, when the
-// next action is announced on that context, or when the agent finishes. Its
-// methods are safe for concurrent use. The zero value is not usable: use
-// NewCallIDs.
+// CallIDs hands the model's tool-call IDs from langchaingo's executor to
+// wrapped tools (for Result.CallID and gen_ai.tool.call.id): give the same
+// CallIDs to the executor as its callbacks handler and to the tools with
+// WithCallIDs (see ExampleCallIDs). IDs are kept per context, so concurrent
+// runs never take each other's. Safe for concurrent use; use NewCallIDs.
 type CallIDs struct {
 	callbacks.SimpleHandler
 

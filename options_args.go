@@ -6,18 +6,11 @@ import (
 	"github.com/toolsafe/toolsafe/argschema"
 )
 
-// WithArgsSchema checks each call's input against schema, a JSON Schema as
-// JSON text, inside surface and before anything else runs (see package
-// argschema for the drafts supported and the rules). The input is the tool's
-// arguments as one JSON object. An invalid input ends the call as
-// args-invalid with no attempt made, and the model is told which argument
-// is wrong and how:
-//
-//	search was not called: the input is invalid: argument "query" is
-//	missing. Fix the input and call it again.
-//
-// An invalid schema is a configuration error (New returns it). A later
-// WithArgsSchema replaces an earlier one; nil or empty schema removes it.
+// WithArgsSchema checks each call's input against schema (a JSON Schema as
+// JSON text; see package argschema) before anything else runs: an invalid
+// input ends the call as args-invalid, no attempt made, and the model is told
+// which argument is wrong. An invalid schema is a configuration error; a later
+// WithArgsSchema replaces an earlier one; nil or empty removes it.
 func WithArgsSchema(schema []byte) Option {
 	return optionFunc(func(c *config) {
 		if len(schema) == 0 {
