@@ -23,11 +23,13 @@ const (
 	opGrant     operation = "grants.grant"
 	opRevoke    operation = "grants.revoke"
 	opPending   operation = "grants.pending"
-	opAppend    operation = "ledger.append"
+	opBegin     operation = "ledger.begin"
+	opFinish    operation = "ledger.finish"
+	opHolds     operation = "ledger.holds"
 	opEntries   operation = "ledger.entries"
 )
 
-var operations = []operation{opAcquire, opRecord, opForce, opPeek, opSubscribe, opAdmit, opFlush, opDecide, opGrant, opRevoke, opPending, opAppend, opEntries}
+var operations = []operation{opAcquire, opRecord, opForce, opPeek, opSubscribe, opAdmit, opFlush, opDecide, opGrant, opRevoke, opPending, opBegin, opFinish, opHolds, opEntries}
 
 // stateKind is the kind of shared state, in metrics.
 type stateKind int
