@@ -22,7 +22,9 @@ func stack() []stage {
 		{"call span", func(c *config) ([]middleware.Middleware, error) { return one(c.callSpan()), nil }},
 		{"surface", func(*config) ([]middleware.Middleware, error) { return one(layer.Surface()), nil }},
 		{"args schema", func(c *config) ([]middleware.Middleware, error) { return one(c.argsLayer()), nil }},
-		{"run ledger", func(c *config) ([]middleware.Middleware, error) { return one(layer.RunLedger(c.replays())), nil }},
+		{"run ledger", func(c *config) ([]middleware.Middleware, error) {
+			return one(layer.RunLedger(c.replays(), c.sideEffectsOf() != middleware.SideEffectsWithoutKey)), nil
+		}},
 		{"loop guard", func(c *config) ([]middleware.Middleware, error) { return one(layer.LoopGuard(c.limits)), nil }},
 		{"with", func(c *config) ([]middleware.Middleware, error) { return c.mws, nil }},
 		{"fallback", func(c *config) ([]middleware.Middleware, error) { return one(c.fallbackLayer()), nil }},

@@ -312,24 +312,38 @@ func TestWhatTheLedgerReplays(t *testing.T) {
 	})
 }
 
-// failingLedger cannot be read.
+// failingLedger cannot record anything: a store that is down.
 type failingLedger struct{}
 
-func (failingLedger) Append(context.Context, string, run.Entry) error {
-	return errors.New("down")
-}
-func (failingLedger) Entries(context.Context, string) ([]run.Entry, error) {
-	return nil, errors.New("redis: connection refused")
-}
+var errLedgerDown = errors.New("redis: connection refused")
 
-// A ledger that cannot be read fails closed for a tool with side effects
-// (neither repeated nor replayed) and does not stop a tool that only reads.
-func TestARunLedgerThatFailsFailsClosed(t *testing.T) {
+func (failingLedger) Begin(context.Context, string, run.Entry) (run.Begun, error) {
+	return run.Begun{}, errLedgerDown
+}
+func (failingLedger) Finish(context.Context, string, run.Entry) error { return errLedgerDown }
+func (failingLedger) Holds(context.Context, string) (bool, error)     { return false, errLedgerDown }
+
+// A ledger that cannot record a call's intent fails closed for a tool with
+// side effects (not called) and does not stop a tool that only reads.
+// Regression (a store outage reads as the tool's failure): the call ended
+// as tool-failed, "do not call it again", and the program could not tell
+// it from a real failure. It is the store's condition: tool-busy,
+// temporarily unavailable, its cause the ledger's error, and nothing
+// counts it as failed for good.
+func TestAStoreOutageIsNotTheToolsFailure(t *testing.T) {
 	var runs atomic.Int32
 	ctx := run.With(context.Background(), "down", failingLedger{})
-	r := toolsafe.Wrap(counted("refund", &runs, nil, nil), toolsafe.WithSideEffects(middleware.SideEffectsWithKey)).Run(ctx, "x")
-	if r.Kind() != middleware.KindFailed || r.Failure.Retryable || runs.Load() != 0 || strings.Contains(r.Observation(), "redis") {
-		t.Errorf("%v (retryable %v), ran %d, observation %q; want tool-failed, not called, no raw text", r.Kind(), r.Failure.Retryable, runs.Load(), r.Observation())
+	refund := toolsafe.Wrap(counted("refund", &runs, nil, nil), toolsafe.WithSideEffects(middleware.SideEffectsWithKey),
+		toolsafe.WithCallLimits(run.Limits{Identical: 1}))
+	for i := range 2 { // the second is not refused as a repeat
+		r := refund.Run(ctx, "x")
+		if r.Kind() != middleware.KindBusy || runs.Load() != 0 || !errors.Is(r.Failure, errLedgerDown) {
+			t.Fatalf("call %d: %v, ran %d, cause %v; want tool-busy, not called, the ledger's error as the cause", i+1, r.Kind(), runs.Load(), r.Failure.Cause)
+		}
+		want := "refund was not called: the record of this request's calls, which refund must be entered in before it runs so that it is never applied twice, is temporarily unavailable. Try again in a moment; if it is still unavailable, tell the user that refund is temporarily unavailable and to try again later."
+		if got := r.Observation(); got != want {
+			t.Fatalf("the model is told\n %q\nwant\n %q", got, want)
+		}
 	}
 	if r := toolsafe.Wrap(counted("lookup", &runs, nil, nil)).Run(ctx, "x"); r.Status() != "ok" || runs.Load() != 1 {
 		t.Errorf("read-only: %q after %d runs; want ok", r.Status(), runs.Load())
@@ -373,14 +387,14 @@ func TestTheMemoryLedgerIsBoundedAndSafeForConcurrentUse(t *testing.T) {
 	// One run at a time: the least recently used run goes first.
 	lru := &run.MemoryLedger{MaxRuns: 2}
 	for _, id := range []string{"a", "b", "a", "c"} {
-		_ = lru.Append(context.Background(), id, run.Entry{Tool: "refund", Key: id})
+		_, _ = lru.Begin(context.Background(), id, run.Entry{Tool: "refund", Key: id})
 	}
 	if es, _ := lru.Entries(context.Background(), "b"); len(es) != 0 || lru.Runs() != 2 {
 		t.Errorf("run b has %d entries, %d runs kept; want b dropped, a and c kept", len(es), lru.Runs())
 	}
 	now := time.Now()
 	expiring := &run.MemoryLedger{TTL: time.Hour, Now: func() time.Time { return now }}
-	_ = expiring.Append(context.Background(), "old", run.Entry{Tool: "refund"})
+	_, _ = expiring.Begin(context.Background(), "old", run.Entry{Tool: "refund"})
 	now = now.Add(2 * time.Hour)
 	if es, _ := expiring.Entries(context.Background(), "old"); len(es) != 0 || expiring.Dropped() != 1 {
 		t.Errorf("entries %v, dropped %d after the TTL; want none and 1", es, expiring.Dropped())

@@ -78,6 +78,8 @@ func Classify(err error) (Kind, bool) {
 		return KindFailed, false
 	case errors.As(err, new(*fault.Limit)):
 		return KindCallLimit, false
+	case errors.As(err, new(*fault.Unavailable)):
+		return KindBusy, false
 	case errors.Is(err, circuitbreaker.ErrOpen):
 		return KindCircuitOpen, false
 	case errors.Is(err, bulkhead.ErrFull), errors.Is(err, ratelimiter.ErrExceeded),

@@ -181,6 +181,9 @@ func (f *Failure) busyMessage(tool string) string {
 	var b strings.Builder
 	f.writeNotCalled(&b, tool)
 	switch {
+	case errors.As(f.Cause, new(*fault.Unavailable)):
+		fmt.Fprintf(&b, "the record of this request's calls, which %s must be entered in before it runs so that it is never applied twice, is temporarily unavailable. Try again in a moment; if it is still unavailable, tell the user that %s is temporarily unavailable and to try again later.", tool, tool)
+		return b.String()
 	case errors.Is(f.Cause, fault.ErrStuck):
 		b.WriteString("earlier attempts at it are still running after their time ran out (it does not stop when asked).")
 	case errors.Is(f.Cause, ratelimiter.ErrExceeded):

@@ -20,8 +20,9 @@ const (
 	// KindCircuitOpen is a call refused by an open circuit breaker.
 	KindCircuitOpen Kind = "circuit-open"
 	// KindBusy is a call refused by a full bulkhead, a rate limiter, an
-	// adaptive limiter or throttler, or because earlier attempts at the tool
-	// are still stuck.
+	// adaptive limiter or throttler, because earlier attempts at the tool
+	// are still stuck, or because the run ledger that must record it first
+	// is unavailable (the store's condition: its Cause says so).
 	KindBusy Kind = "tool-busy"
 	// KindBudget is a retry refused because the retry budget was spent.
 	KindBudget Kind = "budget-exceeded"

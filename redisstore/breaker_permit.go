@@ -15,22 +15,9 @@ import (
 // Redis operation; half-open permits always come from Redis.
 func (b *Breaker) TryAcquirePermit() bool {
 	b.mu.Lock()
-	if b.cachedLocked() {
-		now := time.Now()
-		switch age := now.Sub(b.learned); {
-		case b.state == circuitbreaker.OpenState && now.Before(b.openUntil):
-			b.mu.Unlock()
-			return false
-		case b.state == circuitbreaker.ClosedState && age < b.s.cfg.maxAge && b.trustedLocked():
-			if age >= b.s.cfg.maxAge/2 && !b.refresh {
-				b.refresh = true
-				if !b.s.async(b.refreshState) {
-					b.refresh = false
-				}
-			}
-			b.mu.Unlock()
-			return true
-		}
+	if granted, ok := b.fromCacheLocked(); ok {
+		b.mu.Unlock()
+		return granted
 	}
 	b.mu.Unlock()
 	id := b.s.nextID()
@@ -45,6 +32,31 @@ func (b *Breaker) TryAcquirePermit() bool {
 		b.held = append(b.held, permit{id: id, epoch: a.epoch})
 	}
 	return a.granted
+}
+
+// fromCacheLocked answers a permit from the state last learned, when it
+// is fresh: learned within the max age (WithStateMaxAge) while the
+// subscription to changes was live. Closed grants, open (within its delay)
+// refuses; past half the max age it is refreshed in the background, open
+// or closed alike, so that a replica that saw it open learns when Redis
+// lost the breaker's keys. ok is false when Redis must be asked.
+func (b *Breaker) fromCacheLocked() (granted, ok bool) {
+	if !b.cachedLocked() {
+		return false, false
+	}
+	now := time.Now()
+	age := now.Sub(b.learned)
+	open := b.state == circuitbreaker.OpenState && now.Before(b.openUntil)
+	if !(open || b.state == circuitbreaker.ClosedState) || age >= b.s.cfg.maxAge || !b.trustedLocked() {
+		return false, false
+	}
+	if age >= b.s.cfg.maxAge/2 && !b.refresh {
+		b.refresh = true
+		if !b.s.async(b.refreshState) {
+			b.refresh = false
+		}
+	}
+	return !open, true
 }
 
 // RecordSuccess records a success: in the closed state it ends a run of

@@ -563,3 +563,40 @@ func TestAFlapAfterAnOutageIsNotASecondOutage(t *testing.T) {
 	restart()
 	logs.waitFor(t, "INFO", "outage=2")
 }
+
+// Regression (replicas disagree after Redis loses an open breaker's
+// keys): after a FLUSHALL, the replica that saw the breaker open kept it
+// open for its whole delay without asking Redis, while a fresh replica saw
+// it closed. An open breaker is refreshed on the max-age schedule of a
+// closed one, so it learns within the max age that the keys are gone.
+func TestAnOpenBreakerLearnsThatRedisLostItsKeys(t *testing.T) {
+	const maxAge = 100 * time.Millisecond
+	srv := ownServer(t)
+	rs := newReplicas(t, srv.Addr(), 2, redisstore.WithStateMaxAge(maxAge))
+	bs := breakers(t, rs[:1], policy.Breaker{FailureThreshold: 1, Delay: time.Hour})
+	bs[0].Open()
+	if bs[0].TryAcquirePermit() {
+		t.Fatal("a permit from the breaker it just opened")
+	}
+	if err := rs[0].client.FlushAll(background).Err(); err != nil {
+		t.Fatal(err)
+	}
+	fresh := breakers(t, rs[1:], policy.Breaker{FailureThreshold: 1, Delay: time.Hour})[0]
+	if !fresh.TryAcquirePermit() {
+		t.Fatal("a fresh replica finds the breaker open after Redis lost it")
+	}
+	fresh.RecordSuccess()
+	// Nothing signals that time has passed: poll, well within the hour
+	// the breaker would otherwise stay open.
+	deadline := time.Now().Add(10 * time.Second)
+	for !bs[0].TryAcquirePermit() {
+		if time.Now().After(deadline) {
+			t.Fatalf("the replica that saw it open still refuses after 10s (max age %v): %v", maxAge, bs[0].State())
+		}
+		time.Sleep(maxAge / 10)
+	}
+	bs[0].RecordSuccess()
+	if !bs[0].IsClosed() {
+		t.Errorf("%v; want closed, as the fleet's is", bs[0].State())
+	}
+}

@@ -25,10 +25,13 @@
 // until a PING every WithRecheck interval (500ms) answers, nothing waits for
 // Redis: breakers and budgets decide locally, from the fleet's state as
 // last seen, and Grants and Ledger fail closed with an error wrapping
-// ErrUnavailable. A Redis that restarts empty has lost the fleet's state,
-// ledgers included: run it with persistence where that matters. go-redis
-// logs on its own, process-wide, "connection pool: failed to dial" twice a
-// second per client during an outage; route its lines to DEBUG with
+// ErrUnavailable: a tool with side effects in a scoped run is then not
+// called (tool-busy, "temporarily unavailable"). A Redis that restarts
+// empty has lost the fleet's state, ledgers and grants included: they
+// survive a restart, a crash included, with "appendonly yes",
+// "appendfsync always" and "maxmemory-policy noeviction". go-redis logs
+// on its own, "connection pool: failed to dial" twice a second per client
+// during an outage; route its lines to DEBUG with
 // redis.SetLogger(redisstore.Logger(logger, slog.LevelDebug)).
 //
 // Every key is under the prefix (WithPrefix, "toolsafe") and has a TTL;

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/toolsafe/toolsafe/approval"
+	"github.com/toolsafe/toolsafe/run"
 
 	"github.com/toolsafe/toolsafe"
 	"github.com/toolsafe/toolsafe/middleware"
@@ -269,11 +270,11 @@ func TestGrantsListManyPendingRequests(t *testing.T) {
 func TestAnErrorReplyIsNotAnOutage(t *testing.T) {
 	rs := newReplicas(t, redisAddr, 1)
 	l := rs[0].store.Ledger()
-	if err := rs[0].client.Set(background, rs[0].prefix+":run:wrongtype", "a string", time.Minute).Err(); err != nil {
+	if err := rs[0].client.Set(background, rs[0].prefix+":run:{wrongtype}", "a string", time.Minute).Err(); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := l.Entries(background, "wrongtype"); err == nil || errors.Is(err, redisstore.ErrUnavailable) {
-		t.Fatalf("Entries of a key of the wrong type: %v; want an error, not ErrUnavailable", err)
+	if _, err := l.Begin(background, "wrongtype", run.Entry{Tool: "charge"}); err == nil || errors.Is(err, redisstore.ErrUnavailable) {
+		t.Fatalf("Begin on a key of the wrong type: %v; want an error, not ErrUnavailable", err)
 	}
 	if !rs[0].store.Available() || rs[0].store.Outages() != 0 {
 		t.Errorf("available %v after %d outages; want no outage", rs[0].store.Available(), rs[0].store.Outages())

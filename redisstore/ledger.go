@@ -4,6 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/toolsafe/toolsafe/run"
@@ -18,18 +21,20 @@ func (s *Store) Ledger() *Ledger { return &Ledger{s: s} }
 // Ledger is a run.Ledger kept in Redis, shared by every replica: a
 // run scoped with run.With on one replica and resumed on another
 // (run.Resume) answers the calls completed before the pause from it
-// instead of calling their tools again. While Redis is unavailable its
-// methods fail closed with ErrUnavailable. Make one with Store.Ledger and
-// set its fields before its first use, the same in every replica. A Ledger
-// is safe for concurrent use.
+// instead of calling their tools again. Each call is one Lua script for
+// its intent and one for its outcome, whatever the run's length. While
+// Redis is unavailable its methods fail closed with ErrUnavailable. It
+// survives a Redis restart only with Redis's append-only file on (see
+// the package doc). Make one with Store.Ledger and set its fields before
+// its first use, the same in every replica. It is safe for concurrent use.
 type Ledger struct {
-	// TTL is how long a run is kept after its last call or read; zero
-	// means run.DefaultLedgerTTL (24 hours).
+	// TTL is how long a run is kept after its last call; zero means
+	// run.DefaultLedgerTTL (24 hours).
 	TTL time.Duration
-	// MaxEntries caps the entries of one run: past it the oldest entry of
-	// a tool that only reads is dropped first, then the oldest (its call
-	// runs again on resume); zero means run.DefaultLedgerEntries
-	// (1,000).
+	// MaxEntries caps the entries of one run: past it the oldest entry
+	// that will never be replayed (a read's, a failure's, a refusal's) is
+	// dropped first, then the oldest (its call runs again on resume); zero
+	// means run.DefaultLedgerEntries (1,000).
 	MaxEntries int
 
 	s *Store
@@ -51,22 +56,55 @@ func (l *Ledger) maxEntries() int64 {
 	return run.DefaultLedgerEntries
 }
 
-func (l *Ledger) key(runID string) string { return l.s.key("run", nameInKey(runID)) }
+// keys are the run's keys, in one hash slot: its hash of entries and
+// counts, and the sorted sets of its entries dropped first and last.
+func (l *Ledger) keys(runID string) []string {
+	k := l.s.key("run", "{"+nameInKey(runID)+"}")
+	return []string{k, k + ":drop", k + ":keep"}
+}
 
-// Append adds e to the entries of run, after those already there, drops
-// entries beyond MaxEntries (reads first) and keeps the run TTL from now. It returns
+// group names the calls of tool with input in a key's field.
+func group(tool, input string) string { return digest(tool + "\x00" + input) }
+
+// Begin records the intent of the call e, or takes over an earlier entry
+// (see run.Ledger), atomically, and keeps the run TTL from now. It returns
 // an error wrapping ErrUnavailable when Redis is unavailable.
-func (l *Ledger) Append(ctx context.Context, runID string, e run.Entry) error {
+func (l *Ledger) Begin(ctx context.Context, runID string, e run.Entry) (run.Begun, error) {
+	if l.s == nil {
+		return run.Begun{}, errNoLedgerStore
+	}
+	e.Pending = true
+	body, err := encodeEntry(e)
+	if err != nil {
+		return run.Begun{}, err
+	}
+	var reply []any
+	err = l.s.do(ctx, opBegin, func(ctx context.Context) error {
+		v, err := beginScript.Run(ctx, l.s.client, l.keys(runID), group(e.Tool, e.Input), e.N, flag(e.ReadOnly),
+			flag(e.Alternative), body, e.Tool, e.Key, l.maxEntries(), l.ttl().Milliseconds()).Slice()
+		reply = v
+		return err
+	})
+	if err != nil {
+		l.s.health.refused(stateLedger)
+		return run.Begun{}, err
+	}
+	return decodeBegun(e, reply)
+}
+
+// Finish records how the call e ended (see run.Ledger), atomically. It
+// returns an error wrapping ErrUnavailable when Redis is unavailable.
+func (l *Ledger) Finish(ctx context.Context, runID string, e run.Entry) error {
 	if l.s == nil {
 		return errNoLedgerStore
 	}
-	data, err := json.Marshal(storedEntry{Entry: e, Tool: []byte(e.Tool), Input: []byte(e.Input), Output: []byte(e.Output)})
+	body, err := encodeEntry(e)
 	if err != nil {
-		return fmt.Errorf("redisstore: %w", err)
+		return err
 	}
-	k := l.key(runID)
-	err = l.s.do(ctx, opAppend, func(ctx context.Context) error {
-		return appendScript.Run(ctx, l.s.client, []string{k}, data, l.maxEntries(), l.ttl().Milliseconds()).Err()
+	err = l.s.do(ctx, opFinish, func(ctx context.Context) error {
+		return finishScript.Run(ctx, l.s.client, l.keys(runID), group(e.Tool, e.Input), e.N, e.Key,
+			statusCode(e.Status()), body, flag(e.Final()), e.Tool, l.ttl().Milliseconds()).Err()
 	})
 	if err != nil {
 		l.s.health.refused(stateLedger)
@@ -74,44 +112,84 @@ func (l *Ledger) Append(ctx context.Context, runID string, e run.Entry) error {
 	return err
 }
 
-// Entries returns the entries of run, oldest first (none for a run Redis
-// does not keep), and keeps the run TTL from now: a resumed run reads it.
-// It returns an error wrapping ErrUnavailable when Redis is unavailable,
-// and an error when an entry in Redis is not valid: a replay is then not
-// trusted.
+// Holds reports whether Redis keeps the run runID. It returns an error
+// wrapping ErrUnavailable when Redis is unavailable.
+func (l *Ledger) Holds(ctx context.Context, runID string) (bool, error) {
+	if l.s == nil {
+		return false, errNoLedgerStore
+	}
+	var n int64
+	err := l.s.do(ctx, opHolds, func(ctx context.Context) error {
+		v, err := l.s.client.Exists(ctx, l.keys(runID)[0]).Result()
+		n = v
+		return err
+	})
+	if err != nil {
+		l.s.health.refused(stateLedger)
+	}
+	return n > 0, err
+}
+
+// Entries returns the run's entries, oldest first (none for a run Redis
+// does not keep), for inspection: toolsafe's layers never read a whole
+// run. It returns an error wrapping ErrUnavailable when Redis is
+// unavailable, and an error when an entry in Redis is not valid.
 func (l *Ledger) Entries(ctx context.Context, runID string) ([]run.Entry, error) {
 	if l.s == nil {
 		return nil, errNoLedgerStore
 	}
-	k := l.key(runID)
-	var raw *redis.StringSliceCmd
+	ks := l.keys(runID)
+	var members []redis.Z
+	var fields []any
 	err := l.s.do(ctx, opEntries, func(ctx context.Context) error {
-		_, err := l.s.client.TxPipelined(ctx, func(p redis.Pipeliner) error {
-			raw = p.LRange(ctx, k, 0, -1)
-			p.PExpire(ctx, k, l.ttl())
+		for _, k := range ks[1:] {
+			zs, err := l.s.client.ZRangeWithScores(ctx, k, 0, -1).Result()
+			if err != nil {
+				return err
+			}
+			members = append(members, zs...)
+		}
+		if len(members) == 0 {
 			return nil
-		})
+		}
+		slices.SortFunc(members, func(a, b redis.Z) int { return int(a.Score - b.Score) })
+		names := make([]string, 0, 2*len(members))
+		for _, z := range members {
+			names = append(names, "s:"+z.Member.(string), "r:"+z.Member.(string))
+		}
+		v, err := l.s.client.HMGet(ctx, ks[0], names...).Result()
+		fields = v
 		return err
 	})
 	if err != nil {
 		l.s.health.refused(stateLedger)
 		return nil, err
 	}
-	vals := raw.Val()
-	if len(vals) == 0 {
-		return nil, nil
-	}
-	out := make([]run.Entry, len(vals))
-	for i, v := range vals {
-		var se storedEntry
-		if err := json.Unmarshal([]byte(v), &se); err != nil {
-			return nil, fmt.Errorf("redisstore: entry %d of run %s in Redis is not valid: %w", i+1, runID, err)
+	return decodeEntries(runID, members, fields)
+}
+
+// decodeEntries decodes the states and bodies of members, in order.
+func decodeEntries(runID string, members []redis.Z, fields []any) ([]run.Entry, error) {
+	var out []run.Entry
+	for i, z := range members {
+		st, _ := fields[2*i].(string)
+		body, _ := fields[2*i+1].(string)
+		if st == "" {
+			continue
 		}
-		out[i] = se.Entry
-		out[i].Tool, out[i].Input, out[i].Output = string(se.Tool), string(se.Input), string(se.Output)
+		e, err := decodeEntry(body)
+		m := z.Member.(string)
+		pos, perr := strconv.Atoi(m[strings.LastIndexByte(m, ':')+1:])
+		if err != nil || perr != nil {
+			return nil, fmt.Errorf("redisstore: entry %s of run %s in Redis is not valid", m, runID)
+		}
+		e.N, e.Pending = pos, st[0] == 'i'
+		out = append(out, e)
 	}
 	return out, nil
 }
+
+var errNoLedgerStore = fmt.Errorf("redisstore: this Ledger was not made by Store.Ledger")
 
 // storedEntry is an Entry as the ledger keeps it in Redis: its tool, input
 // and output as bytes (base64 in the JSON), so that text that is not valid
@@ -122,27 +200,66 @@ type storedEntry struct {
 	Tool, Input, Output []byte
 }
 
-// appendScript appends ARGV[1] to the list KEYS[1], keeps at most ARGV[2]
-// entries, dropping the oldest entries of tools that only read first (as
-// run.TrimEntries does; json.Marshal writes "ReadOnly":true only as
-// the field, a string's quotes being escaped), then the oldest, and keeps
-// the list ARGV[3] ms from now.
-var appendScript = redis.NewScript(`
-redis.call('RPUSH', KEYS[1], ARGV[1])
-local over = redis.call('LLEN', KEYS[1]) - tonumber(ARGV[2])
-if over > 0 then
-  local all = redis.call('LRANGE', KEYS[1], 0, -1)
-  for i = 1, #all do
-    if over == 0 then break end
-    if string.find(all[i], '"ReadOnly":true', 1, true) then
-      redis.call('LREM', KEYS[1], 1, all[i])
-      over = over - 1
-    end
-  end
-  if over > 0 then redis.call('LTRIM', KEYS[1], over, -1) end
-end
-redis.call('PEXPIRE', KEYS[1], ARGV[3])
-return 0
-`)
+func encodeEntry(e run.Entry) (string, error) {
+	data, err := json.Marshal(storedEntry{Entry: e, Tool: []byte(e.Tool), Input: []byte(e.Input), Output: []byte(e.Output)})
+	if err != nil {
+		return "", fmt.Errorf("redisstore: %w", err)
+	}
+	return string(data), nil
+}
 
-var errNoLedgerStore = fmt.Errorf("redisstore: this Ledger was not made by Store.Ledger")
+func decodeEntry(body string) (run.Entry, error) {
+	var se storedEntry
+	if err := json.Unmarshal([]byte(body), &se); err != nil {
+		return run.Entry{}, err
+	}
+	e := se.Entry
+	e.Tool, e.Input, e.Output = string(se.Tool), string(se.Input), string(se.Output)
+	return e, nil
+}
+
+// decodeBegun reads the begin script's reply for the call e: {status
+// code, position, the entry taken over or false, new, total, tool,
+// identical, identical failed, final}.
+func decodeBegun(e run.Entry, reply []any) (run.Begun, error) {
+	bad := fmt.Errorf("redisstore: the ledger's begin script answered %v", reply)
+	if len(reply) != 9 {
+		return run.Begun{}, bad
+	}
+	ints := make([]int, 0, 6)
+	for _, v := range reply[3:] {
+		n, ok := v.(int64)
+		if !ok {
+			return run.Begun{}, bad
+		}
+		ints = append(ints, int(n))
+	}
+	code, _ := reply[0].(string)
+	pos, _ := reply[1].(int64)
+	if body, ok := reply[2].(string); ok {
+		taken, err := decodeEntry(body)
+		if err != nil {
+			return run.Begun{}, fmt.Errorf("redisstore: an entry in Redis is not valid: %w", err)
+		}
+		e = taken
+	}
+	e.N, e.Pending = int(pos), code == "i" || code == "o" || code == "new"
+	b := run.Begun{Entry: e, New: ints[0] == 1}
+	if b.New {
+		b.Counts = run.Counts{Total: ints[1], Tool: ints[2], Identical: ints[3], IdenticalFailed: ints[4], Final: ints[5] == 1}
+	}
+	return b, nil
+}
+
+// statusCode is how the ledger's scripts name a status.
+func statusCode(s run.Status) string {
+	return [...]string{run.StatusPending: "i", run.StatusOpen: "o", run.StatusAnswered: "d",
+		run.StatusUnknown: "u", run.StatusFailed: "f", run.StatusRefused: "l"}[s]
+}
+
+func flag(b bool) string {
+	if b {
+		return "1"
+	}
+	return "0"
+}

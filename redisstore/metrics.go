@@ -25,11 +25,13 @@ const (
 	opPending   operation = "grants.pending"
 	opAnswer    operation = "grants.answer"
 	opAudit     operation = "grants.audit"
-	opAppend    operation = "ledger.append"
+	opBegin     operation = "ledger.begin"
+	opFinish    operation = "ledger.finish"
+	opHolds     operation = "ledger.holds"
 	opEntries   operation = "ledger.entries"
 )
 
-var operations = []operation{opAcquire, opRecord, opForce, opPeek, opSubscribe, opAdmit, opFlush, opDecide, opGrant, opRevoke, opPending, opAnswer, opAudit, opAppend, opEntries}
+var operations = []operation{opAcquire, opRecord, opForce, opPeek, opSubscribe, opAdmit, opFlush, opDecide, opGrant, opRevoke, opPending, opAnswer, opAudit, opBegin, opFinish, opHolds, opEntries}
 
 // stateKind is the kind of shared state, in metrics.
 type stateKind int

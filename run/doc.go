@@ -1,8 +1,9 @@
 // Package run keeps agent runs exactly once across pauses: With scopes a
 // run on a Ledger (MemoryLedger in the process, or a shared store such as
-// redisstore's for a fleet); every call of the run is recorded as an Entry,
-// and a run resumed after an approval (Resume) is answered from the ledger
-// for the calls that already completed, instead of calling them again.
+// redisstore's for a fleet); every call of the run records its intent, as
+// an Entry, before its first attempt and its outcome when it ends, and a
+// run resumed after an approval (Resume) is answered from the ledger for
+// the calls that already completed, instead of calling them again.
 // Limits are the loop guard's caps on the calls of one run
 // (toolsafe.WithCallLimits).
 package run

@@ -27,22 +27,26 @@ type resumption struct {
 // When the call paused in a scoped run (ar.RunID, see With), the
 // returned context resumes that run, on ctx's ledger (or the default
 // ledger): the calls that completed before the pause are answered from the
-// ledger instead of running again, however the model re-issues them.
-// Resume(ctx, nil) returns ctx.
+// ledger instead of running again, however the model re-issues them. A
+// ledger that does not hold the run (another one than the ledger that
+// recorded it, or the run expired) runs no tool: every call returns an
+// error wrapping ErrNotHeld, for the program, not the model. Resume(ctx,
+// nil) returns ctx.
 //
-// Resume a pause once, in one run at a time: the ledger records a call
-// when it ends, so two runs resumed from the same pause at once (a job
-// delivered twice) may both make a call that neither has finished.
+// Two runs resumed from the same pause at once (a job delivered twice)
+// are safe: each call records its intent before its first attempt, so the
+// second run finds the first's and does not make the call again (a tool
+// with idempotency keys sends it again under the same key).
 func Resume(ctx context.Context, ar *approval.Required) context.Context {
 	if ar == nil {
 		return ctx
 	}
 	if ar.RunID != "" {
 		var l Ledger
-		if s := scopeFrom(ctx); s != nil {
-			l = s.Ledger()
+		if s := scopeFrom(ctx); s != nil && s.run != nil {
+			l = s.run.ledger
 		}
-		ctx = With(ctx, ar.RunID, l) // a fresh scope: the run's calls replay
+		ctx = withRun(ctx, ar.RunID, l, true) // a fresh scope: the run's calls replay
 	}
 	canon, err := canonical.JSON(ar.Input)
 	if err != nil {

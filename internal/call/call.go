@@ -28,12 +28,14 @@ type Call struct {
 	start   time.Time
 	logger  *slog.Logger
 	scope   Scope // the run the call is part of, or nil
+	parent  *Call // the call whose context this one was begun on, or nil
 
 	idOnce sync.Once
 	id     string // made on first use when not the model's
 
-	keyOnce sync.Once
-	key     string // made on first use: most calls never ask for it
+	keyOnce  sync.Once
+	key      string // made on first use: most calls never ask for it
+	keyFixed bool   // key is set for good; c.mu guards it
 
 	mu        sync.Mutex
 	attempts  int
@@ -114,11 +116,11 @@ type facts struct {
 // one from its first layer that needs it (Surface, Gate, otelhook's call
 // span).
 func Begin(ctx context.Context, tool, id, input string, logger *slog.Logger) (context.Context, *Call) {
-	c := &Call{tool: tool, id: id, idKnown: id != "", start: time.Now(), logger: logger}
+	c := &Call{tool: tool, id: id, idKnown: id != "", start: time.Now(), logger: logger, parent: From(ctx)}
 	if s, ok := ctx.Value(ScopeKey{}).(Scope); ok && s != nil {
 		c.scope = s
 		if key, callID, ok := s.Continue(tool, input); ok {
-			c.key = key
+			c.key, c.keyFixed = key, true
 			if !c.idKnown {
 				c.id = callID
 			}
@@ -198,9 +200,12 @@ func (c *Call) Key() string {
 		return ""
 	}
 	c.keyOnce.Do(func() {
+		c.mu.Lock()
 		if c.key == "" {
 			c.key = RandomHex(16)
 		}
+		c.keyFixed = true
+		c.mu.Unlock()
 	})
 	return c.key
 }
@@ -406,7 +411,7 @@ func (c *Call) Continue(key string) {
 	if c == nil {
 		return
 	}
-	c.keyOnce.Do(func() { c.key = key })
+	c.AdoptKey(key)
 	c.MarkSideEffectUnknown()
 }
 
@@ -429,24 +434,6 @@ func (c *Call) Canonical(input string) (string, error) {
 	x.canonIn, x.canonOut, x.canonErr, x.canonSet = input, out, err, true
 	c.mu.Unlock()
 	return out, err
-}
-
-// AdoptKey makes key the call's idempotency key, unless it has one.
-func (c *Call) AdoptKey(key string) {
-	if c == nil {
-		return
-	}
-	c.keyOnce.Do(func() { c.key = key })
-}
-
-// AdoptID makes id the call's ID, unless the model gave the call one or the
-// ID was asked for already: a replayed call keeps the ID of the call it
-// replays.
-func (c *Call) AdoptID(id string) {
-	if c == nil || c.idKnown || id == "" {
-		return
-	}
-	c.idOnce.Do(func() { c.id = id })
 }
 
 // FallbackName is the alternative the call was routed to, or "".

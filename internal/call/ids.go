@@ -40,3 +40,49 @@ func RandomHex(n int) string {
 	_, _ = rand.Read(b) // crypto/rand.Read never returns an error (Go 1.24+)
 	return hex.EncodeToString(b)
 }
+
+// AdoptKey makes key the call's idempotency key, unless it has one.
+func (c *Call) AdoptKey(key string) {
+	if c == nil {
+		return
+	}
+	c.keyOnce.Do(func() {
+		c.mu.Lock()
+		if !c.keyFixed {
+			c.key = key
+		}
+		c.keyFixed = true
+		c.mu.Unlock()
+	})
+}
+
+// FixedKey returns the call's idempotency key and true when it is set
+// for good (the call continues a paused one, or the key was asked for);
+// else "" and false, and the key can still be adopted (AdoptKey).
+func (c *Call) FixedKey() (string, bool) {
+	if c == nil {
+		return "", false
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !c.keyFixed {
+		return "", false
+	}
+	return c.key, true
+}
+
+// IsAlternative reports whether the call is the alternative tool that
+// the call it was begun in falls back to: part of that call.
+func (c *Call) IsAlternative() bool {
+	return c != nil && c.parent != nil && c.parent.FallbackName() == c.tool
+}
+
+// AdoptID makes id the call's ID, unless the model gave the call one or the
+// ID was asked for already: a replayed call keeps the ID of the call it
+// replays.
+func (c *Call) AdoptID(id string) {
+	if c == nil || c.idKnown || id == "" {
+		return
+	}
+	c.idOnce.Do(func() { c.id = id })
+}

@@ -147,3 +147,13 @@ func HowEnded(ctx context.Context) Ended {
 	}
 	return ByCaller
 }
+
+// Unavailable is a call that was not made because the store that must
+// record it first (the run ledger) could not: the store's condition, which
+// passes, not the tool's failure.
+type Unavailable struct{ Err error }
+
+func (e *Unavailable) Error() string {
+	return "toolsafe: the run ledger is unavailable, so the call was not made: " + e.Err.Error()
+}
+func (e *Unavailable) Unwrap() error { return e.Err }

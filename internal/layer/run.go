@@ -9,6 +9,7 @@ import (
 	"github.com/tmc/langchaingo/tools"
 
 	"github.com/toolsafe/toolsafe/internal/call"
+	"github.com/toolsafe/toolsafe/internal/fault"
 	"github.com/toolsafe/toolsafe/middleware"
 	"github.com/toolsafe/toolsafe/run"
 )
@@ -17,11 +18,11 @@ import (
 type runScope interface {
 	call.Scope
 	ID() string
-	Ledger() run.Ledger
-	Claim(entries []run.Entry, tool, input string, anyOutcome bool) (run.Entry, bool)
-	ClaimKey(key string)
-	Admit(l run.Limits, entries []run.Entry, e run.Entry) (*run.Entry, error)
-	Land(f *run.Entry)
+	Held(ctx context.Context) error
+	Begin(ctx context.Context, e run.Entry) (run.Begun, error)
+	Finish(ctx context.Context, e run.Entry) error
+	Release(e run.Entry)
+	Admit(l run.Limits, b run.Begun) error
 }
 
 // runOf returns the run the call c is part of, or nil outside a scoped run.
@@ -40,30 +41,39 @@ func runID(c *call.Call) string {
 	return ""
 }
 
-// entriesKey is the key under which the run ledger layer keeps the run's
-// entries it read on the call record, for the loop guard inside it.
-type entriesKey struct{}
+// begunKey is the key under which the run ledger layer keeps, on the call
+// record, what the ledger began for a new call: the counts the loop guard
+// inside it checks.
+type begunKey struct{}
 
-// errLedger fails closed a call whose run ledger could not be read.
-var errLedger = errors.New("toolsafe: the run's ledger could not be read, so it is unknown whether this call already ran")
+// outcomeUnknown ends a call of a tool without idempotency keys that
+// continues an earlier call whose outcome is unknown: it is not sent
+// again, and the model is told to check first.
+func outcomeUnknown(tool string) error {
+	return middleware.NewToolError("%s was not called again: the same call earlier in this request may have been applied, and its outcome is unknown. Check whether it was applied before calling %s again.", tool, tool)
+}
 
 // RunLedger is the run-ledger layer, inside argument validation and outside
-// the fallback: in a scoped run (run.With), it appends every finished call
-// to the run's ledger (its answer, or the kind of its failure and whether
-// its action may have been applied; a pause is not finished) and, when
-// replay is true, answers a resumed run's calls from it: the n-th call of
-// the tool with the same canonical input that answered is answered again
-// from its entry without calling the tool, recording Replayed (the
-// approval gate is not asked again); one whose outcome was unknown is sent
-// again with its old idempotency key, through every layer, gate included.
-// toolsafe gives replay to tools that have side effects or an approval
-// gate; a tool that only reads is always called again.
+// the fallback: in a scoped run (run.With), every call records its intent
+// in the run's ledger before its first attempt and its outcome when it
+// ends (a pause is no outcome: the call is made when it resumes). When
+// replay is true, a resumed run's n-th call of the tool with the same
+// canonical input is answered from the n-th entry when that call answered
+// (Replayed; the approval gate is not asked again); an entry without an
+// outcome, or whose action may have been applied, is an unknown outcome:
+// sent again under its idempotency key through every layer when resend,
+// else not sent, and the model is told to check first. toolsafe gives
+// replay to tools with side effects or a gate, and resend to those that
+// send keys or have no side effects; a tool that only reads is called
+// again.
 //
-// When the ledger cannot be read, a tool with replay fails closed with
-// tool-failed (not retried; the model is told not to call it again) rather
-// than risk a second side effect; one without replay runs. Outside a
-// scoped run it does nothing.
-func RunLedger(replay bool) middleware.Middleware {
+// When the intent cannot be recorded, a call with replay is not made: it
+// ends as tool-busy, "temporarily unavailable", with the ledger's error
+// as its Cause; one without replay runs unrecorded. A run resumed
+// (run.Resume) on a ledger that does not hold it calls no tool: the call
+// returns an error wrapping run.ErrNotHeld. Outside a scoped run it does
+// nothing.
+func RunLedger(replay, resend bool) middleware.Middleware {
 	return func(next tools.Tool) tools.Tool {
 		return wrap(next, func(ctx context.Context, input string) (string, error) {
 			c := call.From(ctx)
@@ -72,82 +82,101 @@ func RunLedger(replay bool) middleware.Middleware {
 				return next.Call(ctx, input)
 			}
 			// Out of line, so that a call outside a run keeps a small frame.
-			return runCall(ctx, r, c, next, input, replay)
+			return runCall(ctx, r, c, next, input, replay, resend)
 		})
 	}
 }
 
 // runCall runs the call of next with input in run r (see RunLedger).
-func runCall(ctx context.Context, r runScope, c *call.Call, next tools.Tool, input string, replay bool) (string, error) {
+func runCall(ctx context.Context, r runScope, c *call.Call, next tools.Tool, input string, replay, resend bool) (string, error) {
 	canon, err := c.Canonical(input)
 	if err != nil {
 		return "", err
 	}
-	tool := next.Name()
-	if replay {
-		entries, err := r.Ledger().Entries(ctx, r.ID())
-		if err == nil {
-			c.SetValue(entriesKey{}, entries)
+	if err := r.Held(ctx); err != nil {
+		if errors.Is(err, run.ErrNotHeld) {
+			call.LogAt(ctx, c, slog.LevelError, "toolsafe: the resumed run is not in its ledger; no tool is called", "run", r.ID())
+			return "", middleware.Permanent(err)
 		}
-		if err != nil {
-			call.LogAt(ctx, c, slog.LevelWarn, "toolsafe: the run ledger could not be read; the call is refused", "run", r.ID())
-			call.DebugLog(ctx, c, "toolsafe: the run ledger could not be read", "run", r.ID(), "error", call.ErrorText(err))
-			return "", middleware.Permanent(errLedger)
-		}
-		if e, ok := r.Claim(entries, tool, canon, false); ok {
-			if !e.SideEffectUnknown {
-				c.AdoptID(e.CallID)
-				c.Record(call.Replayed{Fallback: e.Fallback})
-				return e.Output, nil
-			}
-			c.Continue(e.Key)
-		}
-	} else if entries, err := r.Ledger().Entries(ctx, r.ID()); err == nil {
-		// A read is made again, but as the call it repeats: under its key,
-		// so that the loop guard does not count it twice.
-		c.SetValue(entriesKey{}, entries)
-		if e, ok := r.Claim(entries, tool, canon, true); ok {
-			c.AdoptKey(e.Key)
+		return unrecorded(ctx, r, c, next, input, replay, err)
+	}
+	key, fixed := c.FixedKey()
+	if !fixed {
+		key = call.RandomHex(16)
+	}
+	e := run.Entry{Tool: next.Name(), Input: canon, Key: key, ReadOnly: !replay, Alternative: c.IsAlternative(), At: time.Now()}
+	if c.IDKnown() {
+		e.CallID = c.ID()
+	}
+	b, err := r.Begin(ctx, e)
+	if err != nil {
+		return unrecorded(ctx, r, c, next, input, replay, err)
+	}
+	e = b.Entry
+	c.AdoptKey(e.Key)
+	if !b.New && replay {
+		switch s := e.Status(); {
+		case s == run.StatusAnswered:
+			c.AdoptID(e.CallID)
+			c.Record(call.Replayed{Fallback: e.Fallback})
+			return e.Output, nil
+		case !resend:
+			c.MarkSideEffectUnknown()
+			return "", outcomeUnknown(e.Tool)
+		default:
+			c.Continue(e.Key) // Pending or Unknown: sent again, under its key
 		}
 	}
+	if b.New && !e.Alternative {
+		c.SetValue(begunKey{}, b)
+	}
 	out, err := next.Call(ctx, input)
-	e := run.Entry{Tool: tool, Input: canon, CallID: c.ID(), At: time.Now(), ReadOnly: !replay}
-	if replay {
+	finish(ctx, r, c, e, out, err, replay)
+	return out, err
+}
+
+// finish records the outcome of the call e, which returned out and err.
+func finish(ctx context.Context, r runScope, c *call.Call, e run.Entry, out string, err error, replay bool) {
+	e.Pending, e.CallID, e.Fallback, e.At = false, c.ID(), c.FallbackName(), time.Now()
+	e.Kind, e.Retryable, e.SideEffectUnknown, e.Output = "", false, false, ""
+	if err == nil && replay {
 		e.Output = out // a read is never replayed: its answer is not kept
 	}
 	if err != nil {
 		f := call.FailureOf(ctx, err)
-		if unfinished(f) {
-			return out, err // not finished: nothing to record
+		e.Kind, e.Retryable, e.SideEffectUnknown = f.Kind, f.Retryable, f.SideEffect == middleware.SideEffectUnknown
+		if e.Status() == run.StatusOpen {
+			r.Release(e) // not made: the scope's next identical call makes it
 		}
-		e.Kind, e.Retryable, e.SideEffectUnknown, e.Output = f.Kind, f.Retryable, f.SideEffect == middleware.SideEffectUnknown, ""
 	}
-	e.Key, e.Fallback = c.Key(), c.FallbackName()
-	r.ClaimKey(e.Key)
-	if aerr := r.Ledger().Append(context.WithoutCancel(ctx), r.ID(), e); aerr != nil {
-		call.LogAt(ctx, c, slog.LevelWarn, "toolsafe: the call could not be added to the run ledger; a resumed run may repeat it", "run", r.ID())
-		call.DebugLog(ctx, c, "toolsafe: the call could not be added to the run ledger", "run", r.ID(), "error", call.ErrorText(aerr))
+	if ferr := r.Finish(context.WithoutCancel(ctx), e); ferr != nil {
+		call.LogAt(ctx, c, slog.LevelWarn, "toolsafe: the call's outcome could not be added to the run ledger; a resumed run takes it as unknown", "run", r.ID())
+		call.DebugLog(ctx, c, "toolsafe: the call's outcome could not be added to the run ledger", "run", r.ID(), "error", call.ErrorText(ferr))
 	}
-	return out, err
 }
 
-// unfinished reports whether a call that ended with f is yet to be made: it
-// paused for approval, or the caller canceled it before anything could
-// have been applied.
-func unfinished(f *middleware.Failure) bool {
-	return f.Kind == middleware.KindApprovalRequired || (f.Kind == middleware.KindCanceled && f.SideEffect != middleware.SideEffectUnknown)
+// unrecorded handles a call whose run ledger could not record it (err): a
+// call with replay is not made, the store's condition; one without runs.
+func unrecorded(ctx context.Context, r runScope, c *call.Call, next tools.Tool, input string, replay bool, err error) (string, error) {
+	call.DebugLog(ctx, c, "toolsafe: the run ledger could not record the call", "run", r.ID(), "error", call.ErrorText(err))
+	if !replay {
+		return next.Call(ctx, input)
+	}
+	call.LogAt(ctx, c, slog.LevelWarn, "toolsafe: the run ledger is unavailable; the call is not made", "run", r.ID())
+	return "", &fault.Unavailable{Err: err}
 }
 
-// LoopGuard is the loop guard, inside the run ledger (a call answered from
-// the ledger is no new call and is not counted twice) and outside the
-// fallback: in a scoped run, it refuses a call, before any attempt, with
-// call-limit when the run's ledger shows that l's limits are reached, or
-// that the same call failed already with a failure that told the model not
-// to repeat it. The counts are the run's entries in its ledger, so
-// replicas that share the ledger share them, and the calls still running
-// on this run's context, so calls made at once cannot all pass a limit only
-// one of them may; a call that paused for approval counts when it is made.
-// Outside a scoped run it does nothing.
+// LoopGuard is the loop guard, inside the run ledger and outside the
+// fallback: in a scoped run, it refuses a new call (one the run ledger
+// recorded now; a call answered from the ledger, or continuing an earlier
+// one, is no new call), before any attempt, with call-limit when l's
+// limits are reached, or when the same call failed already with a failure
+// that told the model not to repeat it. The counts are the ledger's, as of
+// the call's intent, so replicas that share the ledger share them and
+// calls made at once cannot all pass a limit only one of them may; a call
+// that paused for approval counts when it is made, and a fallback's
+// alternative as part of its call. Without the run ledger layer outside
+// it, or outside a scoped run, it does nothing.
 func LoopGuard(l run.Limits) middleware.Middleware {
 	return func(next tools.Tool) tools.Tool {
 		return wrap(next, func(ctx context.Context, input string) (string, error) {
@@ -156,32 +185,12 @@ func LoopGuard(l run.Limits) middleware.Middleware {
 			if r == nil {
 				return next.Call(ctx, input)
 			}
-			return guard(ctx, l, r, c, next, input)
+			if b, ok := c.Value(begunKey{}).(run.Begun); ok {
+				if err := r.Admit(l, b); err != nil {
+					return "", err
+				}
+			}
+			return next.Call(ctx, input)
 		})
 	}
-}
-
-// guard runs the call of next with input in run r, unless l refuses it
-// (see LoopGuard).
-func guard(ctx context.Context, l run.Limits, r runScope, c *call.Call, next tools.Tool, input string) (string, error) {
-	canon, err := c.Canonical(input)
-	if err != nil {
-		return "", err
-	}
-	entries, ok := c.Value(entriesKey{}).([]run.Entry)
-	if !ok {
-		if entries, err = r.Ledger().Entries(ctx, r.ID()); err != nil {
-			call.DebugLog(ctx, c, "toolsafe: the loop guard could not read the run ledger", "run", r.ID(), "error", call.ErrorText(err))
-			return next.Call(ctx, input)
-		}
-	}
-	flight, err := r.Admit(l, entries, run.Entry{Tool: next.Name(), Input: canon, Key: c.Key()})
-	if err != nil {
-		return "", err
-	}
-	out, err := next.Call(ctx, input)
-	if err != nil && unfinished(call.FailureOf(ctx, err)) {
-		r.Land(flight) // a pause: the call is made when it resumes
-	}
-	return out, err
 }

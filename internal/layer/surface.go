@@ -8,15 +8,17 @@ import (
 
 	"github.com/toolsafe/toolsafe/internal/call"
 	"github.com/toolsafe/toolsafe/middleware"
+	"github.com/toolsafe/toolsafe/run"
 
 	"github.com/tmc/langchaingo/tools"
 )
 
 // Surface turns the failure of a call into what the model sees, as
 // langchaingo expects: the model-facing message as the output with a nil
-// error (langchaingo's executor aborts the whole run on a tool error). Two
-// errors stay errors: an *approval.Required, so the run pauses, and the
-// caller's cancellation, returned as ctx.Err().
+// error (langchaingo's executor aborts the whole run on a tool error).
+// Three errors stay errors: an *approval.Required, so the run pauses, the
+// caller's cancellation, returned as ctx.Err(), and a resumed run that its
+// ledger does not hold (run.ErrNotHeld), the program's to fix.
 //
 // It is the one place where a call's *Failure is built: from the error the
 // layers inside returned and the facts they recorded (see FailureOf). It
@@ -50,6 +52,9 @@ func surface(ctx context.Context, c *call.Call, err error) (string, error) {
 		return "", ar
 	case middleware.KindCanceled:
 		return "", ctx.Err()
+	}
+	if errors.Is(err, run.ErrNotHeld) {
+		return "", err
 	}
 	return f.Error(), nil
 }

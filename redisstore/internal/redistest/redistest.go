@@ -99,10 +99,11 @@ func CheckTTLs(t testing.TB, c redis.UniversalClient, prefix string) {
 }
 
 // Server is a redis-server process of the caller's own, on 127.0.0.1 on a
-// free port, with no persistence.
+// free port, with no persistence unless started by StartDurable.
 type Server struct {
 	port int
 	log  io.Writer
+	dir  string // the append-only file's directory, "" for none
 
 	mu   sync.Mutex
 	cmd  *exec.Cmd
@@ -112,7 +113,16 @@ type Server struct {
 // Start starts a redis-server on a free port of 127.0.0.1 and returns when
 // it accepts connections. It needs redis-server in PATH; the error says how
 // to install it. log, if not nil, gets the server's output.
-func Start(log io.Writer) (*Server, error) {
+func Start(log io.Writer) (*Server, error) { return start(log, "") }
+
+// StartDurable is Start with the persistence the ledger and grants need to
+// survive a restart: the append-only file on, written to dir and synced to
+// disk before each command is answered (appendfsync always), no eviction.
+// Restart starts it again on the same file: nothing acknowledged is lost,
+// even after Kill.
+func StartDurable(log io.Writer, dir string) (*Server, error) { return start(log, dir) }
+
+func start(log io.Writer, dir string) (*Server, error) {
 	if _, err := exec.LookPath("redis-server"); err != nil {
 		return nil, errors.New("redis-server is not installed: apt-get install -y redis-server")
 	}
@@ -122,7 +132,7 @@ func Start(log io.Writer) (*Server, error) {
 		if err != nil {
 			return nil, err
 		}
-		s := &Server{port: port, log: log}
+		s := &Server{port: port, log: log, dir: dir}
 		if lastErr = s.start(); lastErr == nil {
 			return s, nil
 		}
@@ -141,9 +151,13 @@ func freePort() (int, error) {
 
 // start runs the server and waits for its "Ready to accept connections".
 func (s *Server) start() error {
-	cmd := exec.Command("redis-server",
-		"--port", strconv.Itoa(s.port), "--bind", "127.0.0.1",
-		"--save", "", "--appendonly", "no", "--daemonize", "no", "--logfile", "")
+	args := []string{"--port", strconv.Itoa(s.port), "--bind", "127.0.0.1",
+		"--save", "", "--appendonly", "no", "--daemonize", "no", "--logfile", ""}
+	if s.dir != "" {
+		args = append(args, DurableConfig...)
+		args = append(args, "--dir", s.dir)
+	}
+	cmd := exec.Command("redis-server", args...)
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		return err
@@ -204,7 +218,12 @@ func (s *Server) Kill() {
 	<-done
 }
 
-// Restart starts the server again on the same port, empty, after Kill.
+// DurableConfig is the redis-server configuration under which the ledger
+// and grants survive a restart, as the package doc of redisstore names it.
+var DurableConfig = []string{"--appendonly", "yes", "--appendfsync", "always", "--maxmemory-policy", "noeviction"}
+
+// Restart starts the server again on the same port after Kill: empty, or
+// with what its append-only file holds when started by StartDurable.
 func (s *Server) Restart() error {
 	s.Kill()
 	var err error
