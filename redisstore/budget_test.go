@@ -79,13 +79,16 @@ func TestBudgetWindowSlides(t *testing.T) {
 	for range 4 {
 		bs[0].Admit(background, false)
 	}
-	// 4 first attempts: retries ≤ 0.5 × (4 + retries) allows 4.
+	// 4 first attempts: retries ≤ 0.5 × (4 + retries) allows up to 4 while
+	// they are in the window (fewer on a machine so busy that some aged
+	// out already: the exact count is TestBudgetCountsTheFleetsAttempts',
+	// on the default 10s window).
 	n := 0
 	for bs[0].Admit(background, true) {
 		n++
 	}
-	if n != 4 {
-		t.Fatalf("%d retries for 4 attempts at ratio 0.5, want 4", n)
+	if n < 1 || n > 4 {
+		t.Fatalf("%d retries for 4 attempts at ratio 0.5, want 1 to 4", n)
 	}
 	time.Sleep(window) // the window's own length: the counts age out
 	if !bs[0].Admit(background, true) {
