@@ -20,10 +20,6 @@
 // that came while the primary's approval gate was still waiting for the
 // approver: an approval that did not come in time is no way around it.
 //
-// It never routes to a tool already on the call's fallback path, so a cycle
-// built in code (a falls back to b, b to a plain tool that calls a) ends
-// with the failure it had; see Fallback.Middleware.
-//
 // # The alternative is a real tool call
 //
 // Pass a *toolsafe.Tool as the alternative: it is called through its own
@@ -32,14 +28,9 @@
 // destructive alternative without a grant therefore pauses the run instead
 // of running: a fallback is never a way around an approval.
 //
-// A plain tools.Tool is never called bare either. Given to
-// toolsafe.WithFallback, it runs once (no retries) through toolsafe's own
-// layers with the primary's attempt timeout and deadline, logger and
-// tracing: a panic is recovered as tool-panic, and the call returns when the
-// attempt timeout (or, without one, the deadline) passes, even if the
-// alternative ignores its context. Used through Fallback.Middleware alone,
-// its panic is recovered and the call returns when the caller's context
-// ends.
+// A plain tools.Tool is never called bare either: it runs once, through
+// toolsafe's layers with the primary's attempt timeout, deadline, logger
+// and tracing, its panic recovered.
 //
 // # What the model sees
 //

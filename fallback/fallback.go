@@ -160,41 +160,13 @@ func (r *routed) Error() string { return r.err.Error() }
 func (r *routed) Unwrap() error { return r.err }
 
 // Middleware returns the fallback layer, on failsafe-go's fallback policy:
-// the primary's final failure, after its retries and inside the run ledger,
-// is routed to the alternative run by run when its kind is routed (see
-// Routes) and it is not an outcome that must stand. run is how the
-// alternative is called; nil means the alternative's own Run when it is a
-// Runner (a *toolsafe.Tool), else the alternative as a plain tool with its
-// panics recovered and a hard return when ctx ends. When the call is
-// routed, it records call.FallbackRouted (Result.Fallback and
-// Result.Primary say so). The call ends with:
-//   - the primary's answer, when it succeeded;
-//   - the primary's error, when it is not routed: its kind is not routed (a
-//     pause, a cancellation, ...), its action may have been applied
-//     (middleware.SideEffectUnknown: never routed, so it is not done twice),
-//     its time ran out while its approval gate was still waiting for the
-//     approver, or the input adapter failed;
-//   - the alternative's answer, when it succeeded;
-//   - the alternative's *approval.Required when it paused, or
-//     ctx.Err() when the caller cancelled during it;
-//   - else the primary's error, with call.FallbackFailed (how the
-//     alternative failed) or call.FallbackSkipped (the alternative is
-//     already on this call's fallback path; see below) recorded, which the
-//     model's message tells.
-//
-// # Cycles
-//
-// The context the alternative is called with carries the fallback path:
-// the names of the tools this call has fallen back from and to. The layer
-// never routes to an alternative already on that path, or to one with the
-// primary's own name, so a cycle built in code (a falls back to b, b to a
-// plain tool that calls a) ends: the first fallback that would close the
-// cycle is not taken, the call ends with the failure it had, and the
-// message says the alternative was not called because it is already being
-// tried (a WARN is logged). Tools are told apart by name, as the model does.
-//
-// An invalid Fallback (see Err) returns the tool as is; toolsafe.New
-// reports it.
+// the primary's final failure is routed to the alternative, called by run
+// (nil: its own Run when it is a Runner such as a *toolsafe.Tool, else once
+// as a plain tool), when its kind is routed (Routes) and the outcome need
+// not stand: never a pause, a cancellation, an action that may have been
+// applied, or a time that ran out while waiting for approval. An
+// alternative already on the call's fallback path is not called, so a cycle
+// ends (the message says so). An invalid Fallback returns the tool as is.
 func (f Fallback) Middleware(run Runner) middleware.Middleware {
 	return func(next tools.Tool) tools.Tool {
 		if f.alt == nil || f.err != nil {

@@ -18,33 +18,14 @@ import (
 	"github.com/toolsafe/toolsafe/policyfile/internal/yamlread"
 )
 
-// WrapAll wraps each tool in ts with the policies c gives it (see
-// Describe), and returns them in the order of ts, each a *toolsafe.Tool,
-// as a toolsafe.Tools to give the agent. A tool the file does not name gets
-// the defaults. A fallback is wired to the wrapped tool of that name among
-// ts, so the alternative runs through its own policies. The tools of one
-// dependency share its circuit breaker, bulkhead and retry budget, with
-// every other tool wrapped from c.
-//
-// Each tool gets, from its entry over the defaults: toolsafe.WithArgs
-// (the compiled args_schema), WithDeadline, WithRetry (with the
-// dependency's budget, WithRetryBudget, or for a dependency with shared:
-// redis the store's as policy.Retry.Shared), WithTimeout,
-// WithCircuitBreaker and WithBulkhead (the dependency's; its breaker made
-// by the store of WithShared when it is shared), WithSideEffects,
-// WithApproval with the approver of WithApprover (and WithDestructive for
-// every_attempt), WithFallback to the wrapped alternative (with its "on"
-// kinds and the options of WithFallbackOptions), WithTracing with a Hook on
-// the global providers; then the options given to With.
-//
-// It returns an *Error listing every problem, and no tools, when a tool in
-// ts is nil or a *toolsafe.Tool already (pass the tool unwrapped), two tools have names that collide (toolsafe.NamesCollide:
-// langchaingo's executor would call only one of them), a problem of
-// CheckTools (a tool named in the file is not in ts, with its line, or a
-// fallback names a tool not in ts), a tool needs approval but c has no
-// approver, a dependency says shared: redis but WithShared gave no store
-// for it, or WithFallbackOptions names a tool with no fallback. Safe for
-// concurrent use.
+// WrapAll wraps each tool in ts with the policies c gives it (see Describe;
+// a tool the file does not name gets the defaults) and returns them in the
+// order of ts as toolsafe.Tools. The tools of one dependency share its
+// breaker, bulkhead and retry budget; a fallback is wired to the wrapped
+// alternative of that name. It returns an *Error listing every problem, and
+// no tools, for a nil or already wrapped tool, names that collide, a tool
+// the file names that is not in ts, approval without an approver, or a
+// shared dependency without its store. Safe for concurrent use.
 func (c *File) WrapAll(ts ...tools.Tool) (toolsafe.Tools, error) {
 	var ps problems
 	nils := addListProblems(&ps, ts)

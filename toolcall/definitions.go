@@ -24,29 +24,13 @@ type Schemer = argschema.Schemer
 const MaxNameLength = 64
 
 // Definitions returns the function definitions to give a model with
-// llms.WithTools, one per tool and in the order given: Type "function", the
-// tool's Name and Description, and as Parameters the tool's JSON Schema
-// (decoded into a map[string]any, the form every langchaingo provider takes)
-// less the keywords outside the subset of JSON Schema that OpenAI documents
-// for structured outputs (strict function calling), at any depth: $schema,
-// $id, $comment, allOf, not, if, then, else, dependentRequired,
-// dependentSchemas, patternProperties, unevaluatedProperties,
-// unevaluatedItems, contains, minContains, maxContains and uniqueItems. The
-// model sees a looser schema; toolsafe still checks input against the whole.
-//
-// The schema is the tool's ArgsSchema when it implements Schemer and returns
-// one; its root must be a JSON object whose "type", if given, is "object"
-// (an absent "type" is set to "object", which OpenAI requires). A tool with
-// no schema takes one string, as langchaingo's own agents advertise it:
-// {"type":"object","properties":{"__arg1":{"title":"__arg1","type":"string"}},"required":["__arg1"]};
-// Dispatch hands such a tool the string alone.
-//
-// Definitions refuses, with an error naming every problem, a nil tool, a
-// name OpenAI rejects (1 to 64 ASCII letters, digits, "_" or "-"), two names
-// equal but for case (langchaingo looks tools up by strings.ToUpper of the
-// name, so one would shadow the other), and a schema that is not a valid
-// JSON Schema (checked against the meta-schema of its draft, see
-// argschema.Compile) or whose root is not an object.
+// llms.WithTools, one per tool in the order given: the tool's name,
+// description and JSON Schema (its ArgsSchema, root type "object"), less the
+// keywords OpenAI's strict function calling rejects ($schema, $id, allOf,
+// not, if/then/else, patternProperties, ...); toolsafe still checks input
+// against the whole schema. A tool with no schema takes one "__arg1" string.
+// It refuses, naming every problem, a nil tool, a name OpenAI rejects (1 to
+// 64 of [A-Za-z0-9_-]), names equal but for case, and an invalid schema.
 func Definitions(ts ...tools.Tool) ([]llms.Tool, error) {
 	var problems []error
 	if err := toolsafe.Tools(ts).Check(); err != nil {

@@ -40,39 +40,20 @@ func WithCallIDs(ids *toolsafe.CallIDs) Option {
 // maxNamesListed bounds the tool names an unknown tool's response lists.
 const maxNamesListed = 32
 
-// Dispatch runs the tool calls of one model turn through ts and returns one
-// response per call, in the order of calls, with the call's ID and function
-// name and the tool's answer as Content.
+// Dispatch runs the tool calls of one model turn through ts, concurrently,
+// and returns one response per call in the order of calls (the call's ID,
+// function name and the tool's answer). Tools are looked up by name ignoring
+// case; a call naming no tool is answered saying so and runs nothing. A tool
+// with a JSON Schema (see Definitions) gets the arguments verbatim, one
+// without gets the "__arg1" string, as langchaingo's agents do.
 //
-// The calls run concurrently, each on a goroutine of its own, as the
-// independent calls of one turn may (bound the load on a dependency with a
-// toolsafe bulkhead); Dispatch returns when all have returned. A tool with
-// a JSON Schema (see Definitions) is given the call's arguments verbatim
-// ("{}" when empty); one without is given the "__arg1" string of the
-// arguments when they hold one, else the arguments verbatim, as langchaingo's
-// OpenAI-functions agent does. Tools are looked up by name ignoring case, as
-// langchaingo's executor does. A call naming no tool of ts, or no function
-// at all, is answered with a response saying so and listing the tools, and
-// runs nothing.
-//
-// A tool's error is returned, as langchaingo's executor would return it: for
-// a tool wrapped with toolsafe that is an approval pause
-// (*approval.Required, find it with errors.As) or the end of ctx
-// (ctx.Err()); every other failure is already the call's response. The other
-// calls of the turn are not stopped by it: they were running already, and
-// stopping one midway could leave its action half done. When several calls
-// fail, the error joins their errors in the order of calls, the end of ctx
-// counted once. Along with an error, Dispatch returns the responses of the
-// calls that did answer, in the order of calls; the paused calls have none.
-// Keep those responses: once the approval is decided, dispatch only the
-// calls that have no response (run.Resume carries a paused call on;
-// with WithCallIDs, approval.Required.CallID is the model's call ID), since
-// the other calls of the turn have run already.
-//
-// A tool's panic is raised again on the caller's goroutine once every call
-// has returned (toolsafe's tools never panic: they recover and report it). It
-// returns an error, and runs nothing, when ctx has ended already, when ts
-// holds a nil tool, or when two tools' names are equal but for case.
+// It returns an error for an approval pause (*approval.Required) or the end
+// of ctx, joined in the order of calls, along with the responses of the calls
+// that answered: keep them, and once the pause is decided dispatch only the
+// calls without a response (run.Resume continues the paused one). The other
+// calls are not stopped. A tool's panic is raised again once all have
+// returned. It runs nothing and returns an error when ctx has ended, ts holds
+// a nil tool, or two names are equal but for case. See ExampleDispatch.
 func Dispatch(ctx context.Context, ts []tools.Tool, calls []llms.ToolCall, opts ...Option) ([]llms.ToolCallResponse, error) {
 	if ctx == nil {
 		return nil, errors.New("toolcall: Dispatch needs a context, not nil")

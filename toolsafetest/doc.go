@@ -14,21 +14,7 @@
 // Give the tool under test a NoKeepAliveClient, so that net/http does not
 // resend a reset request behind its back.
 //
-//	var charged atomic.Int32
-//	up := toolsafetest.NewUpstream(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-//		charged.Add(1)
-//		fmt.Fprint(w, `{"status":"charged"}`)
-//	}))
-//	defer up.Close()
-//
-//	// The next two requests to /charge fail, then the handler answers again.
-//	up.Enqueue("/charge",
-//		toolsafetest.TooMany("1"),     // 429 with Retry-After: 1
-//		toolsafetest.ApplyThenReset(), // charges, then resets: the client never learns
-//	)
-//	// ... call the tool under test with up.URL()+"/charge" and toolsafetest.NoKeepAliveClient() ...
-//	attempts := up.Requests("/charge") // requests that reached the upstream
-//	applied := charged.Load()          // side effects actually applied
+// See ExampleNewUpstream and ExampleApplyThenReset.
 //
 // # Scripted models
 //

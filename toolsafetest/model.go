@@ -72,34 +72,14 @@ type Request struct {
 	Tools []llms.Tool
 }
 
-// Model is an llms.Model that answers with scripted turns, for testing an
-// agent made by agents.NewOpenAIFunctionsAgent with a real executor: each
-// GenerateContent answers with the next Turn of the script, tool calls with
-// their IDs or a final answer.
-//
-// The OpenAI-functions agent advertises every tool as a function with one
-// string parameter, __arg1, and unwraps it from the arguments the model
-// sends back (arguments that are not such an object reach the tool as they
-// are). A real model therefore answers {"__arg1":"{\"number\":\"INV-1001\"}"}
-// for the input {"number":"INV-1001"}, and so does Model: a test writes each
-// ToolCall's Arguments as the tool is to receive them, and the Model wraps
-// them. (In later requests the agent echoes the calls back with the
-// unwrapped input as their arguments; see Request.) A request that offers
-// tools (llms.WithTools) and no functions gets the Arguments as they are,
-// as a real model answers the tools' own schemas.
-//
-// A Model records every request (Requests), so a test can check what the
-// agent told the model, such as the observations it saw (Observations).
-// langchaingo does not pass a tool-call ID to the tool, so Result.CallID
-// (and the call's span and log lines) carry the script's IDs only when the
-// executor has toolsafe.NewCallIDs() as its callbacks handler and each tool
-// toolsafe.WithCallIDs with it; without them toolsafe makes up its own.
-//
-// It is safe for concurrent use: concurrent requests get the script's
-// turns in the order they arrive, so give each concurrent agent run a Model
-// of its own unless that order does not matter. When the script is used
-// up, GenerateContent returns an error, and the executor ends the run with
-// it.
+// Model is an llms.Model that answers with scripted turns, for an agent made
+// by agents.NewOpenAIFunctionsAgent with a real executor: each GenerateContent
+// answers with the next Turn, tool calls with their IDs or a final answer. It
+// wraps each ToolCall's Arguments in the agent's one "__arg1" parameter, as a
+// real model would (as they are for a request that offers tools, not
+// functions), and records every request (Requests, Observations). Safe for
+// concurrent use: concurrent requests take turns in the order they arrive.
+// When the script is used up, GenerateContent returns an error.
 type Model struct {
 	mu       sync.Mutex
 	turns    []Turn
