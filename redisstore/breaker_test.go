@@ -394,7 +394,7 @@ func TestBreakerDecidesLocallyWhileRedisIsDown(t *testing.T) {
 		if bs[0].TryAcquirePermit() {
 			t.Fatalf("permit %d: the local breaker, started from the fleet's open state, gave a permit", i)
 		}
-		if d := time.Since(start); d > redisstore.DefaultTimeout+20*time.Millisecond {
+		if d := time.Since(start); d > time.Second { // it never waits for a dead Redis: far less than this on any machine
 			t.Errorf("permit %d took %v with Redis down", i, d)
 		}
 	}
@@ -532,7 +532,10 @@ func counters(rm metricdata.ResourceMetrics) map[string]int64 {
 
 func TestAFlapAfterAnOutageIsNotASecondOutage(t *testing.T) {
 	srv := ownServer(t)
-	const recheck = 500 * time.Millisecond
+	// A flap is a failure within one recheck of Redis answering again, and
+	// a restart of redis-server must fit in it: 2s leaves room for a busy
+	// machine.
+	const recheck = 2 * time.Second
 	rs := newReplicas(t, srv.Addr(), 1, redisstore.WithRecheck(recheck))
 	logs := rs[0].logs
 	if _, err := rs[0].store.NewBreaker("billing", policy.Breaker{}); err != nil {

@@ -61,10 +61,18 @@ func newReplicas(t testing.TB, addr string, n int, opts ...redisstore.Option) []
 	for i := range rs {
 		logs := &logBuffer{}
 		c := newClient(t, addr)
-		s, err := redisstore.New(c, append([]redisstore.Option{
-			redisstore.WithPrefix(prefix),
-			redisstore.WithLogger(slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))),
-		}, opts...)...)
+		defaults := []redisstore.Option{redisstore.WithPrefix(prefix)}
+		if addr == redisAddr {
+			// The shared server is up: a test on it is about the fleet's
+			// state, not about a slow Redis, so a machine busy enough to
+			// take longer than the Store's 50ms must not turn it into an
+			// outage (and the replicas into local breakers). A test's own
+			// WithTimeout, after these, wins.
+			defaults = append(defaults, redisstore.WithTimeout(5*time.Second))
+		}
+		s, err := redisstore.New(c, append(append(defaults,
+			redisstore.WithLogger(slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})))),
+			opts...)...)
 		if err != nil {
 			t.Fatal(err)
 		}
