@@ -154,6 +154,7 @@ type routed struct {
 	err     error
 	primary *middleware.Failure
 	input   string
+	answer  *string // the alternative's answer, once it answered
 }
 
 func (r *routed) Error() string { return r.err.Error() }
@@ -214,16 +215,30 @@ func (f Fallback) Middleware(run Runner) middleware.Middleware {
 		}).Build()
 		exec := failsafe.With[string](policy)
 		return middleware.Func(next.Name(), next.Description(), func(ctx context.Context, input string) (string, error) {
+			// failsafe-go drops an answer given as ctx ends and returns
+			// ctx.Err() instead; the answer stands (its action was done).
+			var answer *string
+			var sent *routed
 			out, err := exec.WithContext(ctx).Get(func() (string, error) {
 				out, err := next.Call(ctx, input)
+				if err == nil {
+					answer = &out
+				}
 				if err == nil || ctx.Err() != nil {
 					return out, err
 				}
 				if p := call.FailureOf(ctx, err); f.routes(p) {
-					return "", &routed{err: err, primary: p, input: input}
+					sent = &routed{err: err, primary: p, input: input}
+					return "", sent
 				}
 				return out, err
 			})
+			if err != nil && answer == nil && sent != nil {
+				answer = sent.answer
+			}
+			if err != nil && answer != nil {
+				return *answer, nil
+			}
 			var r *routed
 			if errors.As(err, &r) {
 				err = r.err // not routed after all: the caller left
@@ -259,6 +274,7 @@ func (f Fallback) fallBack(ctx context.Context, tool, altName string, run Runner
 	af := res.Failure
 	switch {
 	case af == nil:
+		r.answer = &res.Output
 		return res.Output, nil
 	case af.Kind == middleware.KindApprovalRequired:
 		var ar *approval.Required
