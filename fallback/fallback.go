@@ -102,8 +102,11 @@ func On(kinds ...middleware.Kind) Option {
 // plain tools.Tool is never called bare: given to toolsafe.WithFallback, it
 // runs through toolsafe's own layers with the primary's attempt timeout,
 // deadline and approval gate, no retries, its panics recovered; used
-// through Middleware with no Runner, its panics are recovered and the call
-// returns when ctx ends, even if alt ignores its context. A nil alt makes
+// through Middleware with no Runner, its panics are recovered, the call
+// returns when ctx ends, even if alt ignores its context, and it runs
+// behind every approval gate of the primary (asked about alt's name and
+// input), so a fallback placed by hand around a gated tool is no way
+// around its gate. A nil alt makes
 // the Fallback invalid (see Err).
 func To(alt tools.Tool, opts ...Option) Fallback {
 	f := Fallback{alt: alt, kinds: make(map[middleware.Kind]bool)}
@@ -166,7 +169,9 @@ func (r *routed) Unwrap() error { return r.err }
 // Routes) and it is not an outcome that must stand. run is how the
 // alternative is called; nil means the alternative's own Run when it is a
 // Runner (a *toolsafe.Tool), else the alternative as a plain tool with its
-// panics recovered and a hard return when ctx ends. When the call is
+// panics recovered and a hard return when ctx ends, and either way behind
+// every approval gate the primary's call goes through (a *toolsafe.Tool
+// with a gate of its own is then asked at both). When the call is
 // routed, it records call.FallbackRouted (Result.Fallback and
 // Result.Primary say so). The call ends with:
 //   - the primary's answer, when it succeeded;
@@ -201,6 +206,7 @@ func (f Fallback) Middleware(run Runner) middleware.Middleware {
 		if f.alt == nil || f.err != nil {
 			return next
 		}
+		given := run
 		if run == nil {
 			run = runnerOf(f.alt)
 		}
@@ -208,6 +214,14 @@ func (f Fallback) Middleware(run Runner) middleware.Middleware {
 		policy := fsfallback.NewBuilderWithFunc(func(e failsafe.Execution[string]) (string, error) {
 			var r *routed
 			errors.As(e.LastError(), &r)
+			run := run
+			if given == nil {
+				// Placed by hand: the alternative passes every approval
+				// gate the primary's call went through.
+				if gates := layer.GatesOf(e.Context()); len(gates) > 0 {
+					run = gatedRunner(f.alt, gates)
+				}
+			}
 			return f.fallBack(e.Context(), next.Name(), altName, run, r)
 		}).HandleIf(func(_ string, err error) bool {
 			var r *routed
@@ -298,6 +312,38 @@ func runnerOf(alt tools.Tool) Runner {
 		return r
 	}
 	chain := middleware.Chain(layer.Surface(), layer.AttemptTimeout(0), layer.Recover())(alt)
+	return RunnerFunc(func(ctx context.Context, input string) middleware.Result {
+		ctx, c := call.Begin(ctx, alt.Name(), "", input, call.From(ctx).Logger())
+		out, err := chain.Call(ctx, input)
+		return c.Result(ctx, out, err)
+	})
+}
+
+// gatedRunner runs alt as runnerOf does, behind gates (see
+// layer.GatesOf): asked about alt's name and input before it runs.
+func gatedRunner(alt tools.Tool, gates []middleware.Middleware) Runner {
+	inner := alt
+	if r, ok := alt.(Runner); ok {
+		inner = middleware.Func(alt.Name(), alt.Description(), func(ctx context.Context, input string) (string, error) {
+			res := r.Run(ctx, input)
+			if res.Failure == nil {
+				return res.Output, nil
+			}
+			var ar *approval.Required
+			if errors.As(res.Failure, &ar) {
+				return "", ar
+			}
+			if res.Failure.Kind == middleware.KindCanceled && ctx.Err() != nil {
+				return "", ctx.Err()
+			}
+			return "", res.Failure
+		})
+	}
+	mws := append([]middleware.Middleware{layer.Surface()}, gates...)
+	if _, ok := alt.(Runner); !ok {
+		mws = append(mws, layer.AttemptTimeout(0), layer.Recover())
+	}
+	chain := middleware.Chain(mws...)(inner)
 	return RunnerFunc(func(ctx context.Context, input string) middleware.Result {
 		ctx, c := call.Begin(ctx, alt.Name(), "", input, call.From(ctx).Logger())
 		out, err := chain.Call(ctx, input)
