@@ -345,6 +345,7 @@ func gatedRunner(alt tools.Tool, gates []middleware.Middleware) Runner {
 	}
 	chain := middleware.Chain(mws...)(inner)
 	return RunnerFunc(func(ctx context.Context, input string) middleware.Result {
+		ctx = layer.InheritGates(ctx) // and the alternative's own fallbacks
 		ctx, c := call.Begin(ctx, alt.Name(), "", input, call.From(ctx).Logger())
 		out, err := chain.Call(ctx, input)
 		return c.Result(ctx, out, err)

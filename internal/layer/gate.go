@@ -247,7 +247,7 @@ func (g *gate) passedBy(c *call.Call) {
 // fallback placed by hand around a gated tool runs its alternative behind
 // the same gates. None when the call met no gate.
 func GatesOf(ctx context.Context) []middleware.Middleware {
-	gs, _ := call.From(ctx).Value(gatesKey{}).([]*gate)
+	gs := gatesIn(ctx)
 	out := make([]middleware.Middleware, 0, len(gs))
 	for _, g := range gs {
 		out = append(out, func(next tools.Tool) tools.Tool {
@@ -257,4 +257,32 @@ func GatesOf(ctx context.Context) []middleware.Middleware {
 		})
 	}
 	return out
+}
+
+// inheritedKey carries in a context the gates of the calls it was routed
+// from (see InheritGates): a []*gate.
+type inheritedKey struct{}
+
+// gatesIn is the gates of the call in ctx and those ctx inherited, each
+// once, outermost first.
+func gatesIn(ctx context.Context) []*gate {
+	gs, _ := ctx.Value(inheritedKey{}).([]*gate)
+	own, _ := call.From(ctx).Value(gatesKey{}).([]*gate)
+	for _, g := range own {
+		if !slices.Contains(gs, g) {
+			gs = append(slices.Clip(gs), g)
+		}
+	}
+	return gs
+}
+
+// InheritGates returns ctx carrying the gates of the call in ctx (and those
+// ctx inherited already), for the calls an alternative makes in turn: a
+// fallback of the alternative, placed by hand, runs behind them too.
+func InheritGates(ctx context.Context) context.Context {
+	gs := gatesIn(ctx)
+	if len(gs) == 0 {
+		return ctx
+	}
+	return context.WithValue(ctx, inheritedKey{}, gs)
 }
