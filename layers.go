@@ -105,7 +105,9 @@ func (c *config) gateLayer() middleware.Middleware {
 	if !c.approval {
 		return nil
 	}
-	return layer.Gate(c.approver, c.gateMode())
+	mw, announce := layer.NewGate(c.approver, c.gateMode())
+	c.announceGate = announce
+	return mw
 }
 
 func (c *config) policiesLayer() (middleware.Middleware, error) {

@@ -38,19 +38,22 @@ func (f optionFunc) apply(c *config) { f(c) }
 
 // config holds what the options set; New builds the layers from it.
 type config struct {
-	hook        *otelhook.Hook
-	args        *argschema.Schema
-	argsSet     bool // WithArgsSchema or WithArgs was given
-	mws         []middleware.Middleware
-	fallback    *fallback.Fallback
-	deadline    time.Duration
-	retry       *policy.Retry
-	budget      budget.Budget
-	sideEffects middleware.SideEffects
-	sideSet     bool // WithSideEffects was given
-	approval    bool // WithApproval was given
-	approver    approval.Approver
-	destructive bool
+	hook    *otelhook.Hook
+	args    *argschema.Schema
+	argsSet bool // WithArgsSchema or WithArgs was given
+	mws     []middleware.Middleware
+	// announceGate records on a call that its attempts pass the approval
+	// gate, as the call begins (see layer.NewGate); nil without one.
+	announceGate func(ctx context.Context)
+	fallback     *fallback.Fallback
+	deadline     time.Duration
+	retry        *policy.Retry
+	budget       budget.Budget
+	sideEffects  middleware.SideEffects
+	sideSet      bool // WithSideEffects was given
+	approval     bool // WithApproval was given
+	approver     approval.Approver
+	destructive  bool
 	// gateEachAttempt asks the approver on every attempt, as for a
 	// destructive tool: set on the alternative of a destructive tool.
 	gateEachAttempt bool

@@ -269,6 +269,10 @@ func (t *Tool) Call(ctx context.Context, input string) (string, error) {
 	}
 	// No Result is read: build none.
 	ctx, call := call.Begin(ctx, t.name, t.cfg.callID(ctx, t.name, input), input, t.cfg.logger)
+	if t.cfg.announceGate != nil {
+		// A layer of With, outside the gate, knows of it from the start.
+		t.cfg.announceGate(ctx)
+	}
 	out, err := t.chain.Call(ctx, input)
 	if err != nil {
 		return "", err
@@ -304,6 +308,10 @@ func (t *Tool) run(ctx context.Context, input string) (middleware.Result, error)
 		return middleware.Result{Tool: t.name, Failure: &middleware.Failure{Kind: middleware.KindFailed, Tool: t.name, Cause: t.err}}, t.err
 	}
 	ctx, call := call.Begin(ctx, t.name, t.cfg.callID(ctx, t.name, input), input, t.cfg.logger)
+	if t.cfg.announceGate != nil {
+		// A layer of With, outside the gate, knows of it from the start.
+		t.cfg.announceGate(ctx)
+	}
 	out, err := t.chain.Call(ctx, input)
 	r := call.Result(ctx, out, err)
 	for _, f := range t.cfg.onResult {

@@ -71,18 +71,25 @@ func resumed(actx agent.Context, ctx context.Context, tool, input string) contex
 	if err != nil {
 		return ctx // args-invalid: no gate will ask
 	}
+	// The user's answer counts only for a call that paused: the pause this
+	// package kept in the session's state for the call ID, with this tool
+	// and input. A confirmation request the model made up, or one whose
+	// call was edited, confirms nothing: the approver decides.
 	id := actx.FunctionCallID()
-	ctx = context.WithValue(ctx, confirmationKey{}, &confirmation{tool: tool, callID: id, input: canon, confirmed: tc.Confirmed})
 	key := pauseKey(id)
 	v, err := actx.State().Get(key)
 	if err != nil || v == nil {
 		return ctx
 	}
-	_ = actx.State().Set(key, nil) // one resume per pause
 	ar := requiredOf(v)
-	if ar == nil || ar.Tool != tool {
+	if ar == nil || ar.Tool != tool || ar.CallID != id {
 		return ctx
 	}
+	if kept, err := canonical.JSON(ar.Input); err != nil || kept != canon {
+		return ctx
+	}
+	_ = actx.State().Set(key, nil) // one resume per pause
+	ctx = context.WithValue(ctx, confirmationKey{}, &confirmation{tool: tool, callID: id, input: canon, confirmed: tc.Confirmed})
 	if ar.RunID != "" && ar.RunID == run.ID(ctx) {
 		ar.RunID = "" // this run already: keep its scope
 	}
@@ -137,7 +144,9 @@ type Request struct {
 }
 
 // Requests returns the calls of toolsafe's tools that ev asks the user to
-// confirm, in order; none when ev asks nothing. The program shows them to
+// confirm, in order; none when ev asks nothing. A request whose shown pause
+// is not the call ADK would run on confirmation (another tool, call or
+// input: one the model made up) is left out. The program shows them to
 // the user and runs the session again with Answer.
 func Requests(ev *session.Event) []Request {
 	if ev == nil || ev.Content == nil {
@@ -150,6 +159,11 @@ func Requests(ev *session.Event) []Request {
 			continue
 		}
 		var args struct {
+			Original struct {
+				ID   string         `json:"id"`
+				Name string         `json:"name"`
+				Args map[string]any `json:"args"`
+			} `json:"originalFunctionCall"`
 			ToolConfirmation struct {
 				Payload any `json:"payload"`
 			} `json:"toolConfirmation"`
@@ -158,9 +172,22 @@ func Requests(ev *session.Event) []Request {
 		if err != nil || json.Unmarshal(b, &args) != nil {
 			continue
 		}
-		if ar := requiredOf(args.ToolConfirmation.Payload); ar != nil {
-			out = append(out, Request{ID: fc.ID, Pause: ar})
+		ar := requiredOf(args.ToolConfirmation.Payload)
+		if ar == nil || ar.Tool != args.Original.Name || ar.CallID != args.Original.ID {
+			continue
 		}
+		// What the user is shown is what ADK runs when they confirm: the
+		// call the request names, with the same input.
+		in, err := argsJSON(args.Original.Args)
+		if err != nil {
+			continue
+		}
+		orig, err1 := canonical.JSON(in)
+		shown, err2 := canonical.JSON(ar.Input)
+		if err1 != nil || err2 != nil || orig != shown {
+			continue
+		}
+		out = append(out, Request{ID: fc.ID, Pause: ar})
 	}
 	return out
 }

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
+	"unicode/utf8"
 
 	"google.golang.org/adk/v2/agent"
 	"google.golang.org/adk/v2/model"
@@ -147,9 +149,16 @@ func (t *Tool) pause(ctx agent.Context, gctx context.Context, r middleware.Resul
 }
 
 // argsJSON is ADK's decoded arguments as toolsafe's input: a JSON object.
+// A string among them (key or value) that is not UTF-8 is refused:
+// encoding/json would write it with U+FFFD in place of its bytes, so the
+// approver and the run ledger would see text other than what the tool is
+// given, and two different arguments would match one grant.
 func argsJSON(args any) (string, error) {
 	if args == nil {
 		return "{}", nil
+	}
+	if err := checkUTF8(reflect.ValueOf(args), 0); err != nil {
+		return "", err
 	}
 	b, err := json.Marshal(args)
 	if err != nil {
@@ -169,4 +178,54 @@ func resultMap(out string) map[string]any {
 		return m
 	}
 	return map[string]any{"result": v}
+}
+
+// maxArgsDepth bounds how deep checkUTF8 follows the arguments.
+const maxArgsDepth = 10000
+
+var errArgsNotUTF8 = middleware.InvalidArgs("an argument is not UTF-8 text; send it as UTF-8 text, as JSON requires")
+
+// checkUTF8 returns an args-invalid error when a string in v, a map key
+// included, is not UTF-8, or v nests deeper than maxArgsDepth.
+func checkUTF8(v reflect.Value, depth int) error {
+	if depth > maxArgsDepth {
+		return middleware.InvalidArgs("the arguments nest too deep")
+	}
+	switch v.Kind() {
+	case reflect.String:
+		if !utf8.ValidString(v.String()) {
+			return errArgsNotUTF8
+		}
+	case reflect.Interface, reflect.Pointer:
+		if !v.IsNil() {
+			return checkUTF8(v.Elem(), depth+1)
+		}
+	case reflect.Map:
+		for it := v.MapRange(); it.Next(); {
+			if err := checkUTF8(it.Key(), depth+1); err != nil {
+				return err
+			}
+			if err := checkUTF8(it.Value(), depth+1); err != nil {
+				return err
+			}
+		}
+	case reflect.Slice, reflect.Array:
+		if v.Kind() == reflect.Slice && v.Type().Elem().Kind() == reflect.Uint8 {
+			return nil // []byte: encoding/json writes it as base64
+		}
+		for i := range v.Len() {
+			if err := checkUTF8(v.Index(i), depth+1); err != nil {
+				return err
+			}
+		}
+	case reflect.Struct:
+		for i := range v.NumField() {
+			if v.Type().Field(i).IsExported() {
+				if err := checkUTF8(v.Field(i), depth+1); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	return nil
 }

@@ -58,7 +58,8 @@ func JSON(input string) (string, error) {
 	}
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.UseNumber()
-	v, err := readValue(dec, "")
+	var path []string
+	v, err := readValue(dec, &path)
 	if err != nil {
 		return "", err
 	}
@@ -84,9 +85,11 @@ type jsonMember struct {
 	value jsonValue
 }
 
-// readValue reads one value from dec; path names it for an error (the
-// keys down to it, joined by dots). The input is valid JSON.
-func readValue(dec *json.Decoder, path string) (jsonValue, error) {
+// readValue reads one value from dec; path holds the keys down to it, for
+// an error, which joins them by dots (joined only then: a deep input with
+// long keys would otherwise cost the square of its size). The input is
+// valid JSON.
+func readValue(dec *json.Decoder, path *[]string) (jsonValue, error) {
 	tok, err := dec.Token()
 	if err != nil {
 		return jsonValue{}, fmt.Errorf("toolsafe: canonical JSON: %w", err)
@@ -113,12 +116,9 @@ func readValue(dec *json.Decoder, path string) (jsonValue, error) {
 				return jsonValue{}, err
 			}
 			name, _ := kt.(string)
-			full := name
-			if path != "" {
-				full = path + "." + name
-			}
 			folded := FoldCase(name)
 			if prev, dup := seen[folded]; dup {
+				full := strings.Join(append(slices.Clip(*path), name), ".")
 				if prev == name {
 					return jsonValue{}, middleware.InvalidArgs(fmt.Sprintf("argument %s is given twice; send each argument once", strconv.Quote(full)))
 				}
@@ -126,7 +126,9 @@ func readValue(dec *json.Decoder, path string) (jsonValue, error) {
 					strconv.Quote(full), strconv.Quote(prev), strconv.Quote(name)))
 			}
 			seen[folded] = name
-			e, err := readValue(dec, full)
+			*path = append(*path, name)
+			e, err := readValue(dec, path)
+			*path = (*path)[:len(*path)-1]
 			if err != nil {
 				return jsonValue{}, err
 			}

@@ -102,8 +102,11 @@ func On(kinds ...middleware.Kind) Option {
 // plain tools.Tool is never called bare: given to toolsafe.WithFallback, it
 // runs through toolsafe's own layers with the primary's attempt timeout,
 // deadline and approval gate, no retries, its panics recovered; used
-// through Middleware with no Runner, its panics are recovered and the call
-// returns when ctx ends, even if alt ignores its context. A nil alt makes
+// through Middleware with no Runner, its panics are recovered, the call
+// returns when ctx ends, even if alt ignores its context, and it runs
+// behind every approval gate of the primary (asked about alt's name and
+// input), so a fallback placed by hand around a gated tool is no way
+// around its gate. A nil alt makes
 // the Fallback invalid (see Err).
 func To(alt tools.Tool, opts ...Option) Fallback {
 	f := Fallback{alt: alt, kinds: make(map[middleware.Kind]bool)}
@@ -154,6 +157,7 @@ type routed struct {
 	err     error
 	primary *middleware.Failure
 	input   string
+	answer  *string // the alternative's answer, once it answered
 }
 
 func (r *routed) Error() string { return r.err.Error() }
@@ -162,16 +166,18 @@ func (r *routed) Unwrap() error { return r.err }
 // Middleware returns the fallback layer, on failsafe-go's fallback policy:
 // the primary's final failure is routed to the alternative, called by run
 // (nil: its own Run when it is a Runner such as a *toolsafe.Tool, else once
-// as a plain tool), when its kind is routed (Routes) and the outcome need
-// not stand: never a pause, a cancellation, an action that may have been
-// applied, or a time that ran out while waiting for approval. An
-// alternative already on the call's fallback path is not called, so a cycle
-// ends (the message says so). An invalid Fallback returns the tool as is.
+// as a plain tool; either way behind every approval gate the primary's call
+// passes), when its kind is routed (Routes) and the outcome need not stand:
+// never a pause, a cancellation, an action that may have been applied, or a
+// time that ran out while waiting for approval. An alternative already on
+// the call's fallback path is not called, so a cycle ends (the message says
+// so). An invalid Fallback returns the tool as is.
 func (f Fallback) Middleware(run Runner) middleware.Middleware {
 	return func(next tools.Tool) tools.Tool {
 		if f.alt == nil || f.err != nil {
 			return next
 		}
+		given := run
 		if run == nil {
 			run = runnerOf(f.alt)
 		}
@@ -179,6 +185,14 @@ func (f Fallback) Middleware(run Runner) middleware.Middleware {
 		policy := fsfallback.NewBuilderWithFunc(func(e failsafe.Execution[string]) (string, error) {
 			var r *routed
 			errors.As(e.LastError(), &r)
+			run := run
+			if given == nil {
+				// Placed by hand: the alternative passes every approval
+				// gate the primary's call went through.
+				if gates := layer.GatesOf(e.Context()); len(gates) > 0 {
+					run = gatedRunner(f.alt, gates)
+				}
+			}
 			return f.fallBack(e.Context(), next.Name(), altName, run, r)
 		}).HandleIf(func(_ string, err error) bool {
 			var r *routed
@@ -186,16 +200,30 @@ func (f Fallback) Middleware(run Runner) middleware.Middleware {
 		}).Build()
 		exec := failsafe.With[string](policy)
 		return middleware.Func(next.Name(), next.Description(), func(ctx context.Context, input string) (string, error) {
+			// failsafe-go drops an answer given as ctx ends and returns
+			// ctx.Err() instead; the answer stands (its action was done).
+			var answer *string
+			var sent *routed
 			out, err := exec.WithContext(ctx).Get(func() (string, error) {
 				out, err := next.Call(ctx, input)
+				if err == nil {
+					answer = &out
+				}
 				if err == nil || ctx.Err() != nil {
 					return out, err
 				}
 				if p := call.FailureOf(ctx, err); f.routes(p) {
-					return "", &routed{err: err, primary: p, input: input}
+					sent = &routed{err: err, primary: p, input: input}
+					return "", sent
 				}
 				return out, err
 			})
+			if err != nil && answer == nil && sent != nil {
+				answer = sent.answer
+			}
+			if err != nil && answer != nil {
+				return *answer, nil
+			}
 			var r *routed
 			if errors.As(err, &r) {
 				err = r.err // not routed after all: the caller left
@@ -231,6 +259,7 @@ func (f Fallback) fallBack(ctx context.Context, tool, altName string, run Runner
 	af := res.Failure
 	switch {
 	case af == nil:
+		r.answer = &res.Output
 		return res.Output, nil
 	case af.Kind == middleware.KindApprovalRequired:
 		var ar *approval.Required
@@ -255,6 +284,39 @@ func runnerOf(alt tools.Tool) Runner {
 	}
 	chain := middleware.Chain(layer.Surface(), layer.AttemptTimeout(0), layer.Recover())(alt)
 	return RunnerFunc(func(ctx context.Context, input string) middleware.Result {
+		ctx, c := call.Begin(ctx, alt.Name(), "", input, call.From(ctx).Logger())
+		out, err := chain.Call(ctx, input)
+		return c.Result(ctx, out, err)
+	})
+}
+
+// gatedRunner runs alt as runnerOf does, behind gates (see
+// layer.GatesOf): asked about alt's name and input before it runs.
+func gatedRunner(alt tools.Tool, gates []middleware.Middleware) Runner {
+	inner := alt
+	if r, ok := alt.(Runner); ok {
+		inner = middleware.Func(alt.Name(), alt.Description(), func(ctx context.Context, input string) (string, error) {
+			res := r.Run(ctx, input)
+			if res.Failure == nil {
+				return res.Output, nil
+			}
+			var ar *approval.Required
+			if errors.As(res.Failure, &ar) {
+				return "", ar
+			}
+			if res.Failure.Kind == middleware.KindCanceled && ctx.Err() != nil {
+				return "", ctx.Err()
+			}
+			return "", res.Failure
+		})
+	}
+	mws := append([]middleware.Middleware{layer.Surface()}, gates...)
+	if _, ok := alt.(Runner); !ok {
+		mws = append(mws, layer.AttemptTimeout(0), layer.Recover())
+	}
+	chain := middleware.Chain(mws...)(inner)
+	return RunnerFunc(func(ctx context.Context, input string) middleware.Result {
+		ctx = layer.InheritGates(ctx) // and the alternative's own fallbacks
 		ctx, c := call.Begin(ctx, alt.Name(), "", input, call.From(ctx).Logger())
 		out, err := chain.Call(ctx, input)
 		return c.Result(ctx, out, err)

@@ -95,10 +95,13 @@ func (rt *retrier) run(ctx context.Context, next tools.Tool, input string, first
 			return "", stopped(ctx, first)
 		}
 	}
-	// The last attempt's own error: failsafe-go drops it when ctx ends. A
-	// hedge among the policies runs attempts at once, so it is locked.
+	// The last attempt's own outcome: failsafe-go drops it when ctx ends,
+	// even an answer the tool gave as ctx ended, which must stand (a side
+	// effect it reports was applied). A hedge among the policies runs
+	// attempts at once, so it is locked.
 	var lastMu sync.Mutex
 	var last error
+	var answer *string // an attempt's answer, once one answered
 	if first != nil {
 		last = first.err
 	}
@@ -109,6 +112,9 @@ func (rt *retrier) run(ctx context.Context, next tools.Tool, input string, first
 		out, err := next.Call(e.Context(), input)
 		lastMu.Lock()
 		last = err
+		if err == nil && answer == nil {
+			answer = &out
+		}
 		lastMu.Unlock()
 		if err != nil && r != nil {
 			return out, r.judge(e.Context(), e.Attempts(), start, err)
@@ -119,8 +125,11 @@ func (rt *retrier) run(ctx context.Context, next tools.Tool, input string, first
 		return out, nil
 	}
 	lastMu.Lock()
-	lastErr := last
+	lastErr, answered := last, answer
 	lastMu.Unlock()
+	if answered != nil && ctx.Err() != nil {
+		return *answered, nil // answered as ctx ended: failsafe-go dropped it
+	}
 	if ctx.Err() != nil && lastErr != nil {
 		return "", lastErr // what the deadline or the caller cut short
 	}

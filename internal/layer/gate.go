@@ -59,12 +59,21 @@ const (
 // A nil a pauses every call: a gate can never be bypassed by a missing
 // approver. Gate is safe for concurrent use when a is.
 func Gate(a approval.Approver, mode GateMode) middleware.Middleware {
+	mw, _ := NewGate(a, mode)
+	return mw
+}
+
+// NewGate is Gate, with announce, which records on the call in its context
+// that the call's attempts go through this gate, before any of them has
+// (see GatesOf): a stack calls it as the call begins, so that a layer
+// outside the gate knows of it even when the call ends before reaching it.
+func NewGate(a approval.Approver, mode GateMode) (mw middleware.Middleware, announce func(ctx context.Context)) {
 	g := &gate{approver: a, mode: mode}
 	return func(next tools.Tool) tools.Tool {
 		return wrap(next, func(ctx context.Context, input string) (string, error) {
 			return g.call(ctx, next, input)
 		})
-	}
+	}, func(ctx context.Context) { g.passedBy(call.From(ctx)) }
 }
 
 // gate is one Gate: its identity is what its approvals are recorded under.
@@ -79,6 +88,7 @@ func (g *gate) call(ctx context.Context, next tools.Tool, input string) (string,
 		return "", err // nobody to run it for: ask nobody, use up no grant
 	}
 	ctx, c := call.Ensure(ctx, next.Name(), input)
+	g.passedBy(c)
 	canon, err := c.Canonical(input)
 	if err != nil {
 		return "", err
@@ -213,4 +223,66 @@ func (g *gate) approved(c *call.Call, input string) bool {
 func (g *gate) approve(c *call.Call, input string) {
 	as, _ := c.Value(g).(approvals)
 	c.SetValue(g, append(as, input))
+}
+
+// gatesKey keeps on a call the gates its attempts went through, in the
+// order they first asked: a []*gate.
+type gatesKey struct{}
+
+// passedBy records on c that its attempts go through g.
+func (g *gate) passedBy(c *call.Call) {
+	if c == nil {
+		return
+	}
+	gs, _ := c.Value(gatesKey{}).([]*gate)
+	if slices.Contains(gs, g) {
+		return
+	}
+	c.SetValue(gatesKey{}, append(slices.Clip(gs), g))
+}
+
+// GatesOf returns, outermost first, the approval gates the call in ctx
+// went through, as layers that put each in front of another tool, asking
+// its approver as it asks (every attempt, for a destructive tool): so a
+// fallback placed by hand around a gated tool runs its alternative behind
+// the same gates. None when the call met no gate.
+func GatesOf(ctx context.Context) []middleware.Middleware {
+	gs := gatesIn(ctx)
+	out := make([]middleware.Middleware, 0, len(gs))
+	for _, g := range gs {
+		out = append(out, func(next tools.Tool) tools.Tool {
+			return wrap(next, func(ctx context.Context, input string) (string, error) {
+				return g.call(ctx, next, input)
+			})
+		})
+	}
+	return out
+}
+
+// inheritedKey carries in a context the gates of the calls it was routed
+// from (see InheritGates): a []*gate.
+type inheritedKey struct{}
+
+// gatesIn is the gates of the call in ctx and those ctx inherited, each
+// once, outermost first.
+func gatesIn(ctx context.Context) []*gate {
+	gs, _ := ctx.Value(inheritedKey{}).([]*gate)
+	own, _ := call.From(ctx).Value(gatesKey{}).([]*gate)
+	for _, g := range own {
+		if !slices.Contains(gs, g) {
+			gs = append(slices.Clip(gs), g)
+		}
+	}
+	return gs
+}
+
+// InheritGates returns ctx carrying the gates of the call in ctx (and those
+// ctx inherited already), for the calls an alternative makes in turn: a
+// fallback of the alternative, placed by hand, runs behind them too.
+func InheritGates(ctx context.Context) context.Context {
+	gs := gatesIn(ctx)
+	if len(gs) == 0 {
+		return ctx
+	}
+	return context.WithValue(ctx, inheritedKey{}, gs)
 }

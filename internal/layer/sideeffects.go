@@ -18,7 +18,8 @@ import (
 // with side effects: an attempt that may have been applied — it reached
 // the tool and then failed in a way that does not prove otherwise (see
 // MayHaveApplied), or was cut short by the attempt timeout, the call's
-// deadline or the caller — marks the call SideEffectUnknown, so its
+// deadline or the caller, or that answered (it was applied, and a layer
+// outside may still fail the call) — marks the call SideEffectUnknown, so its
 // Failure and the model's message say "may have been applied; check before
 // calling again" whichever layer ended it, and a fallback never runs after
 // it. For SideEffectsWithoutKey it also ends the call, not retried: calling
@@ -34,8 +35,15 @@ func GuardSideEffects(s middleware.SideEffects) middleware.Middleware {
 			c := call.From(ctx)
 			before := c.Attempts()
 			out, err := next.Call(ctx, input)
-			if err == nil || c.Attempts() == before && c != nil {
+			if c != nil && c.Attempts() == before {
 				return out, err // it never reached the tool
+			}
+			if err == nil {
+				// It was applied. Should a layer outside lose the answer
+				// (one given as the deadline passed), the call still says
+				// its action may have been applied, and no fallback runs.
+				c.MarkSideEffectUnknown()
+				return out, err
 			}
 			if ctx.Err() == nil && !MayHaveApplied(err) {
 				return out, err
