@@ -316,7 +316,7 @@ func Record(ctx context.Context, e Event) {
 	if c == nil {
 		return
 	}
-	if rs, ok := e.(RetryScheduled); ok {
+	if rs, ok := e.(RetryScheduled); ok && Enabled(ctx, c, slog.LevelDebug) {
 		kind, _ := middleware.Classify(rs.Err)
 		DebugLog(ctx, c, "toolsafe: retrying", "attempt", rs.Attempt, "kind", string(kind),
 			"delay", rs.Delay, "error", ErrorText(rs.Err))

@@ -87,7 +87,9 @@ func (r *attemptRun) wait(ctx context.Context, c *call.Call, n int, d time.Durat
 // result is the attempt's outcome once its tool has returned.
 func (r *attemptRun) result(d time.Duration) (string, error) {
 	a := r.answer
-	if a.err != nil && fault.HowEnded(&r.ctx) == fault.ByAttemptTimeout {
+	// Only a context made before the tool answered can have ended by the
+	// attempt's limit (the caller makes it before it waits for that).
+	if a.err != nil && r.made.Load() && fault.HowEnded(&r.ctx) == fault.ByAttemptTimeout {
 		// The tool gave up because its attempt's time was up.
 		return "", &fault.AttemptTimeout{Limit: d, Err: a.err}
 	}
