@@ -38,7 +38,7 @@ func (g *attemptGauge) attempt(ctx context.Context, c *call.Call, n int, d time.
 		r.expiry, r.inside = now.Add(d-graceInside(d)), graceInside(d) > 0
 		r.limitAt = now.Add(d)
 	}
-	go r.run()
+	workers.start(r)
 	runtime.Gosched() // let a tool that answers at once do so before this goroutine parks
 	if r.answered.Load() {
 		out, err := r.result(d)
