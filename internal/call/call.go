@@ -42,6 +42,7 @@ type Call struct {
 	failure   *middleware.Failure
 	extra     *callFacts // what only some calls record; nil until one does
 	observers []Observer
+	firstObs  [2]Observer // the observers' first room: a traced call has two
 }
 
 // callFacts is what only some calls record: waits, retries that stopped,
@@ -372,7 +373,7 @@ func (c *Call) observe(o Observer) {
 	}
 	c.mu.Lock()
 	if c.observers == nil {
-		c.observers = make([]Observer, 0, 2) // a traced call has two
+		c.observers = c.firstObs[:0:len(c.firstObs)] // a traced call has two: no allocation
 	}
 	// Appending never changes the elements a notifier copied out before.
 	c.observers = append(c.observers, o)
