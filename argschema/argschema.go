@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/toolsafe/toolsafe/canonical"
+	"github.com/toolsafe/toolsafe/internal/call"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	"github.com/santhosh-tekuri/jsonschema/v6/kind"
@@ -156,8 +157,12 @@ func Validate(schema []byte) (middleware.Middleware, error) {
 func (s *Schema) Middleware() middleware.Middleware {
 	return func(next tools.Tool) tools.Tool {
 		return middleware.Func(next.Name(), next.Description(), func(ctx context.Context, input string) (string, error) {
-			if err := s.Check(input); err != nil {
-				return "", err
+			c := call.From(ctx) // a tool that checks its own input (an MCP tool) behind WithArgs checks once
+			if !c.Checked(s, input) {
+				if err := s.Check(input); err != nil {
+					return "", err
+				}
+				c.MarkChecked(s, input)
 			}
 			return next.Call(ctx, input)
 		})

@@ -1,6 +1,7 @@
 package middleware
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -33,6 +34,7 @@ import (
 //	a recovered panic                                tool-panic          false
 //	Permanent(err)                                   tool-failed         false
 //	a refusal by the loop guard                      call-limit          false
+//	the run ledger unavailable (its store is down)   tool-busy           false
 //	circuitbreaker.ErrOpen                           circuit-open        false
 //	bulkhead.ErrFull, ratelimiter.ErrExceeded,
 //	  adaptivelimiter.ErrExceeded,
@@ -49,55 +51,202 @@ import (
 //
 // Cancellation is not decided here: only the layer that owns a context knows
 // whether it ended, and why.
+//
+// It walks err's tree once, in the order errors.As does, noting for each
+// row the first error that matches it, and allocates nothing.
 func Classify(err error) (Kind, bool) {
 	if err == nil {
 		return "", false
 	}
-	var fe *fault.Final
-	if errors.As(err, &fe) {
-		kind, _ := Classify(fe.Err)
-		return kind, false
+	var s scan
+	if !s.walk(err) {
+		return classifyByRows(err) // an error with an As method of its own
 	}
-	var k kinded
-	var f *Failure
-	var ae *ArgsError
-	var pe *fault.Panic
-	var perm *permanentError
 	switch {
-	case errors.As(err, &k):
-		return k.Kind(), false
-	case errors.As(err, &f):
-		return f.Kind, f.Retryable
-	case errors.Is(err, fault.ErrDenied):
-		return KindApprovalDenied, false
-	case errors.As(err, &ae):
-		return KindArgsInvalid, false
-	case errors.As(err, &pe):
-		return KindPanic, false
-	case errors.As(err, &perm):
-		return KindFailed, false
-	case errors.As(err, new(*fault.Limit)):
-		return KindCallLimit, false
-	case errors.As(err, new(*fault.Unavailable)):
-		return KindBusy, false
-	case errors.Is(err, circuitbreaker.ErrOpen):
-		return KindCircuitOpen, false
-	case errors.Is(err, bulkhead.ErrFull), errors.Is(err, ratelimiter.ErrExceeded),
-		errors.Is(err, adaptivelimiter.ErrExceeded), errors.Is(err, adaptivethrottler.ErrExceeded),
-		errors.Is(err, fault.ErrStuck), errors.Is(err, fault.ErrTooMany):
-		return KindBusy, false
-	case errors.Is(err, budget.ErrExceeded):
-		return KindBudget, false
-	case errors.Is(err, timeout.ErrExceeded):
-		return KindTimeout, true
-	case errors.Is(err, retrypolicy.ErrExceeded):
-		return KindFailed, false
+	case s.final != nil:
+		kind, _ := Classify(s.final.Err)
+		return kind, false
+	case s.kinded != nil:
+		return s.kinded.Kind(), false
+	case s.failure != nil:
+		return s.failure.Kind, s.failure.Retryable
 	}
-	var te *ToolError
-	if errors.As(err, &te) && !te.retryable && !hasMarker(err) {
+	for _, r := range rowKinds {
+		if s.rows&r.row != 0 {
+			return r.kind, r.retryable
+		}
+	}
+	if s.tool != nil && !s.tool.retryable && s.rows&rowMarker == 0 {
 		return KindToolError, false
 	}
 	return KindFailed, true
+}
+
+// The rows of Classify's table that a type or a sentinel decides, as bits
+// of scan.rows.
+const (
+	rowDenied = 1 << iota
+	rowArgs
+	rowPanic
+	rowPermanent
+	rowLimit
+	rowUnavailable
+	rowOpen
+	rowBusy
+	rowBudget
+	rowTimeout
+	rowExceeded
+	rowMarker // Transient or RetryAfter: not a row, but it outranks a ToolError
+)
+
+// rowKinds is the kind and retryability of each row, in the table's order.
+var rowKinds = [...]struct {
+	row       uint16
+	kind      Kind
+	retryable bool
+}{
+	{rowDenied, KindApprovalDenied, false},
+	{rowArgs, KindArgsInvalid, false},
+	{rowPanic, KindPanic, false},
+	{rowPermanent, KindFailed, false},
+	{rowLimit, KindCallLimit, false},
+	{rowUnavailable, KindBusy, false},
+	{rowOpen, KindCircuitOpen, false},
+	{rowBusy, KindBusy, false},
+	{rowBudget, KindBudget, false},
+	{rowTimeout, KindTimeout, true},
+	{rowExceeded, KindFailed, false},
+}
+
+// lookFor are the errors Classify looks for with errors.Is, and their row.
+var lookFor = [...]struct {
+	err error
+	row uint16
+}{
+	{fault.ErrDenied, rowDenied},
+	{circuitbreaker.ErrOpen, rowOpen},
+	{bulkhead.ErrFull, rowBusy},
+	{ratelimiter.ErrExceeded, rowBusy},
+	{adaptivelimiter.ErrExceeded, rowBusy},
+	{adaptivethrottler.ErrExceeded, rowBusy},
+	{fault.ErrStuck, rowBusy},
+	{fault.ErrTooMany, rowBusy},
+	{budget.ErrExceeded, rowBudget},
+	{timeout.ErrExceeded, rowTimeout},
+	{retrypolicy.ErrExceeded, rowExceeded},
+}
+
+// scan is what one walk over an error's tree found: the rows matched, and
+// the first error of each type whose value Classify reads.
+type scan struct {
+	rows    uint16
+	final   *fault.Final
+	kinded  kinded
+	failure *Failure
+	tool    *ToolError
+}
+
+// walk notes what err and the errors it wraps match, depth first as
+// errors.As goes. It reports false, and stops, at an error with an As
+// method: only errors.As can tell what that one matches.
+func (s *scan) walk(err error) bool {
+	for err != nil {
+		if !s.note(err) {
+			return false
+		}
+		switch u := err.(type) {
+		case interface{ Unwrap() error }:
+			err = u.Unwrap()
+		case interface{ Unwrap() []error }:
+			for _, e := range u.Unwrap() {
+				if !s.walk(e) {
+					return false
+				}
+			}
+			return true
+		default:
+			return true
+		}
+	}
+	return true
+}
+
+// note notes what err itself matches.
+func (s *scan) note(err error) bool {
+	if _, ok := err.(interface{ As(any) bool }); ok {
+		return false
+	}
+	switch e := err.(type) {
+	case *fault.Final:
+		s.final = cmp.Or(s.final, e)
+	case *Failure:
+		s.failure = cmp.Or(s.failure, e)
+	case *ArgsError:
+		s.rows |= rowArgs
+	case *fault.Panic:
+		s.rows |= rowPanic
+	case *permanentError:
+		s.rows |= rowPermanent
+	case *fault.Limit:
+		s.rows |= rowLimit
+	case *fault.Unavailable:
+		s.rows |= rowUnavailable
+	case *ToolError:
+		s.tool = cmp.Or(s.tool, e)
+	case *transientError, *retryAfterError:
+		s.rows |= rowMarker
+	}
+	if k, ok := err.(kinded); ok && s.kinded == nil {
+		s.kinded = k
+	}
+	is, hasIs := err.(interface{ Is(error) bool })
+	for _, t := range lookFor {
+		if s.rows&t.row == 0 && (err == t.err || hasIs && is.Is(t.err)) {
+			s.rows |= t.row
+		}
+	}
+	return true
+}
+
+// classifyByRows is Classify one row at a time with errors.As and
+// errors.Is: for an error tree that holds an error with an As method.
+func classifyByRows(err error) (Kind, bool) {
+	if fe, ok := errors.AsType[*fault.Final](err); ok {
+		kind, _ := Classify(fe.Err)
+		return kind, false
+	}
+	if k, ok := errors.AsType[kinded](err); ok {
+		return k.Kind(), false
+	}
+	if f, ok := errors.AsType[*Failure](err); ok {
+		return f.Kind, f.Retryable
+	}
+	var rows uint16
+	for _, t := range lookFor {
+		if errors.Is(err, t.err) {
+			rows |= t.row
+		}
+	}
+	rows |= asRow[*ArgsError](err, rowArgs) | asRow[*fault.Panic](err, rowPanic) |
+		asRow[*permanentError](err, rowPermanent) | asRow[*fault.Limit](err, rowLimit) |
+		asRow[*fault.Unavailable](err, rowUnavailable)
+	for _, r := range rowKinds {
+		if rows&r.row != 0 {
+			return r.kind, r.retryable
+		}
+	}
+	if te, ok := errors.AsType[*ToolError](err); ok && !te.retryable && !hasMarker(err) {
+		return KindToolError, false
+	}
+	return KindFailed, true
+}
+
+// asRow is row when err's tree holds an E, else 0.
+func asRow[E error](err error, row uint16) uint16 {
+	if _, ok := errors.AsType[E](err); ok {
+		return row
+	}
+	return 0
 }
 
 // kinded is an error that says its own kind: approval.Required, the pause,
@@ -110,9 +259,9 @@ type kinded interface {
 // hasMarker reports whether err carries a Transient or RetryAfter mark,
 // which wins over a ToolError further down the chain.
 func hasMarker(err error) bool {
-	var t *transientError
-	var ra *retryAfterError
-	return errors.As(err, &t) || errors.As(err, &ra)
+	_, t := errors.AsType[*transientError](err)
+	_, ra := errors.AsType[*retryAfterError](err)
+	return t || ra
 }
 
 // Reason returns a short, model-safe description of err derived from its

@@ -95,8 +95,7 @@ func RetryAfter(err error, d time.Duration) error {
 // RetryAfterOf returns the wait asked for by a RetryAfter anywhere in err's
 // chain, and whether there was one.
 func RetryAfterOf(err error) (time.Duration, bool) {
-	var ra *retryAfterError
-	if errors.As(err, &ra) {
+	if ra, ok := errors.AsType[*retryAfterError](err); ok {
 		return ra.wait, true
 	}
 	return 0, false

@@ -133,8 +133,7 @@ func (rt *retrier) run(ctx context.Context, next tools.Tool, input string, first
 	if ctx.Err() != nil && lastErr != nil {
 		return "", lastErr // what the deadline or the caller cut short
 	}
-	var ae *attemptError
-	if errors.As(err, &ae) {
+	if ae, ok := errors.AsType[*attemptError](err); ok {
 		return "", stopped(ctx, ae)
 	}
 	if errors.Is(err, circuitbreaker.ErrOpen) {

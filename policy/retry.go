@@ -114,15 +114,14 @@ func (r Retry) policy() retrypolicy.RetryPolicy[string] {
 		WithMaxRetries(r.MaxRetries).
 		HandleIf(func(_ string, err error) bool { return err != nil }).
 		AbortIf(func(_ string, err error) bool {
-			var ae *attemptError
-			if !errors.As(err, &ae) {
+			ae, ok := errors.AsType[*attemptError](err)
+			if !ok {
 				return err != nil // an inner policy refused: circuit open, bulkhead full
 			}
 			return !ae.retryable || ae.stop || ae.budget
 		}).
 		WithDelayFunc(func(e failsafe.ExecutionAttempt[string]) time.Duration {
-			var ae *attemptError
-			if errors.As(e.LastError(), &ae) {
+			if ae, ok := errors.AsType[*attemptError](e.LastError()); ok {
 				return ae.delay
 			}
 			return 0
@@ -196,8 +195,7 @@ func (r Retry) deadline(ctx context.Context, start time.Time) (time.Time, bool) 
 }
 
 func unwrapAttempt(err error) error {
-	var ae *attemptError
-	if errors.As(err, &ae) {
+	if ae, ok := errors.AsType[*attemptError](err); ok {
 		return ae.err
 	}
 	return err

@@ -21,7 +21,9 @@
 //   - p50, p90, p99, max: the latency of the calls, as the agents see it;
 //   - outcomes: how the calls ended.
 //
-// The defaults take about 20 seconds; see -help for the flags. Only
+// The defaults take about 20 seconds; see -help for the flags. With
+// -chart FILE it also draws, for the first fault, the requests per second
+// reaching the upstream over time under each set of policies (an SVG). Only
 // loopback traffic is made.
 package main
 
@@ -102,6 +104,7 @@ type Result struct {
 	Latencies []time.Duration // of every call, sorted
 	Outcomes  map[string]int  // "ok" or the failure kind, by count
 	Wall      time.Duration   // from the start until the last call returned
+	Rate      []float64       // upstream requests per second in each sampleEvery from the start
 }
 
 // RequestsPerCall is the upstream requests per logical call.
@@ -182,9 +185,11 @@ func Run(ctx context.Context, c Config) (Result, error) {
 	}
 	began := time.Now()
 	close(start)
+	rate := sampleRate(srv, began)
 	wg.Wait()
 
-	res := Result{Config: c, Requests: srv.Requests(""), Wall: time.Since(began), OpenAfter: -1, Outcomes: make(map[string]int)}
+	res := Result{Config: c, Requests: srv.Requests(""), Wall: time.Since(began), OpenAfter: -1, Outcomes: make(map[string]int),
+		Rate: rate()}
 	for _, rec := range records {
 		res.Latencies = append(res.Latencies, rec.latencies...)
 		for k, n := range rec.outcomes {
@@ -280,6 +285,7 @@ func main() {
 	duration := flag.Duration("duration", 2*time.Second, "how long each storm's callers keep starting calls")
 	think := flag.Duration("think", 100*time.Millisecond, "each caller's pause between calls")
 	faults := flag.String("faults", "reset,hang", "comma-separated faults to run: reset, 503, hang")
+	chart := flag.String("chart", "", "an SVG file to draw the upstream's requests per second in, for the first fault")
 	flag.Parse()
 
 	var selected []Fault
@@ -310,6 +316,12 @@ func main() {
 		}
 	}
 	Print(os.Stdout, results)
+	if *chart != "" {
+		if err := Chart(*chart, results[:len(AllPolicies)]); err != nil {
+			fmt.Fprintln(os.Stderr, "storm:", err)
+			os.Exit(1)
+		}
+	}
 }
 
 // Print writes the table of results.

@@ -3,6 +3,8 @@ package main
 import (
 	"bytes"
 	"context"
+	"os"
+	"path/filepath"
 	"regexp"
 	"testing"
 	"time"
@@ -50,6 +52,9 @@ func TestStorm(t *testing.T) {
 		t.Errorf("breaker + budget: %.2f requests per call, outcomes %v; want fewer than 1, and calls refused by the open breaker",
 			g.RequestsPerCall(), g.Outcomes)
 	}
+	if len(g.Rate) == 0 || len(p.Rate) == 0 {
+		t.Errorf("%d and %d samples of the upstream's rate; want some", len(p.Rate), len(g.Rate))
+	}
 	if g.Opens < 1 || g.OpenAfter < 0 || g.OpenAfter > g.Wall {
 		t.Errorf("breaker + budget: opened %d times, first after %v of %v; want at least once, during the storm", g.Opens, g.OpenAfter, g.Wall)
 	}
@@ -68,6 +73,30 @@ func TestStorm(t *testing.T) {
 		if !regexp.MustCompile(row).Match(out.Bytes()) {
 			t.Errorf("the table has no line matching %s:\n%s", row, out.String())
 		}
+	}
+}
+
+// The chart is an SVG with a line per storm, each named in its legend.
+func TestChart(t *testing.T) {
+	rs := []Result{
+		{Config: Config{Callers: 2, Fault: AllFaults[0], Policies: AllPolicies[0]}, Rate: []float64{20, 40, 20}},
+		{Config: Config{Callers: 2, Fault: AllFaults[0], Policies: AllPolicies[2]}, Rate: []float64{20, 0, 0}},
+	}
+	path := filepath.Join(t.TempDir(), "storm.svg")
+	if err := Chart(path, rs); err != nil {
+		t.Fatal(err)
+	}
+	svg, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"<svg", "plain retries", "breaker", "requests per second"} {
+		if !bytes.Contains(svg, []byte(want)) {
+			t.Errorf("the chart has no %q", want)
+		}
+	}
+	if err := Chart(path, nil); err == nil {
+		t.Error("a chart of no storm: no error")
 	}
 }
 

@@ -39,9 +39,12 @@ type Call struct {
 
 	mu        sync.Mutex
 	attempts  int
+	checkedBy any    // the checker that found checkedIn valid (see Checked)
+	checkedIn string // an input found valid
 	failure   *middleware.Failure
 	extra     *callFacts // what only some calls record; nil until one does
 	observers []Observer
+	firstObs  [2]Observer // the observers' first room: a traced call has two
 }
 
 // callFacts is what only some calls record: waits, retries that stopped,
@@ -321,7 +324,7 @@ func Record(ctx context.Context, e Event) {
 	if c == nil {
 		return
 	}
-	if rs, ok := e.(RetryScheduled); ok {
+	if rs, ok := e.(RetryScheduled); ok && Enabled(ctx, c, slog.LevelDebug) {
 		kind, _ := middleware.Classify(rs.Err)
 		DebugLog(ctx, c, "toolsafe: retrying", "attempt", rs.Attempt, "kind", string(kind),
 			"delay", rs.Delay, "ended_by", fault.CutText(ctx, rs.Err), "error", ErrorText(rs.Err))
@@ -375,7 +378,7 @@ func (c *Call) observe(o Observer) {
 	}
 	c.mu.Lock()
 	if c.observers == nil {
-		c.observers = make([]Observer, 0, 2) // a traced call has two
+		c.observers = c.firstObs[:0:len(c.firstObs)] // a traced call has two: no allocation
 	}
 	// Appending never changes the elements a notifier copied out before.
 	c.observers = append(c.observers, o)

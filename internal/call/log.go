@@ -17,6 +17,12 @@ func DebugLog(ctx context.Context, c *Call, msg string, args ...any) {
 	LogAt(ctx, c, slog.LevelDebug, msg, args...)
 }
 
+// Enabled reports whether the call's logger logs at level: a caller that
+// must work to build a line's arguments asks first.
+func Enabled(ctx context.Context, c *Call, level slog.Level) bool {
+	return c.Logger().Enabled(ctx, level)
+}
+
 // LogAt logs msg at level on the call's logger, as DebugLog does.
 func LogAt(ctx context.Context, c *Call, level slog.Level, msg string, args ...any) {
 	l := c.Logger()

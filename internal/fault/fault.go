@@ -141,8 +141,7 @@ func HowEnded(ctx context.Context) Ended {
 	if ctx.Err() == nil {
 		return NotEnded
 	}
-	var lc *LimitCause
-	if errors.As(context.Cause(ctx), &lc) && lc.Call == ctx.Value(CallKey{}) {
+	if lc, ok := errors.AsType[*LimitCause](context.Cause(ctx)); ok && lc.Call == ctx.Value(CallKey{}) {
 		return lc.Ended
 	}
 	return ByCaller

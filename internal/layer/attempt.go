@@ -2,9 +2,6 @@ package layer
 
 import (
 	"context"
-	"runtime"
-	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/toolsafe/toolsafe/internal/call"
@@ -22,16 +19,22 @@ const DefaultMaxAbandoned = 64
 // AbandonGrace is how long, at most, the attempt timeout waits once an
 // attempt's context has ended for the tool to return, before it gives
 // control back and counts the attempt abandoned: a tool that honours its
-// context returns within it (the attempt timeout yields to the tool's
-// goroutine meanwhile) and is not counted; only one that ignores its
-// context is.
+// context returns within it and is not counted; only one that ignores its
+// context is. For an attempt limit of 4 AbandonGrace or more the grace is
+// counted inside the limit: the tool's context ends AbandonGrace before it,
+// so the caller has control back at the limit (2s gives the tool's context
+// 1.999s). For a shorter limit, and when the caller's context or the call's
+// deadline ends first, the grace comes after.
 const AbandonGrace = time.Millisecond
 
-// yieldGrace is how long, within AbandonGrace, the attempt timeout first
-// yields to the tool's goroutine before it waits on a timer: a tool that
-// honours its context is runnable at once and mostly returns within it,
-// and a timer this short would wait for the poller's millisecond anyway.
-const yieldGrace = 200 * time.Microsecond
+// graceInside is how much of the attempt limit d is its grace: the tool's
+// context ends that long before d.
+func graceInside(d time.Duration) time.Duration {
+	if d >= 4*AbandonGrace {
+		return AbandonGrace
+	}
+	return 0
+}
 
 // AttemptOption configures AttemptTimeout.
 type AttemptOption interface{ applyAttempt(*attemptConfig) }
@@ -100,8 +103,11 @@ func MaxAbandoned(n int) AttemptOption {
 // When d passes first, the attempt ends with a tool-timeout error (it is
 // failsafe-go's timeout.ErrExceeded too), which is retried; when ctx ends
 // first, with ctx's error. The tool's context is canceled either way, with
-// a cause that says which (see HowEnded). A tool that returns within
-// AbandonGrace of that is waited for; one that ignores it is abandoned: it
+// a cause that says which (see HowEnded): by its own limit, mostly
+// AbandonGrace before d, so that the caller has control back at d (see
+// AbandonGrace). A
+// tool that returns within the grace is waited for; one that ignores it is
+// abandoned: it
 // finishes in the background, is counted (Result.Abandoned, the
 // AttemptAbandoned and AbandonedReturned events) and its answer is dropped.
 // A tool that returns an error because its own attempt's time was up counts
@@ -137,185 +143,12 @@ func AttemptTimeout(d time.Duration, opts ...AttemptOption) middleware.Middlewar
 			n := c.BeginAttempt()
 			if cfg.hook != nil {
 				hctx, end := cfg.hook.Begin(ctx, n)
-				out, abandoned, err := g.attempt(hctx, c, n, d, &cfg, next, input)
+				out, abandoned, err := g.attempt(hctx, c, n, d, onGoroutine, next, input)
 				end.End(err, abandoned)
 				return out, err
 			}
-			out, _, err := g.attempt(ctx, c, n, d, &cfg, next, input)
+			out, _, err := g.attempt(ctx, c, n, d, onGoroutine, next, input)
 			return out, err
 		})
 	}
-}
-
-// attempt runs attempt n of the call of next with input: on a goroutine of
-// its own when it can be cut short. It reports whether the attempt was
-// abandoned.
-func (g *attemptGauge) attempt(ctx context.Context, c *call.Call, n int, d time.Duration, cfg *attemptConfig, next tools.Tool, input string) (out string, abandoned bool, err error) {
-	onGoroutine := d > 0 || ctx.Done() != nil
-	// One allocation holds the attempt: its context (which carries its
-	// number), the cause its timeout ends it with, and the hand-over with
-	// its goroutine.
-	r := &attemptRun{cause: fault.LimitCause{Ended: fault.ByAttemptTimeout, Limit: d, Call: c.Self()}}
-	r.ctx = attemptCtx{Context: ctx, n: n}
-	actx := &r.ctx
-	if !onGoroutine {
-		// Nothing can end this attempt early: no need for a goroutine.
-		out, err := next.Call(actx, input)
-		return out, false, err
-	}
-	// The attempt's context ends when its time is up, when ctx ends, or
-	// when the tool returns (its goroutine cancels it then), so the caller
-	// waits on that one channel.
-	var cancel context.CancelFunc
-	if d > 0 {
-		r.ctx.Context, cancel = context.WithTimeoutCause(ctx, d, &r.cause)
-	} else {
-		r.ctx.Context, cancel = context.WithCancel(ctx)
-	}
-	defer cancel()
-	r.cancel = cancel
-	r.gauge = g // its place among the tool's attempts, reserved by the caller; the goroutine gives it back
-	go r.run(next, input)
-
-	runtime.Gosched() // let a tool that answers at once do so before this goroutine parks
-	if !r.answered.Load() {
-		<-actx.Done()
-	}
-	if !r.answered.Load() {
-		if !r.waitOrAbandon(ctx, c, n, &g.stuck) {
-			out, err := r.result(actx, d) // it returned within the grace
-			return out, false, err
-		}
-		if fault.HowEnded(actx) == fault.ByAttemptTimeout {
-			return "", true, &fault.AttemptTimeout{Limit: d}
-		}
-		return "", true, ctx.Err()
-	}
-	out, err = r.result(actx, d)
-	return out, false, err
-}
-
-// result is the attempt's outcome once its tool has returned.
-func (r *attemptRun) result(actx context.Context, d time.Duration) (string, error) {
-	a := r.answer
-	if a.err != nil && fault.HowEnded(actx) == fault.ByAttemptTimeout {
-		// The tool gave up because its attempt's time was up.
-		return "", &fault.AttemptTimeout{Limit: d, Err: a.err}
-	}
-	return a.out, a.err
-}
-
-// attemptCtx is an attempt's context: it carries the attempt's number.
-type attemptCtx struct {
-	context.Context
-	n int
-}
-
-func (ac *attemptCtx) Value(key any) any {
-	if key == (fault.AttemptKey{}) {
-		return ac.n
-	}
-	return ac.Context.Value(key)
-}
-
-// attemptRun is one attempt, on its own goroutine when it can be cut short:
-// one allocation for its context, its answer and the hand-over of an
-// abandoned attempt's end.
-type attemptRun struct {
-	ctx    attemptCtx
-	cause  fault.LimitCause
-	cancel context.CancelFunc // ends ctx: the tool's goroutine calls it once it has answered
-	answer struct {
-		out string
-		err error
-	}
-	answered atomic.Bool // answer is set
-
-	// returned and finish hand the end of an abandoned attempt over to its
-	// goroutine: exactly one side sees the other's mark, so finish (the
-	// AbandonedReturned observers, the layers' holds) runs once.
-	mu       sync.Mutex
-	returned bool
-	notify   chan struct{} // closed when the tool returns, if set: the grace waits on it
-	finish   func()
-	gauge    *attemptGauge // the tool's attempts on goroutines
-}
-
-// attemptGauge counts one tool's attempts on goroutines of their own, and
-// those among them that were abandoned.
-type attemptGauge struct {
-	running, stuck atomic.Int64
-}
-
-func (r *attemptRun) run(next tools.Tool, input string) {
-	returned := false
-	defer func() {
-		// Deferred, so that a tool that ends its goroutine with
-		// runtime.Goexit still answers and returns what it holds.
-		if !returned {
-			r.answer.out, r.answer.err = "", fault.Goexit
-		}
-		r.gauge.running.Add(-1)
-		r.answered.Store(true)
-		r.cancel() // wakes the caller, if it still waits
-		r.mu.Lock()
-		r.returned = true
-		f := r.finish
-		if r.notify != nil {
-			close(r.notify)
-		}
-		r.mu.Unlock()
-		if f != nil {
-			f()
-		}
-	}()
-	r.answer.out, r.answer.err = next.Call(&r.ctx, input)
-	returned = true
-}
-
-// waitOrAbandon waits up to AbandonGrace for the tool, whose context has
-// ended, to return. If it does not, the attempt is abandoned: it is
-// counted, and its goroutine releases the holds of ctx and records
-// AbandonedReturned when the tool returns. It reports whether it abandoned
-// the attempt.
-func (r *attemptRun) waitOrAbandon(ctx context.Context, c *call.Call, attempt int, stuck *atomic.Int64) bool {
-	// A tool that honours its context is runnable now: yield to it first,
-	// then wait for it on a timer until the grace is over.
-	start := time.Now()
-	for time.Since(start) < yieldGrace {
-		runtime.Gosched()
-		if r.answered.Load() {
-			return false
-		}
-	}
-	r.mu.Lock()
-	if !r.returned {
-		r.notify = make(chan struct{})
-		notify := r.notify
-		r.mu.Unlock()
-		t := time.NewTimer(AbandonGrace - time.Since(start))
-		select {
-		case <-notify:
-		case <-t.C:
-		}
-		t.Stop()
-		r.mu.Lock()
-	}
-	if r.returned {
-		r.mu.Unlock()
-		return false
-	}
-	stuck.Add(1)
-	release := keepHolds(ctx)
-	told := make(chan struct{})
-	r.finish = func() {
-		release()
-		stuck.Add(-1)
-		<-told // AbandonedReturned comes after AttemptAbandoned
-		c.Record(call.AbandonedReturned{Attempt: attempt})
-	}
-	r.mu.Unlock()
-	c.Record(call.AttemptAbandoned{Attempt: attempt}) // observers run outside the lock
-	close(told)
-	return true
 }

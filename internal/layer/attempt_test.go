@@ -2,6 +2,7 @@ package layer_test
 
 import (
 	"context"
+	"errors"
 	"runtime"
 	"strings"
 	"sync/atomic"
@@ -10,7 +11,9 @@ import (
 
 	"github.com/toolsafe/toolsafe"
 	"github.com/toolsafe/toolsafe/internal/billing"
+	"github.com/toolsafe/toolsafe/internal/fault"
 	"github.com/toolsafe/toolsafe/internal/fixture"
+	"github.com/toolsafe/toolsafe/internal/layer"
 	"github.com/toolsafe/toolsafe/internal/stub"
 	"github.com/toolsafe/toolsafe/middleware"
 	"github.com/toolsafe/toolsafe/policy"
@@ -111,4 +114,66 @@ func TestGoexitReturnsTheBulkheadPermit(t *testing.T) {
 	if r := w.Run(context.Background(), "fine"); r.Failure != nil || r.Output != "ok" {
 		t.Errorf("the next call: %v %q; want ok", r.Failure, r.Observation())
 	}
+}
+
+func TestTheAttemptsContext(t *testing.T) {
+	t.Run("it reports the attempt's deadline, the grace before the limit", func(t *testing.T) {
+		var left time.Duration
+		tool := middleware.Func("d", "", func(ctx context.Context, _ string) (string, error) {
+			dl, ok := ctx.Deadline()
+			if !ok {
+				return "", errors.New("no deadline")
+			}
+			left = time.Until(dl)
+			return "ok", nil
+		})
+		const limit = time.Hour
+		if r := toolsafe.Wrap(tool, toolsafe.WithTimeout(limit)).Run(context.Background(), "x"); r.Failure != nil {
+			t.Fatal(r.Failure)
+		}
+		if left > limit-layer.AbandonGrace || left < limit-time.Minute {
+			t.Errorf("the deadline is %v away; want just under %v", left, limit-layer.AbandonGrace)
+		}
+	})
+	t.Run("its own limit ends it with DeadlineExceeded and the attempt timeout as cause", func(t *testing.T) {
+		type seen struct {
+			err   error
+			ended fault.Ended
+		}
+		got := make(chan seen, 1)
+		tool := middleware.Func("d", "", func(ctx context.Context, _ string) (string, error) {
+			<-ctx.Done()
+			got <- seen{ctx.Err(), fault.HowEnded(ctx)}
+			return "", ctx.Err()
+		})
+		r := toolsafe.Wrap(tool, toolsafe.WithTimeout(10*time.Millisecond)).Run(context.Background(), "x")
+		if r.Kind() != middleware.KindTimeout || r.Abandoned != 0 {
+			t.Fatalf("kind %v, abandoned %d; want tool-timeout, 0", r.Kind(), r.Abandoned)
+		}
+		if s := <-got; !errors.Is(s.err, context.DeadlineExceeded) || s.ended != fault.ByAttemptTimeout {
+			t.Errorf("the tool saw %v, ended %v; want context.DeadlineExceeded by the attempt timeout", s.err, s.ended)
+		}
+	})
+	t.Run("it is canceled once the attempt is over, Done asked for or not", func(t *testing.T) {
+		for _, askDone := range []bool{false, true} {
+			var kept context.Context
+			tool := middleware.Func("d", "", func(ctx context.Context, _ string) (string, error) {
+				if askDone {
+					_ = ctx.Done()
+				}
+				kept = ctx
+				return "ok", nil
+			})
+			w := toolsafe.Wrap(tool, toolsafe.WithTimeout(time.Hour))
+			for range 3 { // a reused goroutine, too
+				if r := w.Run(context.Background(), "x"); r.Failure != nil {
+					t.Fatal(r.Failure)
+				}
+				<-kept.Done()
+				if !errors.Is(kept.Err(), context.Canceled) || fault.HowEnded(kept) == fault.ByAttemptTimeout {
+					t.Errorf("asked for Done %v: after the attempt its context says %v", askDone, kept.Err())
+				}
+			}
+		}
+	})
 }

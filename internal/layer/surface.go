@@ -3,6 +3,7 @@ package layer
 import (
 	"context"
 	"errors"
+	"log/slog"
 
 	"github.com/toolsafe/toolsafe/approval"
 
@@ -42,9 +43,11 @@ func Surface() middleware.Middleware {
 // out of line, so that a call that succeeds keeps a small frame.
 func surface(ctx context.Context, c *call.Call, err error) (string, error) {
 	f := c.Settle(ctx, err)
-	call.DebugLog(ctx, c, "toolsafe: tool call failed", "kind", string(f.Kind),
-		"attempts", f.Attempts, "side_effect", f.SideEffect.String(), "ended_by", c.CutText(ctx, err),
-		"error", call.ErrorText(err))
+	if call.Enabled(ctx, c, slog.LevelDebug) {
+		call.DebugLog(ctx, c, "toolsafe: tool call failed", "kind", string(f.Kind),
+			"attempts", f.Attempts, "side_effect", f.SideEffect.String(), "ended_by", c.CutText(ctx, err),
+			"error", call.ErrorText(err))
+	}
 	switch f.Kind {
 	case middleware.KindApprovalRequired:
 		var ar *approval.Required

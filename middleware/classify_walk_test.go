@@ -1,0 +1,112 @@
+package middleware
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/failsafe-go/failsafe-go/bulkhead"
+	"github.com/failsafe-go/failsafe-go/circuitbreaker"
+	"github.com/failsafe-go/failsafe-go/retrypolicy"
+	"github.com/failsafe-go/failsafe-go/timeout"
+
+	"github.com/toolsafe/toolsafe/internal/fault"
+)
+
+// leaves are errors a tree is built from: one for every row of Classify's
+// table, and foreign ones.
+var leaves = []error{
+	io.ErrUnexpectedEOF, syscall.ECONNRESET, errors.New("foreign"),
+	fault.ErrDenied, circuitbreaker.ErrOpen, bulkhead.ErrFull, fault.ErrStuck, timeout.ErrExceeded,
+	retrypolicy.ErrExceeded, retrypolicy.ExceededError{LastError: syscall.ECONNRESET},
+	&fault.AttemptTimeout{Limit: time.Second}, &fault.Panic{Who: "the tool", Value: 1}, &fault.Limit{Which: "total"},
+	&ArgsError{Problems: []string{"x"}}, NewToolError("not found"), RetryableToolError("later"),
+	&Failure{Kind: KindBusy}, &Failure{Kind: KindTimeout, Retryable: true}, testKinded{},
+}
+
+// testKinded says its own kind, as the approval pause does.
+type testKinded struct{}
+
+func (testKinded) Error() string { return "paused" }
+func (testKinded) Kind() Kind    { return KindApprovalRequired }
+
+// tree builds an error tree from b, a byte at a time: a leaf, or a wrapper
+// around the rest.
+func tree(b []byte) error {
+	if len(b) == 0 {
+		return errors.New("end")
+	}
+	rest := func() error { return tree(b[1:]) }
+	switch op := b[0]; op % 9 {
+	case 0:
+		return fmt.Errorf("wrapped: %w", rest())
+	case 1:
+		return Transient(rest())
+	case 2:
+		return RetryAfter(rest(), time.Second)
+	case 3:
+		return Permanent(rest())
+	case 4:
+		return &fault.Final{Err: rest()}
+	case 5:
+		half := len(b) / 2
+		return errors.Join(tree(b[1:max(1, half)]), tree(b[max(1, half):]))
+	case 6:
+		return &ToolError{msg: "wrapped", cause: rest()}
+	case 7:
+		return &Failure{Kind: KindFailed, Cause: rest()}
+	default:
+		return fmt.Errorf("%w and %w", leaves[int(op/9)%len(leaves)], rest())
+	}
+}
+
+// FuzzClassifyOnePass: one walk over the tree classifies as the table's rows
+// tried one at a time with errors.As and errors.Is do.
+func FuzzClassifyOnePass(f *testing.F) {
+	for i := range 9 * len(leaves) {
+		f.Add([]byte{byte(i)})
+		f.Add([]byte{byte(i), 0, 1, byte(i * 7)})
+		f.Add([]byte{5, byte(i), 2, 6, byte(i + 9)})
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		if len(b) > 64 {
+			b = b[:64]
+		}
+		err := tree(b)
+		kind, retryable := Classify(err)
+		wantKind, wantRetryable := classifyByRows(err)
+		if kind != wantKind || retryable != wantRetryable {
+			t.Fatalf("Classify(%v) = %q, %v; errors.As row by row says %q, %v", err, kind, retryable, wantKind, wantRetryable)
+		}
+	})
+}
+
+// asFailure claims, through an As method, to be a *Failure.
+type asFailure struct{}
+
+func (asFailure) Error() string { return "claims to be a failure" }
+func (asFailure) As(target any) bool {
+	if f, ok := target.(**Failure); ok {
+		*f = &Failure{Kind: KindBudget}
+		return true
+	}
+	return false
+}
+
+func TestClassifyHonoursAsMethods(t *testing.T) {
+	err := fmt.Errorf("wrapped: %w", asFailure{})
+	if kind, _ := Classify(err); kind != KindBudget {
+		t.Errorf("Classify = %q; want the kind of the Failure its As method gives, %q", kind, KindBudget)
+	}
+}
+
+func BenchmarkClassify(b *testing.B) {
+	err := fmt.Errorf("attempt: %w", Transient(fmt.Errorf("read: %w", syscall.ECONNRESET)))
+	b.ReportAllocs()
+	for b.Loop() {
+		Classify(err)
+	}
+}
