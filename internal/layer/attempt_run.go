@@ -33,12 +33,20 @@ func (g *attemptGauge) attempt(ctx context.Context, c *call.Call, n int, d time.
 	r := &attemptRun{parent: ctx, next: next, input: input, gauge: g,
 		cause: fault.LimitCause{Ended: fault.ByAttemptTimeout, Limit: d, Call: c.Self()}}
 	r.ctx = attemptCtx{n: n, r: r}
+	now := time.Now()
 	if d > 0 {
-		now := time.Now()
 		r.expiry, r.inside = now.Add(d-graceInside(d)), graceInside(d) > 0
 		r.limitAt = now.Add(d)
 	}
-	workers.start(r)
+	if inBubble(now) {
+		// A pooled worker is outside the caller's testing/synctest
+		// bubble, where it could neither use the bubble's timers and
+		// channels nor let the bubble's clock advance: the attempt gets a
+		// goroutine of its own, in the bubble.
+		go r.run()
+	} else {
+		workers.start(r)
+	}
 	runtime.Gosched() // let a tool that answers at once do so before this goroutine parks
 	if r.answered.Load() {
 		out, err := r.result(d)
@@ -289,3 +297,12 @@ func (r *attemptRun) waitOrAbandon(ctx context.Context, c *call.Call, attempt in
 	close(told)
 	return true
 }
+
+// synctestEpoch is where testing/synctest's fake clock starts (midnight
+// UTC, 2000-01-01): a clock before a year past it is a bubble's, since no
+// real clock toolsafe runs on reads 2000.
+var synctestEpoch = time.Date(2001, 1, 1, 0, 0, 0, 0, time.UTC)
+
+// inBubble reports whether now, read from time.Now, is a testing/synctest
+// bubble's fake time.
+func inBubble(now time.Time) bool { return now.Before(synctestEpoch) }

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/toolsafe/toolsafe"
@@ -174,6 +175,27 @@ func TestTheAttemptsContext(t *testing.T) {
 					t.Errorf("asked for Done %v: after the attempt its context says %v", askDone, kept.Err())
 				}
 			}
+		}
+	})
+}
+
+// Regression (a test of the suite hung in a testing/synctest bubble once
+// attempts ran on pooled goroutines): a worker kept from an attempt outside
+// the bubble cannot wait on the bubble's timers, so the attempt's timeout
+// never came. Inside a bubble every attempt gets a goroutine of its own.
+func TestAnAttemptInASynctestBubbleTimesOut(t *testing.T) {
+	warm := layer.AttemptTimeout(time.Second)(middleware.Func("warm", "", func(context.Context, string) (string, error) { return "ok", nil }))
+	if _, err := warm.Call(context.Background(), "x"); err != nil { // leaves an idle worker behind
+		t.Fatal(err)
+	}
+	synctest.Test(t, func(t *testing.T) {
+		tool := layer.AttemptTimeout(time.Minute)(middleware.Func("prompt", "", func(ctx context.Context, _ string) (string, error) {
+			<-ctx.Done()
+			return "", ctx.Err()
+		}))
+		_, err := tool.Call(context.Background(), "x")
+		if kind, _ := middleware.Classify(err); kind != middleware.KindTimeout {
+			t.Errorf("kind %v (%v); want tool-timeout after the bubble's minute", kind, err)
 		}
 	})
 }
