@@ -14,10 +14,10 @@ const (
 	// DefaultLedgerTTL is how long a run's entries are kept after its last
 	// call.
 	DefaultLedgerTTL = 24 * time.Hour
-	// DefaultLedgerRuns is how many runs are kept; past it the least
+	// defaultLedgerRuns is how many runs are kept; past it the least
 	// recently used run that only read is dropped, else the least recently
 	// used.
-	DefaultLedgerRuns = 10_000
+	defaultLedgerRuns = 10_000
 	// DefaultLedgerEntries is how many entries one run keeps; past it the
 	// oldest entry that will never be replayed (a read's, a failure's, a
 	// refusal's) is dropped, else the oldest.
@@ -39,7 +39,7 @@ type MemoryLedger struct {
 	// TTL is how long a run is kept after its last call; zero means
 	// DefaultLedgerTTL (24 hours).
 	TTL time.Duration
-	// MaxRuns caps the runs kept; zero means DefaultLedgerRuns (10,000).
+	// MaxRuns caps the runs kept; zero means 10,000.
 	MaxRuns int
 	// MaxEntries caps the entries of one run; zero means
 	// DefaultLedgerEntries (1,000).
@@ -301,7 +301,7 @@ func (l *MemoryLedger) maxRuns() int {
 	if l.MaxRuns > 0 {
 		return l.MaxRuns
 	}
-	return DefaultLedgerRuns
+	return defaultLedgerRuns
 }
 
 func (l *MemoryLedger) maxEntries() int {
