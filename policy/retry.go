@@ -38,7 +38,7 @@ type Retry struct {
 	// MaxWait is the longest single wait toolsafe sleeps before a retry. A
 	// longer one — a Retry-After of an hour, a backoff without Max late in a
 	// long series — ends the call now instead, and the model is told how
-	// long the service asked to wait. Zero means defaultMaxWait (1 minute):
+	// long the service asked to wait. Zero means 1 minute:
 	// an agent should not sit silent longer, even when no deadline is set.
 	// It must not be negative.
 	MaxWait time.Duration
