@@ -136,24 +136,28 @@ func TestTheAttemptsContext(t *testing.T) {
 			t.Errorf("the deadline is %v away; want just under %v", left, limit-layer.AbandonGrace)
 		}
 	})
+	// In a synctest bubble, so that a busy machine cannot make the tool,
+	// woken by its context, miss the grace and look abandoned.
 	t.Run("its own limit ends it with DeadlineExceeded and the attempt timeout as cause", func(t *testing.T) {
-		type seen struct {
-			err   error
-			ended fault.Ended
-		}
-		got := make(chan seen, 1)
-		tool := middleware.Func("d", "", func(ctx context.Context, _ string) (string, error) {
-			<-ctx.Done()
-			got <- seen{ctx.Err(), fault.HowEnded(ctx)}
-			return "", ctx.Err()
+		synctest.Test(t, func(t *testing.T) {
+			type seen struct {
+				err   error
+				ended fault.Ended
+			}
+			got := make(chan seen, 1)
+			tool := middleware.Func("d", "", func(ctx context.Context, _ string) (string, error) {
+				<-ctx.Done()
+				got <- seen{ctx.Err(), fault.HowEnded(ctx)}
+				return "", ctx.Err()
+			})
+			r := toolsafe.Wrap(tool, toolsafe.WithTimeout(10*time.Millisecond)).Run(context.Background(), "x")
+			if r.Kind() != middleware.KindTimeout || r.Abandoned != 0 {
+				t.Fatalf("kind %v, abandoned %d; want tool-timeout, 0", r.Kind(), r.Abandoned)
+			}
+			if s := <-got; !errors.Is(s.err, context.DeadlineExceeded) || s.ended != fault.ByAttemptTimeout {
+				t.Errorf("the tool saw %v, ended %v; want context.DeadlineExceeded by the attempt timeout", s.err, s.ended)
+			}
 		})
-		r := toolsafe.Wrap(tool, toolsafe.WithTimeout(10*time.Millisecond)).Run(context.Background(), "x")
-		if r.Kind() != middleware.KindTimeout || r.Abandoned != 0 {
-			t.Fatalf("kind %v, abandoned %d; want tool-timeout, 0", r.Kind(), r.Abandoned)
-		}
-		if s := <-got; !errors.Is(s.err, context.DeadlineExceeded) || s.ended != fault.ByAttemptTimeout {
-			t.Errorf("the tool saw %v, ended %v; want context.DeadlineExceeded by the attempt timeout", s.err, s.ended)
-		}
 	})
 	t.Run("it is canceled once the attempt is over, Done asked for or not", func(t *testing.T) {
 		for _, askDone := range []bool{false, true} {
