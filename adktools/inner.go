@@ -22,6 +22,10 @@ type host struct {
 	actx  agent.Context
 	args  any
 	input string
+	// answerWith is, for a call ADK resumed with the user's answer, the
+	// adk_request_confirmation call that answer named: a pause of this
+	// call is asked again through it (see Tool.pause).
+	answerWith string
 
 	mu   sync.Mutex
 	done bool

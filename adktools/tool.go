@@ -110,7 +110,10 @@ func (t *Tool) Run(ctx agent.Context, args any) (map[string]any, error) {
 		return nil, &middleware.Failure{Kind: middleware.KindArgsInvalid, Tool: t.Name(), Cause: err}
 	}
 	h := &host{actx: ctx, args: args, input: input}
-	gctx := resumed(ctx, withHost(ctx, h), t.Name(), input)
+	gctx, ok := resumed(ctx, withHost(ctx, h), h, t.Name(), input)
+	if !ok {
+		return nil, &middleware.Failure{Kind: middleware.KindToolError, Tool: t.Name(), Cause: errUnasked(t.Name())}
+	}
 	r := t.safe.Run(gctx, input)
 	live := h.finish()
 	switch {
@@ -121,7 +124,7 @@ func (t *Tool) Run(ctx agent.Context, args any) (map[string]any, error) {
 	case r.Failure == nil:
 		return resultMap(r.Output), nil
 	case r.Failure.Kind == middleware.KindApprovalRequired:
-		return t.pause(ctx, gctx, r)
+		return t.pause(ctx, gctx, h, r)
 	case r.Failure.Kind == middleware.KindCanceled:
 		if err := ctx.Err(); err != nil {
 			return nil, err
@@ -132,20 +135,50 @@ func (t *Tool) Run(ctx agent.Context, args any) (map[string]any, error) {
 }
 
 // pause asks for the user's confirmation of a call that paused, and keeps
-// the pause in the session's state for the resumed call.
-func (t *Tool) pause(ctx agent.Context, gctx context.Context, r middleware.Result) (map[string]any, error) {
+// the pause in the session's state for the resumed call. A call that
+// pauses again once ADK resumed it is asked through the request the user
+// answered (Requests finds it on the event of this answer): ADK v2.2.0
+// turns no confirmation requested on its resume path into a request of its
+// own (google/adk-go#1538).
+func (t *Tool) pause(ctx agent.Context, gctx context.Context, h *host, r middleware.Result) (map[string]any, error) {
 	var ar *approval.Required
 	if !errors.As(r.Failure, &ar) {
 		ar = &approval.Required{Tool: t.Name(), CallID: r.CallID, Attempt: middleware.AttemptNumber(gctx)}
 	}
-	p := payloadOf(ar)
-	if err := ctx.RequestConfirmation(ar.Error(), p); err != nil {
+	if ar.Tool != t.Name() || ar.CallID != ctx.FunctionCallID() {
+		// Another call paused: the fallback's alternative, behind this
+		// tool's gate. ADK confirms only the call the model made, and
+		// runs that call again when confirmed, so no confirmation could
+		// let the alternative through: say so instead of "waiting".
+		return nil, &middleware.Failure{Kind: middleware.KindToolError, Tool: t.Name(), Cause: errFallbackUnasked(t.Name(), ar.Tool)}
+	}
+	p := newPayload(ar, h.answerWith)
+	if err := ctx.RequestConfirmation(ar.Error(), p.asMap()); err != nil {
 		return nil, fmt.Errorf("adktools: %s needs approval, but ADK could not ask for it: %w", t.Name(), err)
 	}
-	if err := ctx.State().Set(pauseKey(ctx.FunctionCallID()), p); err != nil {
+	if err := ctx.State().Set(pauseKey(ctx.FunctionCallID()), p.asMap()); err != nil {
 		return nil, fmt.Errorf("adktools: %s needs approval, but its pause could not be kept in the session: %w", t.Name(), err)
 	}
+	if h.answerWith != "" {
+		return map[string]any{"status": fmt.Sprintf("the user was asked again to confirm this call (attempt %d); waiting for the answer; do not call it again", ar.Attempt)}, nil
+	}
 	return map[string]any{"status": "waiting for the user's confirmation of this call; do not call it again"}, nil
+}
+
+// errFallbackUnasked is the model's answer to a call whose fallback alt
+// paused for approval: ADK's confirmation cannot ask for it.
+func errFallbackUnasked(tool, alt string) error {
+	return middleware.NewToolError("%s did not succeed, and its fallback %s needs a person's approval, which cannot be asked "+
+		"through ADK's confirmation (it confirms only the call you made): %s was not run. Go on without it.", tool, alt, alt)
+}
+
+// errUnasked is the model's answer to a call ADK ran on a confirmation
+// that decides nothing: one the model made up, one for another input than
+// the call that paused, or one answered already. Nothing ran, no approver
+// was asked, and a pause still waiting is left as it was.
+func errUnasked(tool string) error {
+	return middleware.NewToolError("%s was not run: the confirmation it came with answers no request of toolsafe's that is waiting "+
+		"(it was made up, or answered already), so it decides nothing. Do not ask for confirmations yourself.", tool)
 }
 
 // argsJSON is ADK's decoded arguments as toolsafe's input: a JSON object.
