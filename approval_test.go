@@ -203,3 +203,40 @@ func TestApprovalTimeoutMessage(t *testing.T) {
 		}
 	})
 }
+
+// Regression (issue 32, item 8): runs A and B paused on the same refund;
+// the person approved what the inbox showed as run B's, run A's resumed
+// call used the approval, and the audit said run B.
+func TestAnApprovalGivenForOneRunsRequestLetsNoOtherRunsCallThrough(t *testing.T) {
+	grants := approval.NewGrants()
+	tool, _, upstream := fixture.Refunds(t, true, toolsafe.WithApproval(grants), toolsafe.WithDestructive(),
+		toolsafe.WithSideEffects(middleware.SideEffectsWithKey))
+	ledger := run.NewMemoryLedger()
+	paused := map[string]*approval.Required{}
+	for _, id := range []string{"run-A", "run-B"} {
+		_, err := tool.Call(run.With(context.Background(), id, ledger), fixture.RefundInput)
+		paused[id] = outcome.Paused(t, err)
+	}
+	reqs := grants.Requests()
+	if len(reqs) != 2 || reqs[0].Call.RunID != "run-A" || reqs[1].Call.RunID != "run-B" {
+		t.Fatalf("requests %+v; want run A's and run B's", reqs)
+	}
+	if _, err := grants.Answer(reqs[1].ID, approval.Approved, "alice", ""); err != nil {
+		t.Fatal(err)
+	}
+	// Run A resumes first: its call is not the one approved.
+	_, err := tool.Call(run.Resume(run.With(context.Background(), "run-A", ledger), paused["run-A"]), fixture.RefundInput)
+	if ar := outcome.Paused(t, err); ar.RunID != "run-A" || upstream.Applied() != 0 {
+		t.Fatalf("run A resumed: paused %+v, %d applied; want run A paused again, nothing applied", ar, upstream.Applied())
+	}
+	r := tool.Run(run.Resume(run.With(context.Background(), "run-B", ledger), paused["run-B"]), fixture.RefundInput)
+	if r.Status() != "ok" || upstream.Applied() != 1 {
+		t.Fatalf("run B resumed: %q (%s), %d applied; want ok, one refund", r.Status(), r.Observation(), upstream.Applied())
+	}
+	if audit := grants.Audit(0); len(audit) != 1 || audit[0].Call.RunID != "run-B" {
+		t.Fatalf("audit %+v; want run B's, whose call ran", audit)
+	}
+	if rs := grants.Requests(); len(rs) != 1 || rs[0].Call.RunID != "run-A" {
+		t.Fatalf("requests %+v; want run A's still waiting", rs)
+	}
+}

@@ -62,6 +62,10 @@ type CallInfo struct {
 	// gate matched it; Grants keys its decisions by it. An Approver that
 	// passes on a CallInfo with another Input must clear it.
 	CanonicalInput string
+	// CallIDKnown reports whether CallID is the model's or the host's
+	// (toolsafe.WithCallIDs, an adapter's), not one toolsafe made up:
+	// outside a run, a request is then bound to it (see RequestKey).
+	CallIDKnown bool
 }
 
 // Reason says, for the person asked, why call needs approval now: that
@@ -76,6 +80,35 @@ func (c CallInfo) Reason() string {
 		return fmt.Sprintf("attempt %d of a destructive action needs its own approval", c.Attempt)
 	}
 	return "no approval has been granted for this input"
+}
+
+// RequestKey returns what, beside the tool and its canonical input, names the
+// request of c: its run ("run " and the run ID); outside a run, its call
+// ID when known ("call " and the ID), else nothing more ("call": the calls
+// outside a run whose IDs toolsafe made up are one request per tool and
+// input). Two calls with the same tool, input and RequestKey are one
+// request; an answer given for it is used by no call with another, except
+// that a call outside a run whose ID is not known also uses an answer given
+// for its ID (a call run.Resume continued takes the paused call's ID; see
+// AnsweredAs). Stores key their requests by it.
+func (c CallInfo) RequestKey() string {
+	switch {
+	case c.RunID != "":
+		return "run " + c.RunID
+	case c.CallIDKnown:
+		return "call " + c.CallID
+	}
+	return "call"
+}
+
+// AnsweredAs returns the RequestKey values whose answers c may use, its
+// own first: a call outside a run whose ID is not known also uses the
+// answer given for a request with its ID.
+func (c CallInfo) AnsweredAs() []string {
+	if c.RunID == "" && !c.CallIDKnown && c.CallID != "" {
+		return []string{"call", "call " + c.CallID}
+	}
+	return []string{c.RequestKey()}
 }
 
 // Approver decides whether a call may run. toolsafe's approval gate asks it

@@ -2,6 +2,7 @@ package approval
 
 import (
 	"context"
+	"slices"
 	"sync"
 	"time"
 
@@ -24,9 +25,19 @@ const DefaultMaxPending = 1000
 // canonical JSON (see canonical.JSON): a call re-planned with the same
 // arguments in another key order or spacing matches its grant.
 //
-// Decisions for the same tool and input are used in the order they were
-// given. A call with no decision waiting is Pending and is listed by Pending
-// until a Grant or Deny for it arrives.
+// A call with no decision waiting is Pending and is listed (Pending,
+// Requests) until a decision for it arrives. A request is one tool, one
+// canonical input and one run (CallInfo.RunID); outside a run, one call ID
+// when the call's is known (see CallInfo.RequestKey): two runs waiting on
+// the same tool and input are two requests, listed apart. An Answer
+// decides the request it names and no other: its decision is used only by
+// a call of that run (outside a run, by the call with that ID), never by
+// another run's identical call. A run's call resumed after
+// the answer may carry a new call ID (the model's); the run names it. A
+// Grant or Deny, given by the program rather than for a request shown, is
+// bound to the tool and input only: it is used by the next such call,
+// whatever its run. A call uses an answer given for its own request before
+// a Grant, and decisions of one kind are used in the order they were given.
 //
 // Grants are bounded: a grant or denial not used within TTL expires, and
 // so does a pending request; Revoke takes a grant back; at most MaxPending
@@ -62,10 +73,12 @@ type grantKey struct{ tool, input string }
 type decided struct {
 	d       Decision
 	expires time.Time
+	request string // the request it was answered for (see RequestKey); "" for Grant and Deny
 }
 
 type pendingCall struct {
 	key     grantKey
+	request string // whose request it is: its run, or outside a run its call (see RequestKey)
 	info    CallInfo
 	expires time.Time
 	seq     uint64    // its number, from when it was first listed
@@ -78,15 +91,18 @@ var _ Approver = (*Grants)(nil)
 func NewGrants() *Grants { return &Grants{} }
 
 // Grant approves one call (one attempt, for a destructive tool) of tool with
-// input. Granting twice approves two.
+// input, in whichever run. Granting twice approves two. It drops the oldest
+// request listed for tool and input, which the grant may answer: to answer
+// the very request a person was shown, use Answer.
 func (g *Grants) Grant(tool, input string) { g.add(tool, input, Approved) }
 
-// Deny refuses the next call of tool with input: it ends with
-// approval-denied, and the model is told not to call it again.
+// Deny refuses the next call of tool with input, in whichever run: it ends
+// with approval-denied, and the model is told not to call it again. It
+// drops the oldest request listed for tool and input, as Grant does.
 func (g *Grants) Deny(tool, input string) { g.add(tool, input, Denied) }
 
 // Revoke takes back every grant and denial of tool with input not used
-// yet, and reports how many there were.
+// yet, those of Answer included, and reports how many there were.
 func (g *Grants) Revoke(tool, input string) int {
 	k := keyOf(tool, input)
 	g.mu.Lock()
@@ -124,41 +140,46 @@ func (g *Grants) add(tool, input string, d Decision) {
 	defer g.mu.Unlock()
 	now := g.now()
 	g.expireLocked(now)
-	g.addLocked(k, d, now)
+	g.addLocked(k, "", d, now)
+	for i, p := range g.pending {
+		if p.key == k { // the oldest: the grant may answer it
+			g.pending = append(g.pending[:i], g.pending[i+1:]...)
+			break
+		}
+	}
 }
 
-func (g *Grants) addLocked(k grantKey, d Decision, now time.Time) {
+// addLocked adds a decision for k, answered for request (see
+// CallInfo.RequestKey), or for any call of k when request is "".
+func (g *Grants) addLocked(k grantKey, request string, d Decision, now time.Time) {
 	if g.decisions == nil {
 		g.decisions = make(map[grantKey][]decided)
 	}
-	g.decisions[k] = append(g.decisions[k], decided{d, now.Add(g.ttl())})
-	g.dropPendingLocked(k)
+	g.decisions[k] = append(g.decisions[k], decided{d, now.Add(g.ttl()), request})
 }
 
-// Decide uses up the oldest decision given for call.Tool and call.Input, or
-// answers Pending and lists the call in Pending. It never returns an error.
+// Decide uses up the oldest decision answered for call's own request (see
+// RequestKey), else the oldest Grant or Deny of call.Tool with call.Input; or
+// answers Pending and lists the call's request in Pending. It never
+// returns an error.
 func (g *Grants) Decide(_ context.Context, call CallInfo) (Decision, error) {
 	k := grantKey{call.Tool, call.CanonicalInput}
 	if k.input == "" {
 		k = keyOf(call.Tool, call.Input)
 	}
+	request := call.RequestKey()
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	now := g.now()
 	g.expireLocked(now)
-	if ds := g.decisions[k]; len(ds) > 0 {
-		if len(ds) == 1 {
-			delete(g.decisions, k)
-		} else {
-			g.decisions[k] = ds[1:]
-		}
-		g.dropPendingLocked(k)
-		return ds[0].d, nil
+	if d, ok := g.useLocked(k, call.AnsweredAs()); ok {
+		g.dropPendingLocked(k, request)
+		return d, nil
 	}
 	for i, p := range g.pending {
-		if p.key == k {
-			// The latest request for it; its number and age stay.
-			g.pending[i] = pendingCall{k, call, now.Add(g.ttl()), p.seq, p.since}
+		if p.key == k && p.request == request {
+			// The latest call of the request; its number and age stay.
+			g.pending[i] = pendingCall{k, request, call, now.Add(g.ttl()), p.seq, p.since}
 			return Pending, nil
 		}
 	}
@@ -170,13 +191,35 @@ func (g *Grants) Decide(_ context.Context, call CallInfo) (Decision, error) {
 		g.pending = append(g.pending[:0], g.pending[len(g.pending)-max+1:]...)
 	}
 	g.seq++
-	g.pending = append(g.pending, pendingCall{k, call, now.Add(g.ttl()), g.seq, now})
+	g.pending = append(g.pending, pendingCall{k, request, call, now.Add(g.ttl()), g.seq, now})
 	return Pending, nil
 }
 
+// useLocked removes and returns the decision a call of k uses: the oldest
+// answered for one of its requests (see CallInfo.AnsweredAs), else the
+// oldest given for any call.
+func (g *Grants) useLocked(k grantKey, requests []string) (Decision, bool) {
+	ds := g.decisions[k]
+	i := slices.IndexFunc(ds, func(d decided) bool { return d.request != "" && slices.Contains(requests, d.request) })
+	if i < 0 {
+		i = slices.IndexFunc(ds, func(d decided) bool { return d.request == "" })
+	}
+	if i < 0 {
+		return Pending, false
+	}
+	d := ds[i].d
+	if len(ds) == 1 {
+		delete(g.decisions, k)
+	} else {
+		g.decisions[k] = slices.Delete(ds, i, i+1)
+	}
+	return d, true
+}
+
 // Pending returns the calls waiting for a decision, oldest first, one per
-// tool and input (the latest request for it): what a program shows the
-// person who approves. The slice is a copy.
+// request (tool, input and run, or outside a run call ID; the latest call
+// of it): what a program shows the person who approves. The slice is a
+// copy.
 func (g *Grants) Pending() []CallInfo {
 	g.mu.Lock()
 	defer g.mu.Unlock()
@@ -216,9 +259,9 @@ func (g *Grants) expireLocked(now time.Time) {
 	g.expireAuditLocked(now)
 }
 
-func (g *Grants) dropPendingLocked(k grantKey) {
+func (g *Grants) dropPendingLocked(k grantKey, request string) {
 	for i, p := range g.pending {
-		if p.key == k {
+		if p.key == k && p.request == request {
 			g.pending = append(g.pending[:i], g.pending[i+1:]...)
 			return
 		}

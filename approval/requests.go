@@ -25,10 +25,19 @@ const DefaultMaxAudit = 10000
 // next attempt). Nothing was recorded. errors.Is tells it.
 var ErrNotPending = errors.New("approval: the request is no longer pending as shown")
 
-// Request is one pending call as a person is shown it. Its ID names this
-// request with these details: it changes when the call asks again with
-// other details, so an answer given for what was shown never covers
-// anything else.
+// ErrTooManyDecisions is the error of a store that refuses one more
+// decision because too many already wait to be used for the same tool and
+// input (redisstore keeps at most 100): nothing was recorded. They are used
+// as the calls they decide run, and expire; a program can revoke them.
+// errors.Is tells it.
+var ErrTooManyDecisions = errors.New("approval: too many decisions wait to be used for this tool and input already")
+
+// Request is one pending call as a person is shown it: one tool, one
+// canonical input and one run (outside a run, one call; see
+// CallInfo.RequestKey), so two runs waiting on the same tool and input are two
+// requests. Its ID names this request with these details: it changes when
+// the call asks again with other details, so an answer given for what was
+// shown never covers anything else.
 type Request struct {
 	// ID is opaque; pass it to Answer. It holds no secret.
 	ID string
@@ -89,9 +98,11 @@ func (g *Grants) Requests() []Request {
 	return out
 }
 
-// Answer decides the request named id, as Grant or Deny would for its tool
-// and input, and records who answered in the audit trail, in one step: two
-// answers to one request record one, and the other gets ErrNotPending. It
+// Answer decides the request named id, and records who answered in the
+// audit trail, in one step: two answers to one request record one, and the
+// other gets ErrNotPending. The decision is used by the next call of that
+// request only (its tool and input in its run, or outside a run its call;
+// see CallInfo.RequestKey), never by another run's identical call. It
 // returns the record, or ErrNotPending when no request with id waits, or
 // CheckAnswer's error; either way nothing was recorded.
 func (g *Grants) Answer(id string, d Decision, by, comment string) (Record, error) {
@@ -106,7 +117,8 @@ func (g *Grants) Answer(id string, d Decision, by, comment string) (Record, erro
 		if p.id() != id {
 			continue
 		}
-		g.addLocked(p.key, d, now) // drops p from the pending list
+		g.addLocked(p.key, p.request, d, now)
+		g.dropPendingLocked(p.key, p.request)
 		r := Record{RequestID: id, Decision: d, By: by, Comment: comment, At: now, Since: p.since, Call: p.call()}
 		g.audit = append(g.audit, r)
 		if n := len(g.audit) - g.maxAudit(); n > 0 {

@@ -183,3 +183,108 @@ func TestTheAuditTrailIsBoundedByTimeAndCount(t *testing.T) {
 		t.Fatalf("after the TTL: %+v", audit)
 	}
 }
+
+// Regression (issue 32, item 8): runs A and B waited on the same tool and
+// input; the list showed one row, the person approved what it showed as
+// run B, run A's call used the grant, and the audit said run B.
+func TestAnApprovalGivenForOneRunsRequestLetsNoOtherRunsCallThrough(t *testing.T) {
+	g, _ := newGrants()
+	inRun := func(runID, callID string) approval.CallInfo {
+		c := refundCall(1)
+		c.RunID, c.CallID = runID, callID
+		return c
+	}
+	a, b := inRun("run-A", "call_a"), inRun("run-B", "call_b")
+	for _, c := range []approval.CallInfo{a, b} {
+		if d, _ := g.Decide(context.Background(), c); d != approval.Pending {
+			t.Fatalf("%s: %v", c.RunID, d)
+		}
+	}
+	rs := g.Requests()
+	if len(rs) != 2 || rs[0].Call.RunID != "run-A" || rs[1].Call.RunID != "run-B" {
+		t.Fatalf("requests %+v; want two, run A's and run B's", rs)
+	}
+	if _, err := g.Answer(rs[1].ID, approval.Approved, "alice", "B only"); err != nil {
+		t.Fatal(err)
+	}
+	if d, _ := g.Decide(context.Background(), a); d != approval.Pending {
+		t.Fatalf("run A's call after run B's approval: %v; want pending", d)
+	}
+	if rs := g.Requests(); len(rs) != 1 || rs[0].Call.RunID != "run-A" {
+		t.Fatalf("requests %+v; want run A's still waiting", rs)
+	}
+	// Run B resumed: the model gave its call a new ID; the run names it.
+	if d, _ := g.Decide(context.Background(), inRun("run-B", "call_b2")); d != approval.Approved {
+		t.Fatalf("run B's resumed call: %v; want approved", d)
+	}
+	if d, _ := g.Decide(context.Background(), inRun("run-B", "call_b3")); d != approval.Pending {
+		t.Fatalf("run B's second call: %v; want pending: one answer, one call", d)
+	}
+	if audit := g.Audit(0); len(audit) != 1 || audit[0].Call.RunID != "run-B" || audit[0].Call.CallID != "call_b" {
+		t.Fatalf("audit %+v; want run B's request", audit)
+	}
+
+	t.Run("outside a run, a known call ID names the request", func(t *testing.T) {
+		g, _ := newGrants()
+		one, two := inRun("", "call_1"), inRun("", "call_2")
+		one.CallIDKnown, two.CallIDKnown = true, true
+		_, _ = g.Decide(context.Background(), one)
+		_, _ = g.Decide(context.Background(), two)
+		rs := g.Requests()
+		if len(rs) != 2 {
+			t.Fatalf("requests %+v; want two", rs)
+		}
+		if _, err := g.Answer(rs[1].ID, approval.Denied, "alice", ""); err != nil {
+			t.Fatal(err)
+		}
+		if d, _ := g.Decide(context.Background(), one); d != approval.Pending {
+			t.Fatalf("call_1 after call_2's denial: %v; want pending", d)
+		}
+		if d, _ := g.Decide(context.Background(), two); d != approval.Denied {
+			t.Fatalf("call_2: %v; want denied", d)
+		}
+		// Continued by run.Resume without an ID of its own, the call takes
+		// the paused call's, made up: the answer given for that ID is its.
+		_, _ = g.Answer(g.Requests()[0].ID, approval.Approved, "alice", "")
+		resumed := one
+		resumed.CallIDKnown = false
+		if d, _ := g.Decide(context.Background(), resumed); d != approval.Approved {
+			t.Fatalf("call_1 resumed: %v; want approved", d)
+		}
+	})
+
+	t.Run("outside a run, calls whose IDs were made up are one request", func(t *testing.T) {
+		g, _ := newGrants()
+		_, _ = g.Decide(context.Background(), inRun("", "call_1"))
+		_, _ = g.Decide(context.Background(), inRun("", "call_2"))
+		rs := g.Requests()
+		if len(rs) != 1 || rs[0].Call.CallID != "call_2" {
+			t.Fatalf("requests %+v; want one, the latest call's", rs)
+		}
+		if _, err := g.Answer(rs[0].ID, approval.Approved, "alice", ""); err != nil {
+			t.Fatal(err)
+		}
+		if d, _ := g.Decide(context.Background(), inRun("", "call_3")); d != approval.Approved {
+			t.Fatalf("the call made again: %v; want approved", d)
+		}
+	})
+
+	t.Run("a program's Grant covers one call of any run", func(t *testing.T) {
+		g, _ := newGrants()
+		_, _ = g.Decide(context.Background(), a)
+		_, _ = g.Decide(context.Background(), b)
+		g.Grant("refund", refund)
+		if rs := g.Requests(); len(rs) != 1 || rs[0].Call.RunID != "run-B" {
+			t.Fatalf("requests %+v; want the oldest (run A's) dropped", rs)
+		}
+		if d, _ := g.Decide(context.Background(), b); d != approval.Approved {
+			t.Fatalf("run B with a program's grant: %v", d)
+		}
+		if d, _ := g.Decide(context.Background(), a); d != approval.Pending {
+			t.Fatalf("run A after the one grant was used: %v", d)
+		}
+		if n := g.Revoke("refund", refund); n != 0 {
+			t.Fatalf("Revoke = %d", n)
+		}
+	})
+}

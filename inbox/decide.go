@@ -13,6 +13,10 @@ import (
 // maxForm caps the body of a decision: 64 KiB.
 const maxForm = 64 << 10
 
+// tooManyDecisions is what a person is told when the store refused their
+// answer with approval.ErrTooManyDecisions.
+const tooManyDecisions = "Your answer was not recorded: too many approvals and denials of this tool with this input already wait to be used by their calls, so the store refused one more. They are used as their runs resume, or expire; try again once some are, or ask whoever runs the agents to revoke those no longer wanted. This request still waits."
+
 // message is the page of a refused or failed decision.
 type message struct {
 	User, Title, Text string
@@ -66,6 +70,10 @@ func (h *Handler) decide(w http.ResponseWriter, r *http.Request) {
 			text = "Your answer was not recorded. " + problem
 		}
 		h.renderStatus(w, "message", message{User: user, Title: "Not recorded", Text: text, Answered: answered}, http.StatusConflict)
+		return
+	case errors.Is(err, approval.ErrTooManyDecisions):
+		h.storeFailed(r, "answer", err)
+		h.renderStatus(w, "message", message{User: user, Title: "Not recorded", Text: tooManyDecisions}, http.StatusConflict)
 		return
 	case err != nil:
 		h.storeFailed(r, "answer", err)

@@ -17,6 +17,18 @@
 // is refused. The Store records an answer and its audit line in one step,
 // so two approvers clicking at once, or a double click, make one decision.
 //
+// # What a person sees
+//
+// A decision covers the request shown, character for character: every
+// field an agent controls (tool, input, run, call, idempotency key; the
+// audit's names and comments) is shown through Reveal, so characters a
+// person could not see, or that reorder text (U+202E, U+200B), appear as
+// their codes; right-to-left values are isolated (<bdi dir="auto">), and
+// the page warns of each hidden character and of values that mix Latin
+// with Cyrillic or Greek letters (Warnings), marking the odd letters. A
+// request is one tool, input and run: two runs waiting on the same call
+// are two rows, and an answer is used only by its own run's call.
+//
 // # Updates
 //
 // The list page polls (every 2 s by default, WithPollInterval) for the

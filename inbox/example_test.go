@@ -58,3 +58,19 @@ func ExampleNew() {
 	// alice sees: refund {"order":"A-1001","amount_eur":25} in run-7: no approval has been granted for this input
 	// inbox: the identity function is nil: the inbox must know who decides; pass a func(*http.Request) (user string, ok bool) that reads your sign-in (session cookie, proxy header)
 }
+
+// What a person is shown of text an agent controls: the characters they
+// could not see, or that reorder the text, as their codes, and why to look
+// closely.
+func ExampleReveal() {
+	callID := "call_\u202efdp.exe" // shows as call_exe.pdf, raw
+	fmt.Println(inbox.Reveal(callID))
+	fmt.Println(inbox.Reveal(`{"amount_eur":"` + "\u202e" + `0052","payee":"Acme` + "\u200b" + `"}`))
+	for _, w := range inbox.Warnings("the input", `{"payee":"p\u0430ypal"}`) {
+		fmt.Println(w)
+	}
+	// Output:
+	// call_\u202efdp.exe
+	// {"amount_eur":"\u202e0052","payee":"Acme\u200b"}
+	// The input has a value that mixes Latin and Cyrillic letters, which look alike: “pаypal” (а is not Latin).
+}

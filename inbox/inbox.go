@@ -20,7 +20,11 @@ import (
 // for an approval.Grants, or redisstore's Grants. Its methods must be safe
 // for concurrent use. Answer must decide the request and record it in the
 // audit trail in one step, or do neither: it returns an error wrapping
-// approval.ErrNotPending when the request no longer waits as listed.
+// approval.ErrNotPending when the request no longer waits as listed, and
+// one wrapping approval.ErrTooManyDecisions when it refuses one more
+// decision for the request's tool and input; the pages say which. Any
+// other error reads as the store being unavailable (its text goes to the
+// log at DEBUG).
 type Store interface {
 	// Requests returns the requests waiting, oldest first.
 	Requests(ctx context.Context) ([]approval.Request, error)

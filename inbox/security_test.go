@@ -1,6 +1,8 @@
 package inbox_test
 
 import (
+	"context"
+	"fmt"
 	"net/http"
 	"net/url"
 	"strings"
@@ -166,5 +168,27 @@ func TestOnlyTheScriptAndStyleAreServed(t *testing.T) {
 	}
 	if w := get(h, `<b onmouseover="x">eve</b>`, "/"); !strings.Contains(w.Body.String(), "&lt;b onmouseover=&#34;x&#34;&gt;eve&lt;/b&gt;") {
 		t.Errorf("a user name is not shown as text:\n%s", w.Body)
+	}
+}
+
+// tooMany is a Store whose answers are refused as redisstore refuses one
+// past its bound of decisions waiting.
+type tooMany struct{ inbox.Store }
+
+func (tooMany) Answer(context.Context, string, approval.Decision, string, string) (approval.Record, error) {
+	return approval.Record{}, fmt.Errorf("redisstore: 100 decisions for refund with this input wait to be used already: %w", approval.ErrTooManyDecisions)
+}
+
+// Regression (issue 32, item 9): every store error read "store
+// unavailable", redisstore's "too many decisions waiting" among them.
+func TestAStoreErrorSaysWhatHappened(t *testing.T) {
+	g := waiting(t, refundCall(refundInput, 1))
+	h := newInbox(t, tooMany{inbox.Memory(g)})
+	id := onlyRequest(t, g).ID
+	w := send(h, "alice", http.MethodPost, "/decide", form(t, h, "alice", id, "approve", ""))
+	body := w.Body.String()
+	if w.Code != http.StatusConflict || !strings.Contains(body, "too many approvals and denials of this tool with this input already wait") ||
+		!strings.Contains(body, "This request still waits.") || strings.Contains(body, "unavailable") || strings.Contains(body, "redisstore:") {
+		t.Fatalf("POST refused for too many decisions: %d\n%s", w.Code, body)
 	}
 }

@@ -19,21 +19,26 @@ const listInputChars = 2000
 // recentAnswers is how many answers the list page shows.
 const recentAnswers = 20
 
-// requestView is one pending request as the pages show it: text only.
+// requestView is one pending request as the pages show it: text only,
+// every field an agent controls shown through Reveal (pieces).
 type requestView struct {
-	ID, Tool, Input, ListInput, Canonical, Reason string
-	RunID, CallID, Key                            string
-	Attempt                                       int
-	Destructive, MayHaveApplied                   bool
-	Since, Age                                    string
-	Token                                         string
+	ID, Reason                    string
+	Tool, Input, ListInput        pieces
+	Canonical, RunID, CallID, Key pieces
+	Attempt                       int
+	Destructive, MayHaveApplied   bool
+	Since, Age                    string
+	Token                         string
+	Warnings                      []warning
 }
 
 // recordView is one audit record as the pages show it.
 type recordView struct {
-	At, By, Decision, Comment, Tool, Input, Canonical string
-	RunID, CallID, RequestID                          string
-	Attempt                                           int
+	At, Decision, RequestID  string
+	By, Comment, Tool, Input pieces
+	Canonical, RunID, CallID pieces
+	Attempt                  int
+	Warnings                 []warning
 }
 
 // pageData is what every page and the live part render.
@@ -41,6 +46,7 @@ type pageData struct {
 	User     string
 	PollMS   int64
 	Problem  string
+	Status   int // the page's status when the store failed
 	Notice   string
 	Requests []requestView
 	Recent   []recordView
@@ -50,25 +56,42 @@ type pageData struct {
 
 var funcs = template.FuncMap{}
 
+// callWarnings are the warnings about the fields of c an agent controls.
+func callWarnings(c approval.CallInfo) []warning {
+	var ws []warning
+	for _, f := range []struct{ what, v string }{
+		{"the tool name", c.Tool}, {"the input", c.Input}, {"the run ID", c.RunID},
+		{"the call ID", c.CallID}, {"the idempotency key", c.IdempotencyKey},
+	} {
+		ws = append(ws, warningsOf(f.what, f.v, f.what == "the input")...)
+	}
+	return ws
+}
+
 func (h *Handler) viewRequest(user string, r approval.Request, now time.Time) requestView {
 	c := r.Call
-	pretty := prettyJSON(c.Input)
+	pretty, isJSON := prettyJSON(c.Input)
 	return requestView{
-		ID: r.ID, Tool: text(c.Tool), Input: pretty, ListInput: clip(pretty, listInputChars),
-		Canonical: text(c.CanonicalInput), Reason: c.Reason(),
-		RunID: text(c.RunID), CallID: text(c.CallID), Key: text(c.IdempotencyKey),
+		ID: r.ID, Tool: showValue(c.Tool, false), Input: showInput(pretty, isJSON), ListInput: clip(pretty, isJSON, listInputChars),
+		Canonical: showInput(text(c.CanonicalInput), isJSON), Reason: c.Reason(),
+		RunID: showValue(c.RunID, false), CallID: showValue(c.CallID, false), Key: showValue(c.IdempotencyKey, false),
 		Attempt: c.Attempt, Destructive: c.Destructive, MayHaveApplied: c.MayHaveApplied,
 		Since: r.Since.UTC().Format(time.RFC3339), Age: age(now.Sub(r.Since)),
-		Token: h.token(user, r.ID, now),
+		Token:    h.token(user, r.ID, now),
+		Warnings: callWarnings(c),
 	}
 }
 
 func viewRecord(r approval.Record) recordView {
+	pretty, isJSON := prettyJSON(r.Call.Input)
+	ws := callWarnings(r.Call)
+	ws = append(ws, warningsOf("the comment", r.Comment, true)...)
+	ws = append(ws, warningsOf("the approver's name", r.By, false)...)
 	return recordView{
-		At: r.At.UTC().Format("2006-01-02 15:04:05 UTC"), By: text(r.By), Decision: r.Decision.String(),
-		Comment: text(r.Comment), Tool: text(r.Call.Tool), Input: clip(prettyJSON(r.Call.Input), listInputChars),
-		Canonical: text(r.Call.CanonicalInput), RunID: text(r.Call.RunID), CallID: text(r.Call.CallID),
-		RequestID: r.RequestID, Attempt: r.Call.Attempt,
+		At: r.At.UTC().Format("2006-01-02 15:04:05 UTC"), By: showValue(r.By, false), Decision: r.Decision.String(),
+		Comment: showValue(r.Comment, true), Tool: showValue(r.Call.Tool, false), Input: clip(pretty, isJSON, listInputChars),
+		Canonical: showInput(text(r.Call.CanonicalInput), isJSON), RunID: showValue(r.Call.RunID, false), CallID: showValue(r.Call.CallID, false),
+		RequestID: r.RequestID, Attempt: r.Call.Attempt, Warnings: ws,
 	}
 }
 
@@ -76,22 +99,23 @@ func viewRecord(r approval.Record) recordView {
 func text(s string) string { return strings.ToValidUTF8(s, "\uFFFD") }
 
 // prettyJSON indents input when it is JSON, and returns it as text
-// otherwise.
-func prettyJSON(input string) string {
+// otherwise; isJSON says which.
+func prettyJSON(input string) (pretty string, isJSON bool) {
 	var b bytes.Buffer
 	if json.Valid([]byte(input)) && json.Indent(&b, []byte(input), "", "  ") == nil {
-		return b.String()
+		return b.String(), true
 	}
-	return text(input)
+	return text(input), false
 }
 
-// clip shortens s to n characters, saying how many it left out.
-func clip(s string, n int) string {
+// clip shows the input s (see showInput), shortened to n characters,
+// saying how many it left out.
+func clip(s string, isJSON bool, n int) pieces {
 	if utf8.RuneCountInString(s) <= n {
-		return s
+		return showInput(s, isJSON)
 	}
 	r := []rune(s)
-	return string(r[:n]) + fmt.Sprintf("… (%d more characters: open the request)", len(r)-n)
+	return append(showInput(string(r[:n]), isJSON), piece{Text: fmt.Sprintf("… (%d more characters: open the request)", len(r)-n)})
 }
 
 // age says how long ago something happened, to the second: "42s",

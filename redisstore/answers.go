@@ -34,8 +34,8 @@ return out
 `)
 
 // answerScript decides the request ARGV[1] numbered ARGV[2] whose info has
-// the SHA-1 ARGV[3], as addScript does (ARGV[4..6]: kind, TTL ms, max
-// decisions), and adds its record (the answer ARGV[7] and the call) to the
+// the SHA-1 ARGV[3], adding a decision for it alone to KEYS[1] (ARGV[4..6]:
+// kind, TTL ms, max decisions), and adds its record (the answer ARGV[7] and the call) to the
 // audit trail KEYS[7], kept ARGV[8] ms and ARGV[9] records at most. It
 // answers {1, record}, {0} when no such request waits, {-1} when too many
 // decisions wait. Both or neither: a script is atomic.
@@ -45,7 +45,7 @@ local info = redis.call('HGET', KEYS[4], ARGV[1])
 if not seq or not info or tonumber(seq) ~= tonumber(ARGV[2]) or redis.sha1hex(info) ~= ARGV[3] then
   return {0}
 end
-if push(ARGV[4], tonumber(ARGV[5]), tonumber(ARGV[6])) < 0 then return {-1} end
+if push(ARGV[4], tonumber(ARGV[5]), tonumber(ARGV[6]), string.sub(ARGV[1], 33)) < 0 then return {-1} end
 local since = redis.call('HGET', KEYS[6], ARGV[1]) or '0'
 forget({ARGV[1]})
 local rec = '{"at_ms":' .. now .. ',"since_ms":' .. since .. ',"answer":' .. ARGV[7] .. ',"call":' .. info .. '}'
@@ -119,12 +119,16 @@ func (g *Grants) Requests(ctx context.Context) ([]approval.Request, error) {
 	return out, nil
 }
 
-// Answer decides the request named id (from Requests), as Grant or Deny
-// would, and adds who answered to the audit trail in Redis, in one atomic
-// script: two answers to one request, from any replicas, record one, and
-// the other gets an error wrapping approval.ErrNotPending. It returns an
+// Answer decides the request named id (from Requests), and adds who
+// answered to the audit trail in Redis, in one atomic script: two answers
+// to one request, from any replicas, record one, and the other gets an
+// error wrapping approval.ErrNotPending. The decision is used by the next
+// call of that request only (its tool and input in its run, or outside a
+// run its call), never by another run's identical call. It returns an
 // error wrapping ErrUnavailable when Redis is unavailable: the answer was
-// then recorded whole, or not at all (Requests tells which).
+// then recorded whole, or not at all (Requests tells which); and one
+// wrapping approval.ErrTooManyDecisions when DefaultMaxDecisions decisions
+// wait for the request's tool and input already (nothing was recorded).
 func (g *Grants) Answer(ctx context.Context, id string, d approval.Decision, by, comment string) (approval.Record, error) {
 	if g.s == nil {
 		return approval.Record{}, errNoStore
@@ -136,9 +140,7 @@ func (g *Grants) Answer(ctx context.Context, id string, d approval.Decision, by,
 	if !ok {
 		return approval.Record{}, fmt.Errorf("redisstore: %w", approval.ErrNotPending)
 	}
-	keys, _ := g.keys("", "")
-	keys[0] = g.s.key("{grants}", "decisions", member)
-	keys = append(keys, g.auditKey())
+	keys := append(g.keysOf(member[:32]), g.auditKey())
 	answer, _ := json.Marshal(storedAnswer{RequestID: id, Decision: d.String(), By: by, Comment: comment})
 	kind := map[approval.Decision]string{approval.Approved: "a", approval.Denied: "d"}[d]
 	var res []any
@@ -156,7 +158,7 @@ func (g *Grants) Answer(ctx context.Context, id string, d approval.Decision, by,
 	case 0:
 		return approval.Record{}, fmt.Errorf("redisstore: %w", approval.ErrNotPending)
 	case -1:
-		return approval.Record{}, fmt.Errorf("redisstore: %d decisions for this request's tool and input wait already: revoke them, or wait until they are used", DefaultMaxDecisions)
+		return approval.Record{}, tooMany("this request's tool")
 	}
 	rec, _ := res[1].(string)
 	return decodeRecord(rec)
@@ -224,7 +226,7 @@ func decodeRecord(s string) (approval.Record, error) {
 // parseRequestID splits an ID of Requests: number, member, SHA-1 of info.
 func parseRequestID(id string) (seq, member, sum string, ok bool) {
 	parts := strings.Split(id, ".")
-	if len(parts) != 3 || !isHex(parts[1], 32) || !isHex(parts[2], 40) {
+	if len(parts) != 3 || !isHex(parts[1], 64) || !isHex(parts[2], 40) {
 		return "", "", "", false
 	}
 	if _, err := strconv.ParseUint(parts[0], 10, 64); err != nil {

@@ -2,6 +2,7 @@ package redisstore_test
 
 import (
 	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -192,5 +193,183 @@ func TestTheInboxOverRedisWhileRedisIsDown(t *testing.T) {
 	none := len(pending) == 1 && len(audit) == 0 && !granted
 	if !whole && !none {
 		t.Fatalf("half an answer: %d pending, %d audit records, granted %v", len(pending), len(audit), granted)
+	}
+}
+
+// Regression (issue 32, item 8): runs A and B waited on the same tool and
+// input; the list showed one row, the person approved what it showed as
+// run B, run A's call used the grant, and the audit said run B.
+func TestAnApprovalGivenForOneRunsRequestLetsNoOtherRunsCallThrough(t *testing.T) {
+	rs := newReplicas(t, redisAddr, 2)
+	a, b := rs[0].store.Grants(), rs[1].store.Grants()
+	inRun := func(runID, callID string) approval.CallInfo {
+		c := call("refund", refundInput)
+		c.RunID, c.CallID = runID, callID
+		return c
+	}
+	runA, runB := inRun("run-A", "call_a"), inRun("run-B", "call_b")
+	decide(t, a, runA)
+	decide(t, b, runB)
+	reqs, err := b.Requests(background)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(reqs) != 2 || reqs[0].Call.RunID != "run-A" || reqs[1].Call.RunID != "run-B" {
+		t.Fatalf("requests %+v; want two, run A's and run B's", reqs)
+	}
+	if _, err := b.Answer(background, reqs[1].ID, approval.Approved, "alice", "B only"); err != nil {
+		t.Fatal(err)
+	}
+	if d := decide(t, a, runA); d != approval.Pending {
+		t.Fatalf("run A's call after run B's approval: %v; want pending", d)
+	}
+	if left := onlyRequest(t, b); left.Call.RunID != "run-A" {
+		t.Fatalf("waiting %+v; want run A's request", left)
+	}
+	// Run B resumed on the other replica: the model gave its call a new ID.
+	if d := decide(t, a, inRun("run-B", "call_b2")); d != approval.Approved {
+		t.Fatalf("run B's resumed call: %v; want approved", d)
+	}
+	if d := decide(t, a, inRun("run-B", "call_b3")); d != approval.Pending {
+		t.Fatalf("run B's next call: %v; want pending: one answer, one call", d)
+	}
+	audit, err := a.Audit(background, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(audit) != 1 || audit[0].Call.RunID != "run-B" || audit[0].Call.CallID != "call_b" || audit[0].Comment != "B only" {
+		t.Fatalf("audit %+v; want run B's request", audit)
+	}
+
+	t.Run("outside a run, a known call ID names the request", func(t *testing.T) {
+		rs := newReplicas(t, redisAddr, 1)
+		g := rs[0].store.Grants()
+		one, two := inRun("", "call_1"), inRun("", "call_2")
+		one.CallIDKnown, two.CallIDKnown = true, true
+		decide(t, g, one)
+		decide(t, g, two)
+		reqs, err := g.Requests(background)
+		if err != nil || len(reqs) != 2 {
+			t.Fatalf("requests %+v, %v; want two", reqs, err)
+		}
+		if _, err := g.Answer(background, reqs[1].ID, approval.Denied, "alice", ""); err != nil {
+			t.Fatal(err)
+		}
+		if d := decide(t, g, one); d != approval.Pending {
+			t.Fatalf("call_1 after call_2's denial: %v; want pending", d)
+		}
+		if d := decide(t, g, two); d != approval.Denied {
+			t.Fatalf("call_2: %v; want denied", d)
+		}
+		// Continued by run.Resume without an ID of its own, the call takes
+		// the paused call's, made up: the answer given for that ID is its.
+		if _, err := g.Answer(background, onlyRequest(t, g).ID, approval.Approved, "alice", ""); err != nil {
+			t.Fatal(err)
+		}
+		resumed := one
+		resumed.CallIDKnown = false
+		if d := decide(t, g, resumed); d != approval.Approved {
+			t.Fatalf("call_1 resumed: %v; want approved", d)
+		}
+	})
+
+	t.Run("outside a run, calls whose IDs were made up are one request", func(t *testing.T) {
+		rs := newReplicas(t, redisAddr, 1)
+		g := rs[0].store.Grants()
+		decide(t, g, inRun("", "call_1"))
+		decide(t, g, inRun("", "call_2"))
+		if q := onlyRequest(t, g); q.Call.CallID != "call_2" {
+			t.Fatalf("request %+v; want the latest call's", q)
+		}
+		if _, err := g.Answer(background, onlyRequest(t, g).ID, approval.Approved, "alice", ""); err != nil {
+			t.Fatal(err)
+		}
+		if d := decide(t, g, inRun("", "call_3")); d != approval.Approved {
+			t.Fatalf("the call made again: %v; want approved", d)
+		}
+	})
+
+	t.Run("a program's Grant covers one call of any run, and Revoke takes back answers too", func(t *testing.T) {
+		rs := newReplicas(t, redisAddr, 1)
+		g := rs[0].store.Grants()
+		decide(t, g, runA)
+		decide(t, g, runB)
+		if err := g.Grant(background, "refund", refundInput); err != nil {
+			t.Fatal(err)
+		}
+		if left := onlyRequest(t, g); left.Call.RunID != "run-B" {
+			t.Fatalf("waiting %+v; want the oldest (run A's) dropped", left)
+		}
+		if d := decide(t, g, runB); d != approval.Approved {
+			t.Fatalf("run B with the program's grant: %v", d)
+		}
+		if d := decide(t, g, runA); d != approval.Pending {
+			t.Fatalf("run A after the one grant was used: %v", d)
+		}
+		if _, err := g.Answer(background, onlyRequest(t, g).ID, approval.Approved, "alice", ""); err != nil {
+			t.Fatal(err)
+		}
+		if n, err := g.Revoke(background, "refund", refundInput); n != 1 || err != nil {
+			t.Fatalf("Revoke = %d, %v; want the answer taken back", n, err)
+		}
+		if d := decide(t, g, runA); d != approval.Pending {
+			t.Fatalf("run A after Revoke: %v", d)
+		}
+	})
+}
+
+// Regression (issue 32, item 9): the inbox said "store unavailable" for
+// every error of the store, redisstore's "too many decisions waiting"
+// among them.
+func TestAStoreErrorSaysWhatHappened(t *testing.T) {
+	rs := newReplicas(t, redisAddr, 1)
+	g := rs[0].store.Grants()
+	for i := range redisstore.DefaultMaxDecisions + 1 {
+		c := call("refund", refundInput)
+		c.RunID = fmt.Sprintf("run-%d", i)
+		decide(t, g, c)
+	}
+	reqs, err := g.Requests(background)
+	if err != nil || len(reqs) != redisstore.DefaultMaxDecisions+1 {
+		t.Fatalf("%d requests, %v", len(reqs), err)
+	}
+	for _, q := range reqs[:redisstore.DefaultMaxDecisions] {
+		if _, err := g.Answer(background, q.ID, approval.Approved, "alice", ""); err != nil {
+			t.Fatal(err)
+		}
+	}
+	last := reqs[redisstore.DefaultMaxDecisions]
+	_, err = g.Answer(background, last.ID, approval.Approved, "alice", "")
+	if !errors.Is(err, approval.ErrTooManyDecisions) || errors.Is(err, redisstore.ErrUnavailable) {
+		t.Fatalf("the answer past the bound: %v; want approval.ErrTooManyDecisions, not an outage", err)
+	}
+	if err := g.Grant(background, "refund", refundInput); !errors.Is(err, approval.ErrTooManyDecisions) {
+		t.Fatalf("a grant past the bound: %v; want approval.ErrTooManyDecisions", err)
+	}
+
+	// What the person sees in the inbox.
+	h, err := inbox.New(g, func(*http.Request) (string, bool) { return "alice", true })
+	if err != nil {
+		t.Fatal(err)
+	}
+	serve := func(method, target string, form url.Values) *httptest.ResponseRecorder {
+		body := strings.NewReader(form.Encode())
+		r := httptest.NewRequest(method, target, body)
+		r.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, r)
+		return w
+	}
+	m := tokenRE.FindStringSubmatch(serve("GET", "/request?id="+url.QueryEscape(last.ID), nil).Body.String())
+	if m == nil {
+		t.Fatal("no form")
+	}
+	w := serve("POST", "/decide", url.Values{"id": {last.ID}, "token": {m[1]}, "decision": {"approve"}})
+	body := w.Body.String()
+	if w.Code != http.StatusConflict || !strings.Contains(body, "too many approvals and denials") || strings.Contains(body, "unavailable") {
+		t.Fatalf("POST past the bound: %d\n%s", w.Code, body)
+	}
+	if audit, _ := g.Audit(background, 0); len(audit) != redisstore.DefaultMaxDecisions {
+		t.Fatalf("%d records; want the refused answer not recorded", len(audit))
 	}
 }

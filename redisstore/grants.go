@@ -24,9 +24,14 @@ const DefaultMaxDecisions = 100
 func (s *Store) Grants() *Grants { return &Grants{s: s} }
 
 // Grants is approval.Grants for a fleet: a approval.Approver whose
-// decisions live in Redis. A Grant or Deny is bound to one tool and its
-// canonical input and used up by one call, oldest first; undecided calls
-// are listed by Pending. Each method is one atomic script, bounded by the
+// decisions live in Redis, with the same rules. A request is one tool, one
+// canonical input and one run (outside a run, one call ID; see
+// approval.CallInfo.RequestKey): two runs waiting on the same tool and
+// input are two requests, and an Answer is used only by a call of the
+// request it names. A Grant or Deny is bound to one tool and its canonical
+// input, whatever the run. Each is used up by one call, oldest first, an
+// Answer for the call's own request before a Grant; undecided calls are
+// listed by Pending. Each method is one atomic script, bounded by the
 // Store's timeout and ctx; while Redis is unavailable it fails closed with
 // ErrUnavailable (the call pauses; no approval is assumed). Make one with
 // Store.Grants and set its fields before its first use, the same in every
@@ -69,7 +74,8 @@ var errNoStore = errors.New("redisstore: these Grants were not made by Store.Gra
 
 // keys returns the keys of the decisions for tool and input, then those
 // of the pending requests (order, expiry, info, sequence, since when), and
-// the member that names tool and input in them.
+// the digest that names tool and input: the first half of the member that
+// names a request in them (see member).
 func (g *Grants) keys(tool, input string) ([]string, string) {
 	canon, err := canonical.JSON(input)
 	if err != nil {
@@ -77,15 +83,27 @@ func (g *Grants) keys(tool, input string) ([]string, string) {
 	}
 	// The tool's length first: no NUL in a name can move where the tool
 	// ends and the input begins.
-	member := digest(strconv.Itoa(len(tool)) + ":" + tool + canon)
+	ti := digest(strconv.Itoa(len(tool)) + ":" + tool + canon)
+	return g.keysOf(ti), ti
+}
+
+// keysOf is keys for the digest ti of a tool and input.
+func (g *Grants) keysOf(ti string) []string {
 	return []string{
-		g.s.key("{grants}", "decisions", member),
+		g.s.key("{grants}", "decisions", ti),
 		g.s.key("{grants}", "pending"),
 		g.s.key("{grants}", "expiry"),
 		g.s.key("{grants}", "info"),
 		g.s.key("{grants}", "seq"),
 		g.s.key("{grants}", "since"),
-	}, member
+	}
+}
+
+// member names the request of call among the pending ones: the digest of
+// its tool and input (32 hex digits), then that of its RequestKey (32
+// more). A decision answered for it carries the second half.
+func member(ti string, call approval.CallInfo) string {
+	return ti + digest(call.RequestKey())
 }
 
 // forgetExpired is the Lua that drops the pending requests whose time is
@@ -107,18 +125,44 @@ end
 forget(redis.call('ZRANGEBYSCORE', KEYS[3], '-inf', now))
 `
 
-// decideScript uses up the oldest live decision of KEYS[1] and answers 'a'
-// or 'd', or lists the request as pending and answers 'p'. ARGV: member,
-// TTL ms, max pending, the request as JSON.
+// decideScript uses up the oldest live decision of KEYS[1] answered for the
+// request ARGV[1] (its second half) or the one named ARGV[5] (see
+// approval.CallInfo.AnsweredAs), else the oldest given for any call, and
+// answers 'a' or 'd'; or lists the request as pending and answers 'p'.
+// ARGV: member, TTL ms, max pending, the request as JSON, the other
+// request's half. A decision is "kind:expiry ms", then ":" and the
+// request's half for an answer.
 var decideScript = redis.NewScript(forgetExpired + `
-while true do
-  local d = redis.call('LPOP', KEYS[1])
-  if not d then break end
-  local kind, exp = string.match(d, '^(%a):(%d+)$')
+local mine, also = string.sub(ARGV[1], 33), ARGV[5]
+local ds = redis.call('LRANGE', KEYS[1], 0, -1)
+local bound, any, live = nil, nil, 0
+for i, d in ipairs(ds) do
+  local exp, req = string.match(d, '^%a:(%d+):?(%x*)$')
   if exp and tonumber(exp) > now then
-    forget({ARGV[1]})
-    return kind
+    live = live + 1
+    if not bound and req ~= '' and (req == mine or req == also) then bound = i end
+    if not any and req == '' then any = i end
   end
+end
+local take = bound or any
+if take or live < #ds then
+  local keep, last = {}, now
+  for i, d in ipairs(ds) do
+    local exp = tonumber(string.match(d, '^%a:(%d+)') or '0')
+    if i ~= take and exp > now then
+      keep[#keep + 1] = d
+      if exp > last then last = exp end
+    end
+  end
+  redis.call('DEL', KEYS[1])
+  if #keep > 0 then
+    chunks(keep, function(c) redis.call('RPUSH', KEYS[1], unpack(c)) end)
+    redis.call('PEXPIRE', KEYS[1], last - now)
+  end
+end
+if take then
+  forget({ARGV[1]})
+  return string.sub(ds[take], 1, 1)
 end
 local ttl, max = tonumber(ARGV[2]), tonumber(ARGV[3])
 if not redis.call('ZSCORE', KEYS[2], ARGV[1]) then
@@ -133,24 +177,31 @@ for i = 2, 6 do redis.call('PEXPIRE', KEYS[i], ttl) end
 return 'p'
 `)
 
-// addScript adds a decision (ARGV[2], 'a' or 'd') to KEYS[1], which lives
-// TTL ms (ARGV[3]), unless ARGV[4] live ones wait already (it answers -1),
-// and drops the pending request of ARGV[1].
+// addScript adds a decision for any call (ARGV[2], 'a' or 'd') to KEYS[1],
+// which lives TTL ms (ARGV[3]), unless ARGV[4] live ones wait already (it
+// answers -1), and drops the oldest pending request of the tool and input
+// ARGV[1] (the first half of its member).
 var addScript = redis.NewScript(forgetExpired + pushDecision + `
-if push(ARGV[2], tonumber(ARGV[3]), tonumber(ARGV[4])) < 0 then return -1 end
-forget({ARGV[1]})
+if push(ARGV[2], tonumber(ARGV[3]), tonumber(ARGV[4]), '') < 0 then return -1 end
+for _, m in ipairs(redis.call('ZRANGE', KEYS[2], 0, -1)) do
+  if string.sub(m, 1, 32) == ARGV[1] then
+    forget({m})
+    break
+  end
+end
 return 1
 `)
 
 // pushDecision is the Lua that adds a decision (kind 'a' or 'd') to
-// KEYS[1], which lives ttl ms, unless max live ones wait already: push
-// answers -1 then, 1 otherwise.
+// KEYS[1], which lives ttl ms, answered for the request req (the second
+// half of its member; empty for any call), unless max live ones wait already:
+// push answers -1 then, 1 otherwise.
 const pushDecision = `
-local function push(kind, ttl, max)
+local function push(kind, ttl, max, req)
 if redis.call('LLEN', KEYS[1]) >= max then
   local keep, last = {}, now
   for _, d in ipairs(redis.call('LRANGE', KEYS[1], 0, -1)) do
-    local exp = tonumber(string.match(d, ':(%d+)$'))
+    local exp = tonumber(string.match(d, '^%a:(%d+)'))
     if exp and exp > now then
       keep[#keep + 1] = d
       if exp > last then last = exp end
@@ -163,8 +214,10 @@ if redis.call('LLEN', KEYS[1]) >= max then
   end
   if #keep >= max then return -1 end
 end
-redis.call('RPUSH', KEYS[1], kind .. ':' .. (now + ttl))
-redis.call('PEXPIRE', KEYS[1], ttl)
+local d = kind .. ':' .. (now + ttl)
+if req ~= '' then d = d .. ':' .. req end
+redis.call('RPUSH', KEYS[1], d)
+if redis.call('PTTL', KEYS[1]) < ttl then redis.call('PEXPIRE', KEYS[1], ttl) end
 return 1
 end
 `
@@ -174,7 +227,7 @@ end
 var revokeScript = redis.NewScript(forgetExpired + `
 local n = 0
 for _, d in ipairs(redis.call('LRANGE', KEYS[1], 0, -1)) do
-  local exp = string.match(d, ':(%d+)$')
+  local exp = string.match(d, '^%a:(%d+)')
   if exp and tonumber(exp) > now then n = n + 1 end
 end
 redis.call('DEL', KEYS[1])
@@ -191,8 +244,9 @@ end)
 return out
 `)
 
-// Decide uses up the oldest decision given for call.Tool and call.Input
-// (by any replica), or answers Pending and lists the call in Pending. It
+// Decide uses up the oldest decision answered for call's own request (by
+// any replica), else the oldest Grant or Deny of call.Tool with call.Input,
+// or answers Pending and lists the call's request in Pending. It
 // returns Pending and an error wrapping ErrUnavailable when Redis is
 // unavailable: toolsafe's gate then pauses the call, failing closed. It
 // returns Pending and the *middleware.ArgsError of canonical.CheckText for
@@ -209,11 +263,13 @@ func (g *Grants) Decide(ctx context.Context, call approval.CallInfo) (approval.D
 	if err != nil {
 		return approval.Pending, fmt.Errorf("redisstore: %w", err)
 	}
-	keys, member := g.keys(call.Tool, call.Input)
+	keys, ti := g.keys(call.Tool, call.Input)
+	as := call.AnsweredAs()
+	also := digest(as[len(as)-1])
 	var kind string
 	err = g.s.do(ctx, opDecide, func(ctx context.Context) error {
 		var err error
-		kind, err = decideScript.Run(ctx, g.s.client, keys, member, g.ttl().Milliseconds(), g.maxPending(), info).Text()
+		kind, err = decideScript.Run(ctx, g.s.client, keys, member(ti, call), g.ttl().Milliseconds(), g.maxPending(), info, also).Text()
 		return err
 	})
 	if err != nil {
@@ -230,17 +286,20 @@ func (g *Grants) Decide(ctx context.Context, call approval.CallInfo) (approval.D
 }
 
 // Grant approves one call (one attempt, for a destructive tool) of tool
-// with input, on whichever replica it runs. Granting twice approves two.
-// It returns an error wrapping ErrUnavailable when Redis is unavailable
-// (nothing was granted), an error when DefaultMaxDecisions decisions
-// wait for tool and input already, and the *middleware.ArgsError of
+// with input, in whichever run, on whichever replica it runs. Granting
+// twice approves two. It drops the oldest request listed for tool and
+// input, which the grant may answer; to answer the very request a person
+// was shown, use Answer. It returns an error wrapping ErrUnavailable when
+// Redis is unavailable (nothing was granted), an error wrapping
+// approval.ErrTooManyDecisions when DefaultMaxDecisions decisions wait for
+// tool and input already, and the *middleware.ArgsError of
 // canonical.CheckText for an input that is not UTF-8 text (no call with it
 // is ever asked about).
 func (g *Grants) Grant(ctx context.Context, tool, input string) error {
 	return g.add(ctx, tool, input, "a")
 }
 
-// Deny refuses the next call of tool with input: it ends with
+// Deny refuses the next call of tool with input, in whichever run: it ends with
 // approval-denied, and the model is told not to call it again. Its errors
 // are Grant's.
 func (g *Grants) Deny(ctx context.Context, tool, input string) error {
@@ -254,11 +313,11 @@ func (g *Grants) add(ctx context.Context, tool, input, kind string) error {
 	if err := canonical.CheckText(input); err != nil {
 		return fmt.Errorf("redisstore: %w", err)
 	}
-	keys, member := g.keys(tool, input)
+	keys, ti := g.keys(tool, input)
 	var n int64
 	err := g.s.do(ctx, opGrant, func(ctx context.Context) error {
 		var err error
-		n, err = addScript.Run(ctx, g.s.client, keys, member, kind, g.ttl().Milliseconds(), DefaultMaxDecisions).Int64()
+		n, err = addScript.Run(ctx, g.s.client, keys, ti, kind, g.ttl().Milliseconds(), DefaultMaxDecisions).Int64()
 		return err
 	})
 	if err != nil {
@@ -266,13 +325,13 @@ func (g *Grants) add(ctx context.Context, tool, input, kind string) error {
 		return err
 	}
 	if n < 0 {
-		return fmt.Errorf("redisstore: %d decisions for %s with this input wait already: revoke them, or wait until they are used", DefaultMaxDecisions, tool)
+		return tooMany(tool)
 	}
 	return nil
 }
 
 // Revoke takes back every grant and denial of tool with input not used
-// yet, and reports how many there were. It returns an error wrapping
+// yet, those of Answer included, and reports how many there were. It returns an error wrapping
 // ErrUnavailable when Redis is unavailable (nothing was revoked).
 func (g *Grants) Revoke(ctx context.Context, tool, input string) (int, error) {
 	if g.s == nil {
@@ -293,8 +352,8 @@ func (g *Grants) Revoke(ctx context.Context, tool, input string) (int, error) {
 }
 
 // Pending returns the calls waiting for a decision on any replica, oldest
-// first, one per tool and input (the latest request for it): what a
-// program shows the person who approves. It returns an error wrapping
+// first, one per request (tool, input and run, or outside a run call ID;
+// the latest call of it): what a program shows the person who approves. It returns an error wrapping
 // ErrUnavailable when Redis is unavailable.
 func (g *Grants) Pending(ctx context.Context) ([]approval.CallInfo, error) {
 	if g.s == nil {
@@ -324,4 +383,11 @@ func (g *Grants) Pending(ctx context.Context) ([]approval.CallInfo, error) {
 		out = append(out, c)
 	}
 	return out, nil
+}
+
+// tooMany is the error of a decision refused because DefaultMaxDecisions
+// wait for tool and an input already.
+func tooMany(tool string) error {
+	return fmt.Errorf("redisstore: %d decisions for %s with this input wait to be used already: they are used as their calls run, or expire; revoke them to give another: %w",
+		DefaultMaxDecisions, tool, approval.ErrTooManyDecisions)
 }

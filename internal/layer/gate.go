@@ -106,6 +106,7 @@ func (g *gate) call(ctx context.Context, next tools.Tool, input string) (string,
 		MayHaveApplied: c.MayHaveApplied(),
 		RunID:          runID(c),
 		CanonicalInput: canon,
+		CallIDKnown:    c.IDKnown(),
 	}
 	decision := approval.Pending
 	switch {

@@ -16,8 +16,14 @@
 // refused. Text from inputs and comments is printed with control
 // characters escaped.
 //
+// Before each request, and each record of the audit trail, it warns of
+// the characters it shows as codes and of values that mix lookalike
+// scripts, as the inbox's pages do.
+//
 // The exit status is 0 on success, 1 when the request no longer waits as
-// listed, 2 on a usage error, 3 when Redis is unavailable. It lives in
+// listed, 2 on a usage error, 3 when Redis is unavailable, 4 when the
+// store refused the answer or failed otherwise (too many decisions wait
+// for the request's tool and input; an entry it cannot read). It lives in
 // redisstore's module, which may require go-redis; the core's toolsafe
 // command does not. Add it to your module as a tool (go install ...@version
 // refuses a nested module, whose go.mod has replace directives):
@@ -48,6 +54,7 @@ const (
 	exitNotPending = 1
 	exitUsage      = 2
 	exitStore      = 3
+	exitRefused    = 4
 )
 
 const usage = `toolsafe-approvals lists and decides the calls waiting for approval in Redis.
@@ -65,7 +72,8 @@ Flags:
   -timeout D      each Redis operation (default 2s)
 
 Exit status: 0 on success, 1 when the request no longer waits as listed, 2
-on a usage error, 3 when Redis is unavailable.
+on a usage error, 3 when Redis is unavailable, 4 when the store refused the
+answer or failed otherwise.
 `
 
 func main() {
@@ -147,7 +155,10 @@ func failed(stderr io.Writer, err error) int {
 	case errors.Is(err, redisstore.ErrUnavailable):
 		fmt.Fprintln(stderr, "toolsafe-approvals: Redis is unavailable; an answer is recorded whole or not at all: list again when it is back")
 		return exitStore
+	case errors.Is(err, approval.ErrTooManyDecisions):
+		fmt.Fprintf(stderr, "toolsafe-approvals: not recorded: %d approvals and denials of this tool with this input already wait to be used by their calls, so Redis refused one more; they are used as their runs resume, or expire: try again once some are, or revoke those no longer wanted. The request still waits.\n", redisstore.DefaultMaxDecisions)
+		return exitRefused
 	}
-	fmt.Fprintln(stderr, "toolsafe-approvals:", clean(err.Error()))
-	return exitStore
+	fmt.Fprintln(stderr, "toolsafe-approvals: the store failed:", clean(err.Error()))
+	return exitRefused
 }

@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 	"go.uber.org/goleak"
@@ -35,7 +36,9 @@ func fleet(t *testing.T) (*redisstore.Grants, func(args ...string) (int, string,
 	prefix := redistest.Prefix(t.Name())
 	client := redis.NewClient(redisstore.ClientOptions(redisAddr))
 	t.Cleanup(func() { redistest.CheckTTLs(t, client, prefix); client.Close() })
-	s, err := redisstore.New(client, redisstore.WithPrefix(prefix))
+	// A machine busy enough to take longer than the Store's 50ms must not
+	// turn a test about what the command prints into an outage.
+	s, err := redisstore.New(client, redisstore.WithPrefix(prefix), redisstore.WithTimeout(5*time.Second))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -47,7 +50,7 @@ func fleet(t *testing.T) (*redisstore.Grants, func(args ...string) (int, string,
 	}
 }
 
-var idRE = regexp.MustCompile(`(?m)^(\d+\.[0-9a-f]{32}\.[0-9a-f]{40})$`)
+var idRE = regexp.MustCompile(`(?m)^(\d+\.[0-9a-f]{64}\.[0-9a-f]{40})$`)
 
 func TestListApproveAndAudit(t *testing.T) {
 	g, cli := fleet(t)
@@ -106,5 +109,96 @@ func TestUsageAndUnavailableRedis(t *testing.T) {
 	var errOut strings.Builder
 	if code := run(context.Background(), []string{"-redis", addr, "list"}, &strings.Builder{}, &errOut); code != exitStore || !strings.Contains(errOut.String(), "Redis is unavailable") {
 		t.Errorf("list with no Redis: %d %s", code, errOut.String())
+	}
+}
+
+// Regression (issue 32, item 7, in a terminal): a call ID call_\u202efdp.exe
+// printed as call_exe.pdf, "\u202e0052" as 2500, and payees that differ by
+// a U+200B looked the same.
+func TestInvisibleAndDirectionChangingCharactersReachThePersonEscaped(t *testing.T) {
+	g, cli := fleet(t)
+	c := approval.CallInfo{Tool: "refund", CallID: "call_\u202efdp.exe", Attempt: 1, RunID: "run-7",
+		Input: "{\"amount_eur\":\"\u202e0052\",\"payee\":\"Acme\u200b\",\"bank\":\"p\u0430ypal\"}"}
+	if d, err := g.Decide(context.Background(), c); err != nil || d != approval.Pending {
+		t.Fatal(d, err)
+	}
+	code, out, _ := cli("list")
+	for _, want := range []string{`call call_\u202efdp.exe`, `"amount_eur": "\u202e0052"`, `"payee": "Acme\u200b"`,
+		`warning  The call ID holds characters that are invisible, or change the order or the look of the text, shown as their codes: \u202e (RIGHT-TO-LEFT OVERRIDE).`,
+		`warning  The input has a value that mixes Latin and Cyrillic letters, which look alike: “pаypal” (а is not Latin).`} {
+		if !strings.Contains(out, want) {
+			t.Errorf("list lacks %q:\n%s", want, out)
+		}
+	}
+	if code != exitOK || strings.ContainsAny(out, "\u202e\u200b") {
+		t.Fatalf("list: %d, raw characters in:\n%+q", code, out)
+	}
+	id := idRE.FindStringSubmatch(out)
+	code, out, errOut := cli("-as", "alice", "approve", "-comment", "ok\u200b", id[1])
+	if code != exitOK || !strings.Contains(out, `call call_\u202efdp.exe`) || strings.ContainsAny(out, "\u202e\u200b") {
+		t.Fatalf("approve: %d %+q %s", code, out, errOut)
+	}
+	code, out, _ = cli("audit")
+	if code != exitOK || !strings.Contains(out, `call call_\u202efdp.exe`) || !strings.Contains(out, `warning  The comment holds`) || strings.ContainsAny(out, "\u202e\u200b") {
+		t.Fatalf("audit: %d %+q", code, out)
+	}
+}
+
+// Regression (issue 32, item 8, in a terminal): runs A and B waiting on the
+// same tool and input were one request; approving what read run B let run
+// A's call through.
+func TestAnApprovalGivenForOneRunsRequestLetsNoOtherRunsCallThrough(t *testing.T) {
+	g, cli := fleet(t)
+	inRun := func(runID string) approval.CallInfo {
+		return approval.CallInfo{Tool: "refund", CallID: "call_" + runID, Input: `{"order":"A-1001"}`, Attempt: 1, RunID: runID}
+	}
+	for _, r := range []string{"run-A", "run-B"} {
+		if d, err := g.Decide(context.Background(), inRun(r)); err != nil || d != approval.Pending {
+			t.Fatal(d, err)
+		}
+	}
+	_, out, _ := cli("list")
+	ids := idRE.FindAllString(out, -1)
+	if len(ids) != 2 || strings.Index(out, "run      run-A") > strings.Index(out, "run      run-B") || strings.Index(out, ids[1]) < strings.Index(out, "run      run-A") {
+		t.Fatalf("list: want run A's request, then run B's:\n%s", out)
+	}
+	if code, out, errOut := cli("-as", "alice", "approve", ids[1]); code != exitOK || !strings.Contains(out, "(run run-B,") {
+		t.Fatalf("approve run B's: %d %s %s", code, out, errOut)
+	}
+	if d, _ := g.Decide(context.Background(), inRun("run-A")); d != approval.Pending {
+		t.Fatalf("run A's call after run B's approval: %v", d)
+	}
+	if d, _ := g.Decide(context.Background(), inRun("run-B")); d != approval.Approved {
+		t.Fatalf("run B's call: %v", d)
+	}
+	if _, out, _ := cli("audit"); !strings.Contains(out, "run run-B") || strings.Contains(out, "run run-A") {
+		t.Fatalf("audit: %s", out)
+	}
+}
+
+// Regression (issue 32, item 9, in a terminal): a refusal for too many
+// decisions waiting exited as if Redis were unavailable.
+func TestAStoreErrorSaysWhatHappened(t *testing.T) {
+	g, cli := fleet(t)
+	ctx := context.Background()
+	for i := range redisstore.DefaultMaxDecisions + 1 {
+		c := approval.CallInfo{Tool: "refund", CallID: "call_1", Input: `{"order":"A-1001"}`, Attempt: 1, RunID: fmt.Sprint("run-", i)}
+		if d, err := g.Decide(ctx, c); err != nil || d != approval.Pending {
+			t.Fatal(d, err)
+		}
+	}
+	reqs, err := g.Requests(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range reqs[:redisstore.DefaultMaxDecisions] {
+		if _, err := g.Answer(ctx, q.ID, approval.Approved, "bob", ""); err != nil {
+			t.Fatal(err)
+		}
+	}
+	code, _, errOut := cli("-as", "alice", "approve", reqs[redisstore.DefaultMaxDecisions].ID)
+	if code != exitRefused || !strings.Contains(errOut, "not recorded: 100 approvals and denials of this tool with this input already wait") ||
+		strings.Contains(errOut, "unavailable") {
+		t.Fatalf("approve past the bound: %d %s", code, errOut)
 	}
 }

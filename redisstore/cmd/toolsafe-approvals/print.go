@@ -10,9 +10,9 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode"
 
 	"github.com/toolsafe/toolsafe/approval"
+	"github.com/toolsafe/toolsafe/inbox"
 	"github.com/toolsafe/toolsafe/redisstore"
 )
 
@@ -32,7 +32,9 @@ func list(ctx context.Context, g *redisstore.Grants, stdout, stderr io.Writer) i
 		fmt.Fprintf(stdout, "  tool     %s\n", clean(c.Tool))
 		fmt.Fprintf(stdout, "  run      %s   call %s   attempt %d   waiting %s\n", clean(c.RunID), clean(c.CallID), c.Attempt, age(now.Sub(q.Since)))
 		fmt.Fprintf(stdout, "  reason   %s\n", c.Reason())
-		fmt.Fprintf(stdout, "  input    %s\n\n", indent(pretty(c.Input), "           "))
+		fmt.Fprintf(stdout, "  input    %s\n", indent(pretty(c.Input), "           "))
+		warn(stdout, c, "", "")
+		fmt.Fprintln(stdout)
 	}
 	return exitOK
 }
@@ -54,6 +56,7 @@ func answer(ctx context.Context, g *redisstore.Grants, d approval.Decision, by s
 		return failed(stderr, err)
 	}
 	fmt.Fprintf(stdout, "%s %s %s (run %s, call %s, attempt %d)\n", clean(rec.By), rec.Decision, clean(rec.Call.Tool), clean(rec.Call.RunID), clean(rec.Call.CallID), rec.Call.Attempt)
+	warn(stdout, rec.Call, "", "")
 	return exitOK
 }
 
@@ -80,26 +83,32 @@ func audit(ctx context.Context, g *redisstore.Grants, args []string, stdout, std
 			fmt.Fprintf(stdout, "  comment %s", strconv.Quote(r.Comment))
 		}
 		fmt.Fprintln(stdout)
+		warn(stdout, r.Call, r.By, r.Comment)
 	}
 	return exitOK
 }
 
-// clean escapes what a terminal would act on instead of printing: control
-// characters (escape sequences among them), and bidirectional overrides
-// that reorder what is shown.
-func clean(s string) string {
-	var b strings.Builder
-	for _, r := range strings.ToValidUTF8(s, "\uFFFD") {
-		switch {
-		case r == '\n':
-			b.WriteString(`\n`)
-		case unicode.IsControl(r), unicode.Is(unicode.Bidi_Control, r):
-			b.WriteString(strings.Trim(strconv.QuoteRuneToASCII(r), "'"))
-		default:
-			b.WriteRune(r)
-		}
+// clean shows s as the inbox's pages do (inbox.Reveal): what a terminal
+// would act on instead of printing (control characters, escape sequences
+// among them), bidirectional controls that reorder what is shown, and
+// every other character a person could not see, as its code.
+func clean(s string) string { return inbox.Reveal(s) }
+
+// warn prints, under a request or a record, what the person should be
+// warned of in the fields an agent controls (see inbox.Warnings): hidden
+// characters, and values that mix lookalike scripts.
+func warn(w io.Writer, c approval.CallInfo, by, comment string) {
+	var ws []string
+	for _, f := range []struct{ what, v string }{
+		{"the tool name", c.Tool}, {"the input", c.Input}, {"the run ID", c.RunID},
+		{"the call ID", c.CallID}, {"the idempotency key", c.IdempotencyKey},
+		{"the approver's name", by}, {"the comment", comment},
+	} {
+		ws = append(ws, inbox.Warnings(f.what, f.v)...)
 	}
-	return b.String()
+	for _, line := range ws {
+		fmt.Fprintf(w, "  warning  %s\n", line)
+	}
 }
 
 // pretty indents input when it is JSON (whose strings hold no control
