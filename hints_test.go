@@ -17,10 +17,10 @@ type hinted struct {
 	h    middleware.Hints
 }
 
-func (h *hinted) Name() string                                       { return "delete_file" }
-func (h *hinted) Description() string                                { return "Deletes a file." }
+func (h *hinted) Name() string                                        { return "delete_file" }
+func (h *hinted) Description() string                                 { return "Deletes a file." }
 func (h *hinted) Call(ctx context.Context, in string) (string, error) { return h.call(ctx, in) }
-func (h *hinted) Hints() middleware.Hints                            { return h.h }
+func (h *hinted) Hints() middleware.Hints                             { return h.h }
 
 // Issue 27: a tool that declares hints gets the side effects they give
 // (an unannotated MCP tool: without a key, so not sent again after an
