@@ -61,8 +61,8 @@ func GuardSideEffects(s middleware.SideEffects) middleware.Middleware {
 // changed something upstream. It answers false only when the error's type
 // proves the request was not acted on, and true otherwise:
 //
-//   - false: nil; a refused connection, a failed dial or name lookup (the
-//     request never left); HTTP 408, 425, 429 and 503 and any RetryAfter (the
+//   - false: nil; middleware.NotApplied; a refused connection, a failed
+//     dial or name lookup (the request never left); HTTP 408, 425, 429 and 503 and any RetryAfter (the
 //     upstream said it did not act); a semantic ToolError, kind tool-error
 //     (the tool knows the outcome and told the model); an approval pause or
 //     denial, an open circuit, a full bulkhead, a spent budget, invalid
@@ -77,7 +77,7 @@ func GuardSideEffects(s middleware.SideEffects) middleware.Middleware {
 // WithCause), and with nothing there the outcome is unknown. Like Classify
 // it looks at types only, through any depth of wrapping.
 func MayHaveApplied(err error) bool {
-	if err == nil {
+	if err == nil || middleware.IsNotApplied(err) {
 		return false
 	}
 	if k, _ := middleware.Classify(err); k == middleware.KindApprovalRequired {

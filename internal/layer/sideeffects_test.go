@@ -136,3 +136,26 @@ func TestATransientToolErrorEndsACallWithoutAKey(t *testing.T) {
 		t.Errorf("side effect %v; want unknown", f.SideEffect)
 	}
 }
+
+// NotApplied is the one mark a tool gives to say the upstream never acted:
+// an MCP call written to a session already closed, a 404 for a session the
+// server forgot. It is retried even without a key, and it proves it
+// through Permanent and any wrapping.
+func TestNotAppliedProvesNothingWasApplied(t *testing.T) {
+	closed := middleware.NewToolError("its MCP session is closed").WithCause(io.ErrClosedPipe)
+	for _, err := range []error{
+		middleware.NotApplied(closed),
+		middleware.Permanent(middleware.NotApplied(closed)),
+		wrapDeep(middleware.NotApplied(errors.New("session not found"))),
+	} {
+		if layer.MayHaveApplied(err) {
+			t.Errorf("MayHaveApplied(%v) = true; want false", err)
+		}
+	}
+	if _, retryable := middleware.Classify(middleware.NotApplied(closed)); !retryable {
+		t.Error("NotApplied is not retryable")
+	}
+	if kind, retryable := middleware.Classify(middleware.Permanent(middleware.NotApplied(closed))); kind != middleware.KindFailed || retryable {
+		t.Errorf("Permanent(NotApplied) is %s, retryable %v; want tool-failed, not retryable", kind, retryable)
+	}
+}
