@@ -86,7 +86,7 @@ func attr(kvs []attribute.KeyValue, key string) (string, bool) {
 // only returns the one tool of the list.
 func only(t *testing.T, s *testServer, opts ...mcptools.Option) *mcptools.Tool {
 	t.Helper()
-	ts, err := mcptools.List(context.Background(), s.session, opts...)
+	ts, err := mcptools.List(context.Background(), s.session, append([]mcptools.Option{trusted}, opts...)...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -345,9 +345,11 @@ func TestSchemaCheckedBeforeAnyAttempt(t *testing.T) {
 	}
 }
 
-// A server that asks for input (multi round-trip, SEP-2322) from a client
-// that does not fulfil such requests: refused, not retried.
-func TestInputRequestsAreRefused(t *testing.T) {
+// Issue 27: a server that asks for a person's input (an InputRequiredResult
+// of the 2026-07-28 protocol, multi round-trip) from a client that cannot
+// put the question to anyone: the model is told the tool needs a person,
+// as a tool-error (never a failure to retry), and nothing was applied.
+func TestAnInputRequestIsToldAsNeedingAPerson(t *testing.T) {
 	server := mcp.NewServer(&mcp.Implementation{Name: "weather", Version: "v1"}, nil)
 	var n atomic.Int32
 	rawTool(server, "forecast", func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
@@ -375,11 +377,18 @@ func TestInputRequestsAreRefused(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := toolsafe.Wrap(ts[0], toolsafe.WithRetry(fast())).Run(context.Background(), `{}`)
-	if r.Failure == nil || r.Failure.Kind != middleware.KindFailed || r.Attempts != 1 || n.Load() != 1 {
-		t.Fatalf("%+v after %d requests; want tool-failed after 1 attempt", r, n.Load())
+	tr := newTracing(t)
+	r := toolsafe.Wrap(ts[0], toolsafe.WithRetry(fast()), toolsafe.WithTracing(tr.hook)).Run(context.Background(), `{}`)
+	if r.Failure == nil || r.Failure.Kind != middleware.KindToolError || r.Attempts != 1 || n.Load() != 1 {
+		t.Fatalf("%+v after %d requests; want tool-error after 1 attempt", r, n.Load())
 	}
-	if want := "forecast failed (its MCP server asked for input (elicitation or sampling) that this client does not give)"; !strings.Contains(r.Observation(), want) {
-		t.Errorf("the model saw %q", r.Observation())
+	if r.Failure.SideEffect == middleware.SideEffectUnknown || r.Failure.Retryable {
+		t.Errorf("side effect %v, retryable %v; want nothing applied, not retryable", r.Failure.SideEffect, r.Failure.Retryable)
+	}
+	if want := "forecast needs a person's input: its MCP server asked a question"; !strings.Contains(r.Observation(), want) || strings.Contains(r.Observation(), "Which city") {
+		t.Errorf("the model saw %q; want %q, without the server's question", r.Observation(), want)
+	}
+	if et, _ := attr(tr.attempts()[0].Attributes(), "error.type"); et != "input_required" {
+		t.Errorf("error.type %q; want input_required", et)
 	}
 }

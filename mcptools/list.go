@@ -21,9 +21,10 @@ import (
 // WithFilter); the error names every such tool.
 func List(ctx context.Context, session *mcp.ClientSession, opts ...Option) ([]tools.Tool, error) {
 	if session == nil {
-		return nil, errors.New("mcptools: the session is nil: pass the *mcp.ClientSession that client.Connect returned")
+		return nil, errNilSession
 	}
 	c := newConfig(opts)
+	cn := newConn(session, c.reconnect)
 	var out []tools.Tool
 	var problems []error
 	var names []string
@@ -34,7 +35,7 @@ func List(ctx context.Context, session *mcp.ClientSession, opts ...Option) ([]to
 		if c.filter != nil && !c.filter(def) {
 			continue
 		}
-		t, err := newTool(session, def, c)
+		t, err := newTool(cn, def, c)
 		if ctx.Err() != nil {
 			// Compiling a server's schemas is bounded (see argschema.Compile),
 			// but a server with many tools still answers to ctx.

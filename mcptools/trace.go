@@ -36,19 +36,37 @@ func traceMeta(ctx context.Context, p propagation.TextMapPropagator) mcp.Meta {
 	return meta
 }
 
-// Transport returns t with the JSON-RPC ID of each tools/call a Tool sends
-// recorded on that call's attempt span as jsonrpc.request.id (semconv
-// v1.41.0, as the MCP conventions ask of a client span). Connect through it:
-// client.Connect(ctx, mcptools.Transport(t), nil). A
-// *mcp.StreamableClientTransport is returned as it is: its connection learns
-// of its session through a hook of the SDK's that a wrapper would hide, so
-// its spans go without the ID. Transport(nil) is nil. Safe for concurrent use.
+// Transport returns t made ready for the tools of mcptools. Connect
+// through it: client.Connect(ctx, mcptools.Transport(t), nil).
+//
+// A *mcp.StreamableClientTransport comes back as a copy whose HTTP client
+// (its HTTPClient, or http.DefaultClient) records, for the request that
+// carries each tools/call, whether it was written and the status and
+// Retry-After of its answer. The SDK reports every failure of such a
+// request, and the 429, 502, 503 and 504 answers, as one error and drops
+// the header; with the record a Tool tells a request that never reached the
+// server (sent again, even for a tool with side effects) from one whose
+// answer was lost after it arrived (an outcome that is unknown), and
+// honours Retry-After. Without it those failures are told as unknown
+// outcomes. Its connection learns of its session through a hook of the
+// SDK's that a wrapper would hide, so its spans go without
+// jsonrpc.request.id.
+//
+// Any other transport is wrapped so that the JSON-RPC ID of each tools/call
+// a Tool sends is recorded on that call's attempt span as jsonrpc.request.id
+// (semconv v1.41.0, as the MCP conventions ask of a client span).
+// Transport(nil) is nil. Safe for concurrent use.
 func Transport(t mcp.Transport) mcp.Transport {
-	switch t.(type) {
+	switch t := t.(type) {
 	case nil:
 		return nil
 	case *mcp.StreamableClientTransport:
-		return t
+		if t == nil {
+			return t
+		}
+		c := *t
+		c.HTTPClient = recordingClient(t.HTTPClient)
+		return &c
 	}
 	return &idTransport{t}
 }

@@ -1,0 +1,89 @@
+package mcptools
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptrace"
+	"sync"
+)
+
+// exchange is what the HTTP client of a Streamable HTTP transport made
+// with Transport saw of the request that carried one tools/call: whether it
+// was written whole, and the status and Retry-After of its answer. The SDK
+// wraps every failure of such a request, and the 429, 502, 503 and 504
+// answers, as one JSON-RPC error (-32005, "rejected by transport") and
+// drops the header; this tells a request that never reached the server
+// from one whose answer was lost after it arrived.
+type exchange struct {
+	mu         sync.Mutex
+	posted     bool // a POST carried the call
+	wrote      bool // ... and it was written whole
+	status     int  // the answer's status; 0 for none
+	retryAfter string
+}
+
+// exchangeKey is the context key under which send leaves a call's
+// exchange for the recorder.
+type exchangeKey struct{}
+
+// seen returns what the exchange saw: whether a request was posted,
+// written, and the answer's status and Retry-After.
+func (e *exchange) seen() (posted, wrote bool, status int, retryAfter string) {
+	if e == nil {
+		return false, false, 0, ""
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.posted, e.wrote, e.status, e.retryAfter
+}
+
+// recorder is the http.RoundTripper of a client made by recordingClient.
+type recorder struct{ next http.RoundTripper }
+
+// recordingClient returns a copy of c (http.DefaultClient when nil) whose
+// transport records, for the POST of a tools/call sent by a Tool, what its
+// exchange says.
+func recordingClient(c *http.Client) *http.Client {
+	if c == nil {
+		c = http.DefaultClient
+	}
+	if _, ok := c.Transport.(*recorder); ok {
+		return c
+	}
+	next := c.Transport
+	if next == nil {
+		next = http.DefaultTransport
+	}
+	rc := *c
+	rc.Transport = &recorder{next: next}
+	return &rc
+}
+
+func (r *recorder) RoundTrip(req *http.Request) (*http.Response, error) {
+	ex, _ := req.Context().Value(exchangeKey{}).(*exchange)
+	if ex == nil || req.Method != http.MethodPost {
+		return r.next.RoundTrip(req)
+	}
+	ex.mu.Lock()
+	ex.posted, ex.wrote, ex.status, ex.retryAfter = true, false, 0, ""
+	ex.mu.Unlock()
+	trace := &httptrace.ClientTrace{WroteRequest: func(info httptrace.WroteRequestInfo) {
+		if info.Err == nil {
+			ex.mu.Lock()
+			ex.wrote = true
+			ex.mu.Unlock()
+		}
+	}}
+	resp, err := r.next.RoundTrip(req.WithContext(httptrace.WithClientTrace(req.Context(), trace)))
+	if resp != nil {
+		ex.mu.Lock()
+		ex.status, ex.retryAfter = resp.StatusCode, resp.Header.Get("Retry-After")
+		ex.mu.Unlock()
+	}
+	return resp, err
+}
+
+// withExchange returns ctx carrying ex for the recorder.
+func withExchange(ctx context.Context, ex *exchange) context.Context {
+	return context.WithValue(ctx, exchangeKey{}, ex)
+}
