@@ -21,13 +21,13 @@ import (
 type fault int
 
 const (
-	pass        fault = iota
-	answer503         // answers 503 with Retry-After: 1, without forwarding
-	answer429         // answers 429 with Retry-After: 1, without forwarding
-	answer502         // forwards, then answers 502: the server acted
-	dropAfter         // forwards, then drops the connection without an answer
-	cutStream         // forwards, then sends the answer's headers and cuts its body
-	forget            // forgets every session first (a restarted server), then forwards
+	pass      fault = iota
+	answer503       // answers 503 with Retry-After: 1, without forwarding
+	answer429       // answers 429 with Retry-After: 1, without forwarding
+	answer502       // forwards, then answers 502: the server acted
+	dropAfter       // forwards, then drops the connection without an answer
+	cutStream       // forwards, then sends the answer's headers and cuts its body
+	forget          // forgets every session first (a restarted server), then forwards
 )
 
 // httpServer is a go-sdk MCP server over Streamable HTTP on 127.0.0.1
