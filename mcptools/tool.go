@@ -255,7 +255,7 @@ func (t *Tool) result(ctx context.Context, res *mcp.CallToolResult) (string, err
 	case res.NeedsInput():
 		return "", typed(middleware.NewToolError("%s needs a person's input: its MCP server asked a question (an input request) that this client cannot put to anyone yet. "+
 			"Do not call %s again for this request; tell the user it needs them to answer its server in another MCP client.", t.name, t.name), errorTypeInputRequired)
-	case res.Content == nil && res.StructuredContent == nil && !res.IsError && isTask(res):
+	case len(res.Content) == 0 && res.StructuredContent == nil && !res.IsError && isTask(res):
 		// The call runs on at the server, where this client cannot follow
 		// it (go-sdk decodes no task handle): its outcome is unknown.
 		return "", typed(middleware.Permanent(middleware.NewToolError("%s", reasonTask)), errorTypeTask)
