@@ -86,6 +86,12 @@ func (t *Tool) failure(ctx context.Context, span trace.Span, ex *exchange, err e
 	if !ok || we.Code == codeRejected {
 		return transportFailure(ex, err)
 	}
+	if ex.askedForInput() {
+		// The server asked for input, and the client could not give it (it
+		// has no handler): the SDK's own multi round-trip failed, or the
+		// server's tool failed on the refusal.
+		return t.needsInput()
+	}
 	code := strconv.FormatInt(we.Code, 10)
 	if span != nil {
 		span.SetAttributes(semconv.RPCResponseStatusCodeKey.String(code))

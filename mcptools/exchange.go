@@ -1,7 +1,9 @@
 package mcptools
 
 import (
+	"bytes"
 	"context"
+	"io"
 	"net/http"
 	"net/http/httptrace"
 	"sync"
@@ -20,6 +22,29 @@ type exchange struct {
 	wrote      bool // ... and it was written whole
 	status     int  // the answer's status; 0 for none
 	retryAfter string
+	// inputRequired: the server asked for input during the call (seen on
+	// the wire by Transport): an InputRequiredResult, which the SDK's multi
+	// round-trip then failed to fulfil on its own, or an elicitation or
+	// sampling request the client refused.
+	inputRequired bool
+}
+
+// markInputRequired records that the server asked for input.
+func (e *exchange) markInputRequired() {
+	e.mu.Lock()
+	e.inputRequired = true
+	e.mu.Unlock()
+}
+
+// askedForInput reports whether the server answered with an
+// InputRequiredResult.
+func (e *exchange) askedForInput() bool {
+	if e == nil {
+		return false
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.inputRequired
 }
 
 // exchangeKey is the context key under which send leaves a call's
@@ -79,8 +104,49 @@ func (r *recorder) RoundTrip(req *http.Request) (*http.Response, error) {
 		ex.mu.Lock()
 		ex.status, ex.retryAfter = resp.StatusCode, resp.Header.Get("Retry-After")
 		ex.mu.Unlock()
+		if resp.Body != nil {
+			resp.Body = &inputScan{ReadCloser: resp.Body, ex: ex}
+		}
 	}
 	return resp, err
+}
+
+// inputNeedles are how a server's request for input names itself on the
+// wire (compact JSON, as the SDKs write it): an InputRequiredResult
+// (2026-07-28), or an elicitation or sampling request sent on the call's
+// own stream (2025).
+var inputNeedles = [...][]byte{
+	[]byte(`"resultType":"input_required"`),
+	[]byte(`"method":"elicitation/create"`),
+	[]byte(`"method":"sampling/createMessage"`),
+}
+
+// maxNeedle is the length of the longest of inputNeedles.
+const maxNeedle = len(`"method":"sampling/createMessage"`)
+
+// inputScan marks its exchange when the body it reads, a JSON answer or
+// the call's event stream, holds a request for input.
+type inputScan struct {
+	io.ReadCloser
+	ex   *exchange
+	tail []byte // the last bytes read, for a needle across reads
+	seen bool
+}
+
+func (s *inputScan) Read(p []byte) (int, error) {
+	n, err := s.ReadCloser.Read(p)
+	if n > 0 && !s.seen {
+		buf := append(s.tail, p[:n]...)
+		for _, needle := range inputNeedles {
+			if !s.seen && bytes.Contains(buf, needle) {
+				s.seen = true
+				s.ex.markInputRequired()
+			}
+		}
+		keep := min(len(buf), maxNeedle-1)
+		s.tail = append(s.tail[:0], buf[len(buf)-keep:]...)
+	}
+	return n, err
 }
 
 // withExchange returns ctx carrying ex for the recorder.

@@ -253,8 +253,7 @@ func undelivered(err error) bool {
 func (t *Tool) result(ctx context.Context, res *mcp.CallToolResult) (string, error) {
 	switch {
 	case res.NeedsInput():
-		return "", typed(middleware.NewToolError("%s needs a person's input: its MCP server asked a question (an input request) that this client cannot put to anyone yet. "+
-			"Do not call %s again for this request; tell the user it needs them to answer its server in another MCP client.", t.name, t.name), errorTypeInputRequired)
+		return "", t.needsInput()
 	case len(res.Content) == 0 && res.StructuredContent == nil && !res.IsError && isTask(res):
 		// The call runs on at the server, where this client cannot follow
 		// it (go-sdk decodes no task handle): its outcome is unknown.
@@ -265,6 +264,14 @@ func (t *Tool) result(ctx context.Context, res *mcp.CallToolResult) (string, err
 		return "", t.toolError(ctx, res, text)
 	}
 	return text, nil
+}
+
+// needsInput is the answer for a call its server answered with an input
+// request (InputRequiredResult): a person's input, which this client cannot
+// ask for. It is a tool-error, not retried: the server did not act.
+func (t *Tool) needsInput() error {
+	return typed(middleware.NewToolError("%s needs a person's input: its MCP server asked a question (an input request) that this client cannot put to anyone yet. "+
+		"Do not call %s again for this request; tell the user it needs them to answer its server in another MCP client.", t.name, t.name), errorTypeInputRequired)
 }
 
 // isTask reports whether res came as a task handle (resultType "task", the

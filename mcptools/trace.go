@@ -2,7 +2,9 @@ package mcptools
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -78,18 +80,50 @@ func (t *idTransport) Connect(ctx context.Context) (mcp.Connection, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &idConn{c}, nil
+	return &idConn{Connection: c}, nil
 }
 
 // idConn records the ID of each call it writes on the span send left in
-// the call's context.
-type idConn struct{ mcp.Connection }
+// the call's context, and, for each tools/call a Tool sends, whether the
+// server answered with an InputRequiredResult (see exchange).
+type idConn struct {
+	mcp.Connection
+	mu    sync.Mutex
+	calls map[any]*exchange // by request ID, until answered
+}
 
 func (c *idConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	if req, ok := msg.(*jsonrpc.Request); ok && req.IsCall() {
 		if span, ok := ctx.Value(spanKey{}).(trace.Span); ok {
 			span.SetAttributes(semconv.JSONRPCRequestID(fmt.Sprint(req.ID.Raw())))
 		}
+		if ex, ok := ctx.Value(exchangeKey{}).(*exchange); ok && req.Method == "tools/call" {
+			c.mu.Lock()
+			if c.calls == nil {
+				c.calls = map[any]*exchange{}
+			}
+			c.calls[req.ID.Raw()] = ex
+			c.mu.Unlock()
+		}
 	}
 	return c.Connection.Write(ctx, msg)
+}
+
+func (c *idConn) Read(ctx context.Context) (jsonrpc.Message, error) {
+	msg, err := c.Connection.Read(ctx)
+	if resp, ok := msg.(*jsonrpc.Response); ok {
+		c.mu.Lock()
+		ex := c.calls[resp.ID.Raw()]
+		delete(c.calls, resp.ID.Raw())
+		c.mu.Unlock()
+		if ex != nil && resp.Error == nil && len(resp.Result) > 0 {
+			var r struct {
+				ResultType string `json:"resultType"`
+			}
+			if json.Unmarshal(resp.Result, &r) == nil && r.ResultType == "input_required" {
+				ex.markInputRequired()
+			}
+		}
+	}
+	return msg, err
 }
