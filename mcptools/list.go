@@ -13,7 +13,8 @@ import (
 
 // List returns the tools the server of session offers, as langchaingo
 // tools (each a *Tool), in the order the server lists them, paging through
-// tools/list. The tools call the server through session, and report a
+// tools/list. The tools call the server through session, and share it: with
+// WithReconnect they start a new one when it is gone, else they report a
 // closed session to the model once it is closed. It returns an error, and
 // no tools, for a nil session, a failed tools/list (wrapping the SDK's
 // error), a tool that cannot be made (see New), or two names equal but for

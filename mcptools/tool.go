@@ -179,9 +179,10 @@ var errNotMade = errors.New("mcptools: this Tool was not made by mcptools.List o
 // result's content as text. On its own (toolsafe turns these into what the
 // model sees) it returns a *middleware.Failure of kind args-invalid for
 // input the schema or the server rejects, a *middleware.ToolError for a
-// result with isError or a tool the server no longer offers, ctx's error
-// when ctx ended, and otherwise an error that toolsafe classifies by type
-// and whose text never holds the server's.
+// result with isError, an input request or a tool the server no longer
+// offers, ctx's error when ctx ended, and otherwise an error that toolsafe
+// classifies by type (middleware.NotApplied where nothing was applied) and
+// whose text never holds the server's. It is safe for concurrent use.
 func (t *Tool) Call(ctx context.Context, input string) (string, error) {
 	if t == nil || t.checked == nil {
 		return "", middleware.Permanent(errNotMade)
