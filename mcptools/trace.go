@@ -1,6 +1,7 @@
 package mcptools
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -75,6 +76,9 @@ func Transport(t mcp.Transport) mcp.Transport {
 
 type idTransport struct{ mcp.Transport }
 
+// inputRequired is the resultType of an InputRequiredResult.
+var inputRequired = []byte(`"input_required"`)
+
 func (t *idTransport) Connect(ctx context.Context) (mcp.Connection, error) {
 	c, err := t.Transport.Connect(ctx)
 	if err != nil {
@@ -116,7 +120,8 @@ func (c *idConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 		ex := c.calls[resp.ID.Raw()]
 		delete(c.calls, resp.ID.Raw())
 		c.mu.Unlock()
-		if ex != nil && resp.Error == nil && len(resp.Result) > 0 {
+		// Decoded only when it may be one: most results are not.
+		if ex != nil && resp.Error == nil && bytes.Contains(resp.Result, inputRequired) {
 			var r struct {
 				ResultType string `json:"resultType"`
 			}
