@@ -1,6 +1,7 @@
 package mcptools_test
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"os"
@@ -34,7 +35,9 @@ const (
 // serveStdio serves one tool, charge, without annotations (so with side
 // effects without a key), over stdio. Each call charges (a line in count),
 // then, by mode: "internal" fails with a JSON-RPC internal error, "exit"
-// exits, the connection broken after the charge, "ok" answers.
+// exits, the connection broken after the charge, "exit-once" exits after
+// the first charge a count records and answers the later ones, "ok"
+// answers.
 func serveStdio(mode, count string) error {
 	server := mcp.NewServer(&mcp.Implementation{Name: "billing", Version: "v1"}, nil)
 	server.AddTool(&mcp.Tool{Name: "charge", Description: "Charges a card.", InputSchema: objectSchema},
@@ -55,6 +58,10 @@ func serveStdio(mode, count string) error {
 				return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: secret}
 			case "exit":
 				os.Exit(3)
+			case "exit-once":
+				if b, err := os.ReadFile(count); err == nil && bytes.Count(b, []byte("\n")) == 1 {
+					os.Exit(3)
+				}
 			}
 			return text("charged"), nil
 		})

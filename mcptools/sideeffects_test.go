@@ -18,18 +18,28 @@ import (
 
 // stdioServer starts the test binary as a go-sdk MCP server over stdio in
 // mode (see serveStdio), and returns its one tool and a func that counts
-// the charges it made.
-func stdioServer(t *testing.T, mode string, opts ...mcptools.Option) (*mcptools.Tool, func() int) {
+// the charges it made (over every process, when WithReconnect starts it
+// again: reconnect adds that option).
+func stdioServer(t *testing.T, mode string, reconnect bool, opts ...mcptools.Option) (*mcptools.Tool, func() int) {
 	t.Helper()
 	count := filepath.Join(t.TempDir(), "charges")
-	cmd := exec.Command(os.Args[0])
-	cmd.Env = append(os.Environ(), stdioServerEnv+"="+mode, stdioCountEnv+"="+count)
-	client := mcp.NewClient(&mcp.Implementation{Name: "toolsafe-test", Version: "v1"}, nil)
-	session, err := client.Connect(context.Background(), mcptools.Transport(&mcp.CommandTransport{Command: cmd}), nil)
+	connect := func(ctx context.Context) (*mcp.ClientSession, error) {
+		cmd := exec.Command(os.Args[0])
+		cmd.Env = append(os.Environ(), stdioServerEnv+"="+mode, stdioCountEnv+"="+count)
+		client := mcp.NewClient(&mcp.Implementation{Name: "toolsafe-test", Version: "v1"}, nil)
+		session, err := client.Connect(ctx, mcptools.Transport(&mcp.CommandTransport{Command: cmd}), nil)
+		if err == nil {
+			t.Cleanup(func() { _ = session.Close() })
+		}
+		return session, err
+	}
+	session, err := connect(context.Background())
 	if err != nil {
 		t.Fatalf("starting the stdio server: %v", err)
 	}
-	t.Cleanup(func() { _ = session.Close() })
+	if reconnect {
+		opts = append(opts, mcptools.WithReconnect(connect))
+	}
 	ts, err := mcptools.List(context.Background(), session, opts...)
 	if err != nil || len(ts) != 1 {
 		t.Fatalf("listing: %v, %d tools", err, len(ts))
@@ -52,7 +62,7 @@ func stdioServer(t *testing.T, mode string, opts ...mcptools.Option) (*mcptools.
 // internal error proves nothing was left undone: one attempt, one charge,
 // and the model is told it may have been applied.
 func TestAnInternalErrorAfterTheToolActedIsNotSentAgain(t *testing.T) {
-	tool, charges := stdioServer(t, "internal")
+	tool, charges := stdioServer(t, "internal", false)
 	tr := newTracing(t)
 	r := toolsafe.Wrap(tool, toolsafe.WithRetry(fast()), toolsafe.WithTimeout(10*time.Second), toolsafe.WithTracing(tr.hook)).Run(context.Background(), `{"city":"Oslo"}`)
 	assertUnknownOutcome(t, r, charges(), "its MCP server failed to handle the call")
@@ -68,7 +78,7 @@ func TestAnInternalErrorAfterTheToolActedIsNotSentAgain(t *testing.T) {
 // process dies) is an unknown outcome: one attempt, one charge, the model
 // told to check. Nothing is sent again on another session.
 func TestAConnectionBrokenAfterTheToolActedIsAnUnknownOutcome(t *testing.T) {
-	tool, charges := stdioServer(t, "exit")
+	tool, charges := stdioServer(t, "exit", false)
 	r := toolsafe.Wrap(tool, toolsafe.WithRetry(fast()), toolsafe.WithTimeout(10*time.Second)).Run(context.Background(), `{"city":"Oslo"}`)
 	assertUnknownOutcome(t, r, charges(), "")
 }
@@ -76,7 +86,7 @@ func TestAConnectionBrokenAfterTheToolActedIsAnUnknownOutcome(t *testing.T) {
 // An explicit option wins over the annotations: a tool declared
 // SideEffectsWithKey by the program is retried after the internal error.
 func TestAnExplicitSideEffectsOptionWinsOverTheAnnotations(t *testing.T) {
-	tool, charges := stdioServer(t, "internal")
+	tool, charges := stdioServer(t, "internal", false)
 	r := toolsafe.Wrap(tool, toolsafe.WithRetry(fast()), toolsafe.WithSideEffects(middleware.SideEffectsWithKey)).Run(context.Background(), `{}`)
 	if r.Attempts != 3 || charges() != 3 {
 		t.Fatalf("%d attempts, %d charges; want 3 and 3 (the program said a retry is safe)", r.Attempts, charges())
@@ -95,5 +105,20 @@ func assertUnknownOutcome(t *testing.T, r middleware.Result, charges int, reason
 	}
 	if obs := r.Observation(); !strings.Contains(obs, "may have been applied; check before calling again") || !strings.Contains(obs, reason) {
 		t.Errorf("the model saw %q; want it told the charge may have been applied (%s)", obs, reason)
+	}
+}
+
+// Issue 27: every call after a server's connection broke failed "its MCP
+// session is closed ... Do not call again", and nothing reconnected. With
+// WithReconnect the charge whose answer was lost is not sent again (its
+// outcome is unknown), and the next call starts the server again and is
+// sent on the new session: two charges, one per call.
+func TestADeadStdioServerIsStartedAgainForTheNextCall(t *testing.T) {
+	tool, charges := stdioServer(t, "exit-once", true)
+	charge := toolsafe.Wrap(tool, toolsafe.WithRetry(fast()), toolsafe.WithTimeout(10*time.Second))
+	assertUnknownOutcome(t, charge.Run(context.Background(), `{"order":"A-1"}`), charges(), "")
+	r := charge.Run(context.Background(), `{"order":"A-2"}`)
+	if r.Output != "charged" || r.Attempts != 1 || charges() != 2 {
+		t.Fatalf("%s after %d attempts, %d charges; want charged after 1 attempt, 2 charges in all", r.Observation(), r.Attempts, charges())
 	}
 }
