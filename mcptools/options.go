@@ -6,6 +6,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"go.opentelemetry.io/otel/metric"
 	"go.opentelemetry.io/otel/propagation"
+
+	"github.com/toolsafe/toolsafe/approval"
 )
 
 // Option configures List and New.
@@ -26,6 +28,8 @@ type config struct {
 	server     string
 	reconnect  func(context.Context) (*mcp.ClientSession, error)
 	meters     metric.MeterProvider
+	// inputApprover is asked the server's input requests (WithInputApprover).
+	inputApprover approval.Approver
 }
 
 func newConfig(opts []Option) config {

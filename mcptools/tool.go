@@ -14,6 +14,7 @@ import (
 	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/toolsafe/toolsafe/approval"
 	"github.com/toolsafe/toolsafe/argschema"
 	"github.com/toolsafe/toolsafe/middleware"
 )
@@ -32,6 +33,8 @@ type Tool struct {
 	propagator  propagation.TextMapPropagator // nil: the global one, at each call
 	hints       middleware.Hints
 	metric      *operationMetric
+	// inputApprover is asked the server's input requests; nil: nobody.
+	inputApprover approval.Approver
 }
 
 var (
@@ -99,6 +102,8 @@ func newTool(cn *conn, def *mcp.Tool, c config) (*Tool, error) {
 		propagator:  c.propagator,
 		hints:       hintsOf(def, c),
 		metric:      newOperationMetric(c.meters, name),
+
+		inputApprover: c.inputApprover,
 	}
 	t.checked = schema.Middleware()(middleware.Func(name, description, t.send))
 	return t, nil
@@ -219,10 +224,23 @@ func (t *Tool) send(ctx context.Context, input string) (string, error) {
 			te := middleware.NewToolError("%s", reasonClosed).WithCause(errors.Join(rerr, err))
 			return "", typed(middleware.NotApplied(te), errorTypeSessionClosed)
 		}
+		session = fresh
 		*ex = exchange{}
 		_, attrs = t.conn.current()
 		start = time.Now()
-		res, err = t.callOn(ctx, span, fresh, attrs, params)
+		res, err = t.callOn(ctx, span, session, attrs, params)
+	}
+	if err == nil && res.NeedsInput() && t.inputApprover != nil {
+		// A question for a person: asked, and answered on the same session.
+		if res, err = t.askPerson(ctx, session, params, res); err != nil {
+			if _, paused := errors.AsType[*approval.Required](err); paused || errors.Is(err, ctx.Err()) {
+				return "", err
+			}
+			if _, told := errors.AsType[*typedError](err); told {
+				t.metric.record(ctx, start, attrs, errorTypeOf(err), "")
+				return "", err
+			}
+		}
 	}
 	if err != nil {
 		err = t.failure(ctx, span, ex, err)
