@@ -45,7 +45,8 @@
 // again without a key, and the model is told it may have been applied. A
 // result with isError is a tool-error, whose content the model sees; input
 // the schema or the server rejects is args-invalid; an input request is a
-// tool-error saying the tool needs a person; a 429 or 503 honours its
+// pause for a person (WithInputApprover) when a decision answers it, else
+// a tool-error saying the tool needs a person; a 429 or 503 honours its
 // Retry-After. With WithReconnect a session the server no longer knows is
 // started again and the call sent on it. The README's "MCP tools" section
 // has every case, and what go-sdk cannot do yet (tasks).
