@@ -71,7 +71,11 @@ var (
 //
 // A tool that describes its own input (argschema.Schemer, as an MCP
 // server's tools do) has it checked as WithArgsSchema would, unless an
-// option gives a schema.
+// option gives a schema. A tool that declares hints
+// (middleware.HintedTool, as an MCP server's tools do) gets the side
+// effects they give (middleware.Hints.SideEffects: without a key unless
+// its server is trusted) unless WithSideEffects or WithDestructive is
+// given.
 func New(t tools.Tool, opts ...Option) (*Tool, error) {
 	var c config
 	for _, o := range opts {
@@ -95,6 +99,11 @@ func New(t tools.Tool, opts ...Option) (*Tool, error) {
 			}
 			c.args = compiled
 		}
+	}
+	if h, ok := t.(middleware.HintedTool); ok && !c.sideSet && !c.destructive && !typednil.Is(h) {
+		// The tool declares hints (an MCP server's annotations): its side
+		// effects come from them, as WithSideEffects would set them.
+		c.sideEffects, _ = h.Hints().SideEffects()
 	}
 	if err := c.validate(); err != nil {
 		return nil, fmt.Errorf("toolsafe: tool %q: %w", t.Name(), err)

@@ -32,7 +32,7 @@ func weatherServer(t *testing.T) *testServer {
 	var mu sync.Mutex
 	seen := map[string]bool{}
 	return startServer(t, nil, func(srv *mcp.Server) {
-		mcp.AddTool(srv, &mcp.Tool{Name: "forecast", Description: "Tells the weather of a city for the next days."},
+		mcp.AddTool(srv, &mcp.Tool{Name: "forecast", Description: "Tells the weather of a city for the next days.", Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true}},
 			func(_ context.Context, _ *mcp.CallToolRequest, in forecastArgs) (*mcp.CallToolResult, any, error) {
 				if in.City == "Atlantis" {
 					r := text("No such city: Atlantis. Ask the user for a real city.")
@@ -57,7 +57,7 @@ func weatherServer(t *testing.T) *testServer {
 // observation, and the run finishes.
 func TestAgentUsesAnMCPTool(t *testing.T) {
 	s := weatherServer(t)
-	mcpTools, err := mcptools.List(context.Background(), s.session)
+	mcpTools, err := mcptools.List(context.Background(), s.session, trusted)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -120,7 +120,7 @@ func TestAgentUsesAnMCPTool(t *testing.T) {
 // wrapped tools at once.
 func TestDefinitionsAndDispatchOfMCPTools(t *testing.T) {
 	s := weatherServer(t)
-	mcpTools, err := mcptools.List(context.Background(), s.session)
+	mcpTools, err := mcptools.List(context.Background(), s.session, trusted)
 	if err != nil {
 		t.Fatal(err)
 	}

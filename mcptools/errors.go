@@ -2,7 +2,9 @@ package mcptools
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"net/http"
 	"strconv"
 	"strings"
 
@@ -18,13 +20,18 @@ import (
 // failed (its MCP session is closed) after 1 attempt. ..."). They never hold
 // the server's text.
 const (
-	reasonClosed     = "its MCP session is closed"
-	reasonTransport  = "the connection to its MCP server failed"
-	reasonServer     = "its MCP server failed to handle the call"
-	reasonRefused    = "its MCP server refused the request as malformed or unsupported"
-	reasonURL        = "its MCP server asked the user to complete a step in a browser, which this client does not support"
-	reasonNeedsInput = "its MCP server asked for input (elicitation or sampling) that this client does not give"
-	detailRejected   = "its MCP server rejected the arguments; check them against the tool's parameters"
+	reasonClosed    = "its MCP session is closed"
+	reasonGone      = "its MCP server no longer knows the session (it restarted or ended it)"
+	reasonNotSent   = "its MCP server could not be reached; the request was not sent"
+	reasonLost      = "the connection to its MCP server failed after the request was sent"
+	reasonTransport = "the connection to its MCP server failed"
+	reasonStatus    = "its MCP server answered HTTP %d %s"
+	reasonServer    = "its MCP server failed to handle the call"
+	reasonRefused   = "its MCP server refused the request as malformed or unsupported"
+	reasonURL       = "its MCP server asked the user to complete a step in a browser, which this client does not support"
+	reasonTasks     = "its MCP server runs it only as a background task (the MCP tasks extension), which this client does not support"
+	reasonTask      = "its MCP server answered with a background task (the MCP tasks extension), which this client cannot follow"
+	detailRejected  = "its MCP server rejected the arguments; check them against the tool's parameters"
 )
 
 // JSON-RPC error codes of MCP beyond those of package jsonrpc: the SDK's
@@ -37,44 +44,125 @@ const (
 	codeURLElicitationRequired     = -32042 // mcp.CodeURLElicitationRequired
 )
 
-// failure maps the error of a tools/call onto toolsafe's taxonomy, by type
-// and JSON-RPC code. The server's text stays in the chain (for DEBUG logs),
-// never in the error's text. span, when not nil, gets the JSON-RPC code.
-func (t *Tool) failure(ctx context.Context, span trace.Span, err error) error {
+// tasksExtension is the identifier of the MCP tasks extension.
+const tasksExtension = "io.modelcontextprotocol/tasks"
+
+// The error.type of failures that are no JSON-RPC error (an HTTP status
+// names its own: "503"), after the MCP and HTTP conventions.
+const (
+	errorTypeToolError     = "tool_error"     // a result with isError
+	errorTypeSessionClosed = "session_closed" // the session was closed before the call was written
+	errorTypeNotSent       = "not_sent"       // the request never reached the server
+	errorTypeResponseLost  = "response_lost"  // the request was sent; its answer never came
+	errorTypeInputRequired = "input_required" // the server asked for a person's input
+	errorTypeTask          = "task"           // the server answered with a task handle
+)
+
+// failure maps the error of a tools/call onto toolsafe's taxonomy, by type,
+// JSON-RPC code and what ex saw of the HTTP request, never by text. What
+// the protocol says was not acted on (the session was closed before the
+// call was written, the server forgot the session, a JSON-RPC error
+// returned before the tool ran, a request that never reached the server, a
+// 429 or 503) is marked NotApplied or proves itself so; everything else
+// (an internal error, a connection broken after the request went out, a
+// response stream cut) may have been applied, and a tool with side effects
+// is not sent again. The server's text stays in the chain (for DEBUG
+// logs), never in the error's text. span, when not nil, gets the JSON-RPC
+// code.
+func (t *Tool) failure(ctx context.Context, span trace.Span, ex *exchange, err error) error {
 	if ctx.Err() != nil {
 		// toolsafe knows whether it was the attempt's time, the call's
 		// deadline or the caller.
 		return err
 	}
-	if errors.Is(err, mcp.ErrConnectionClosed) || errors.Is(err, mcp.ErrSessionMissing) {
-		return refused(reasonClosed, err)
+	switch {
+	case errors.Is(err, mcp.ErrSessionMissing):
+		return typed(refused(reasonGone, middleware.NotApplied(err)), "404")
+	case errors.Is(err, mcp.ErrConnectionClosed):
+		// The SDK fails a call on a closed connection before writing it.
+		return typed(refused(reasonClosed, middleware.NotApplied(err)), errorTypeSessionClosed)
 	}
-	var we *jsonrpc.Error
-	if !errors.As(err, &we) {
-		return middleware.Transient(middleware.NewToolError(reasonTransport).WithCause(err))
+	we, ok := errors.AsType[*jsonrpc.Error](err)
+	if !ok || we.Code == codeRejected {
+		return transportFailure(ex, err)
+	}
+	if ex.askedForInput() {
+		// The server asked for input, and the client could not give it (it
+		// has no handler): the SDK's own multi round-trip failed, or the
+		// server's tool failed on the refusal.
+		return t.needsInput()
 	}
 	code := strconv.FormatInt(we.Code, 10)
 	if span != nil {
 		span.SetAttributes(semconv.RPCResponseStatusCodeKey.String(code))
 	}
-	return typed(t.codeFailure(ctx, we.Code, err), code)
+	return typed(t.codeFailure(ctx, we, err), code)
 }
 
-// codeFailure maps a JSON-RPC error of code, err, onto toolsafe's taxonomy.
-func (t *Tool) codeFailure(ctx context.Context, code int64, err error) error {
-	switch code {
+// transportFailure maps a failure of the transport (the SDK's -32005, or
+// an error that is no JSON-RPC error) by what ex saw of the HTTP request.
+func transportFailure(ex *exchange, err error) error {
+	posted, wrote, status, retryAfter := ex.seen()
+	switch {
+	case status == http.StatusTooManyRequests || status == http.StatusServiceUnavailable ||
+		status == http.StatusBadGateway || status == http.StatusGatewayTimeout:
+		// 429 and 503 say the server did not act, and may ask for a wait;
+		// a 502 or 504 from a proxy may come after the server acted.
+		answer := middleware.FromHTTPResponse(&http.Response{StatusCode: status, Header: http.Header{"Retry-After": {retryAfter}}})
+		te := middleware.NewToolError(reasonStatus, status, http.StatusText(status)).WithCause(errors.Join(answer, err))
+		return typed(te, strconv.Itoa(status))
+	case posted && !wrote:
+		te := middleware.NewToolError("%s", reasonNotSent).WithCause(err)
+		return typed(middleware.NotApplied(te), errorTypeNotSent)
+	case posted:
+		// Written, and then no answer, or an answer cut short: the server
+		// may have acted. (The 2026-07-28 specification: a client re-issues
+		// such a request as a new one, so the first may have run.)
+		te := middleware.NewToolError("%s", reasonLost).WithCause(err)
+		return typed(middleware.Transient(te), errorTypeResponseLost)
+	}
+	// No record (a transport not made with Transport, or not HTTP): what
+	// the error's types prove, such as a refused dial, decides.
+	return middleware.Transient(middleware.NewToolError("%s", reasonTransport).WithCause(err))
+}
+
+// codeFailure maps a JSON-RPC error we, in err, onto toolsafe's taxonomy.
+func (t *Tool) codeFailure(ctx context.Context, we *jsonrpc.Error, err error) error {
+	switch we.Code {
 	case jsonrpc.CodeInvalidParams:
 		return t.invalidParams(ctx, err)
 	case jsonrpc.CodeMethodNotFound:
 		return middleware.NewToolError("%s cannot be called: its MCP server takes no tool calls. Do not call it again; use another tool or tell the user it is unavailable.", t.name).WithCause(err)
-	case jsonrpc.CodeParseError, jsonrpc.CodeInvalidRequest, codeRejected,
-		codeHeaderMismatch, codeMissingClientCapabilities, codeUnsupportedProtocolVersion:
-		return refused(reasonRefused, err)
+	case codeMissingClientCapabilities:
+		if needsTasks(we) {
+			return refused(reasonTasks, middleware.NotApplied(err))
+		}
+		return refused(reasonRefused, middleware.NotApplied(err))
+	case jsonrpc.CodeParseError, jsonrpc.CodeInvalidRequest,
+		codeHeaderMismatch, codeUnsupportedProtocolVersion:
+		// Refused before any tool ran.
+		return refused(reasonRefused, middleware.NotApplied(err))
 	case codeURLElicitationRequired:
-		return refused(reasonURL, err)
+		return refused(reasonURL, middleware.NotApplied(err))
 	}
-	// -32603 internal error, -32001 unknown, the server's own codes, 0.
+	// -32603 internal error, -32001 unknown, the server's own codes, 0: the
+	// tool may have run before it failed.
 	return middleware.Transient(middleware.NewToolError(reasonServer).WithCause(err))
+}
+
+// needsTasks reports whether a -32021 error names the tasks extension among
+// the capabilities it requires.
+func needsTasks(we *jsonrpc.Error) bool {
+	var data struct {
+		RequiredCapabilities struct {
+			Extensions map[string]json.RawMessage `json:"extensions"`
+		} `json:"requiredCapabilities"`
+	}
+	if len(we.Data) == 0 || json.Unmarshal(we.Data, &data) != nil {
+		return false
+	}
+	_, ok := data.RequiredCapabilities.Extensions[tasksExtension]
+	return ok
 }
 
 // invalidParams is the answer for a call the server refused as invalid
@@ -135,10 +223,6 @@ type serverText string
 
 func (s serverText) Error() string { return string(s) }
 
-// errorTypeToolError is the error.type of a result with isError (MCP
-// semantic conventions).
-const errorTypeToolError = "tool_error"
-
 // typedError is a failure of a tools/call with the error.type the MCP
 // semantic conventions give it: "tool_error" for a result with isError,
 // the JSON-RPC code for a JSON-RPC error. otelhook puts it on the attempt
@@ -170,7 +254,8 @@ func (t *Tool) gone(cause error) error {
 // unknown tool. When the list cannot be had, it says yes: the server then
 // rejected the arguments of a tool it listed before.
 func (t *Tool) listed(ctx context.Context) bool {
-	for def, err := range t.session.Tools(ctx, nil) {
+	session, _ := t.conn.current()
+	for def, err := range session.Tools(ctx, nil) {
 		if err != nil {
 			return true
 		}

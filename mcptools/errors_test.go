@@ -86,7 +86,7 @@ func attr(kvs []attribute.KeyValue, key string) (string, bool) {
 // only returns the one tool of the list.
 func only(t *testing.T, s *testServer, opts ...mcptools.Option) *mcptools.Tool {
 	t.Helper()
-	ts, err := mcptools.List(context.Background(), s.session, opts...)
+	ts, err := mcptools.List(context.Background(), s.session, append([]mcptools.Option{trusted}, opts...)...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -345,41 +345,88 @@ func TestSchemaCheckedBeforeAnyAttempt(t *testing.T) {
 	}
 }
 
-// A server that asks for input (multi round-trip, SEP-2322) from a client
-// that does not fulfil such requests: refused, not retried.
-func TestInputRequestsAreRefused(t *testing.T) {
-	server := mcp.NewServer(&mcp.Implementation{Name: "weather", Version: "v1"}, nil)
-	var n atomic.Int32
-	rawTool(server, "forecast", func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		n.Add(1)
-		return &mcp.CallToolResult{InputRequests: mcp.InputRequestMap{
-			"city": &mcp.ElicitParams{Message: "Which city?", RequestedSchema: map[string]any{"type": "object"}},
-		}}, nil
-	})
-	ct, st := mcp.NewInMemoryTransports()
-	served, err := server.Connect(context.Background(), st, nil)
-	if err != nil {
-		t.Fatal(err)
+// Issue 27: a server that asks for a person's input (an InputRequiredResult
+// of the 2026-07-28 protocol, multi round-trip) from a client that cannot
+// put the question to anyone: the model is told the tool needs a person,
+// as a tool-error (never a failure to retry), and nothing was applied;
+// whether the client hands such results to mcptools (multi round-trip
+// disabled) or the SDK tries to fulfil them itself and fails (no
+// elicitation handler), over the SDK's in-memory transport and over
+// Streamable HTTP.
+func TestAnInputRequestIsToldAsNeedingAPerson(t *testing.T) {
+	asking := func() *mcp.Server {
+		server := mcp.NewServer(&mcp.Implementation{Name: "weather", Version: "v1"}, nil)
+		rawTool(server, "forecast", func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return &mcp.CallToolResult{InputRequests: mcp.InputRequestMap{
+				"city": &mcp.ElicitParams{Message: "Which city?", RequestedSchema: map[string]any{"type": "object"}},
+			}}, nil
+		})
+		return server
 	}
-	client := mcp.NewClient(&mcp.Implementation{Name: "toolsafe-test", Version: "v1"},
-		&mcp.ClientOptions{MultiRoundTrip: &mcp.MultiRoundTripOptions{Disabled: true}})
-	session, err := client.Connect(context.Background(), ct, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = session.Close()
-		_ = served.Wait()
-	})
-	ts, err := mcptools.List(context.Background(), session)
-	if err != nil {
-		t.Fatal(err)
-	}
-	r := toolsafe.Wrap(ts[0], toolsafe.WithRetry(fast())).Run(context.Background(), `{}`)
-	if r.Failure == nil || r.Failure.Kind != middleware.KindFailed || r.Attempts != 1 || n.Load() != 1 {
-		t.Fatalf("%+v after %d requests; want tool-failed after 1 attempt", r, n.Load())
-	}
-	if want := "forecast failed (its MCP server asked for input (elicitation or sampling) that this client does not give)"; !strings.Contains(r.Observation(), want) {
-		t.Errorf("the model saw %q", r.Observation())
+	for _, c := range []struct {
+		name     string
+		disabled bool // the client's multi round-trip
+		http     bool
+	}{
+		{"multi round-trip disabled, in memory", true, false},
+		{"the SDK's multi round-trip without a handler, in memory", false, false},
+		{"the SDK's multi round-trip without a handler, over Streamable HTTP to a stateless server", false, true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			server := asking()
+			var n atomic.Int32
+			server.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+				return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+					if method == "tools/call" {
+						n.Add(1)
+					}
+					return next(ctx, method, req)
+				}
+			})
+			var opts *mcp.ClientOptions
+			if c.disabled {
+				opts = &mcp.ClientOptions{MultiRoundTrip: &mcp.MultiRoundTripOptions{Disabled: true}}
+			}
+			client := mcp.NewClient(&mcp.Implementation{Name: "toolsafe-test", Version: "v1"}, opts)
+			var transport mcp.Transport
+			if c.http {
+				// A stateless server speaks 2026-07-28, whose input requests
+				// come back as results (a 2025 go-sdk server fails the call
+				// itself, with its own error, when the client cannot elicit).
+				srv := newHTTPServer(t, server, &mcp.StreamableHTTPOptions{Stateless: true})
+				transport = &mcp.StreamableClientTransport{Endpoint: srv.URL(), DisableStandaloneSSE: true}
+			} else {
+				ct, st := mcp.NewInMemoryTransports()
+				served, err := server.Connect(context.Background(), st, nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				t.Cleanup(func() { _ = served.Wait() })
+				transport = ct
+			}
+			session, err := client.Connect(context.Background(), mcptools.Transport(transport), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { _ = session.Close() })
+			ts, err := mcptools.List(context.Background(), session)
+			if err != nil {
+				t.Fatal(err)
+			}
+			tr := newTracing(t)
+			r := toolsafe.Wrap(ts[0], toolsafe.WithRetry(fast()), toolsafe.WithTracing(tr.hook)).Run(context.Background(), `{}`)
+			if r.Failure == nil || r.Failure.Kind != middleware.KindToolError || r.Attempts != 1 || n.Load() != 1 {
+				t.Fatalf("%s after %d attempts, %d requests; want tool-error after 1 attempt", r.Observation(), r.Attempts, n.Load())
+			}
+			if r.Failure.SideEffect == middleware.SideEffectUnknown || r.Failure.Retryable {
+				t.Errorf("side effect %v, retryable %v; want nothing applied, not retryable", r.Failure.SideEffect, r.Failure.Retryable)
+			}
+			if want := "forecast needs a person's input: its MCP server asked a question"; !strings.Contains(r.Observation(), want) || strings.Contains(r.Observation(), "Which city") {
+				t.Errorf("the model saw %q; want %q, without the server's question", r.Observation(), want)
+			}
+			if et, _ := attr(tr.attempts()[0].Attributes(), "error.type"); et != "input_required" {
+				t.Errorf("error.type %q; want input_required", et)
+			}
+		})
 	}
 }

@@ -109,14 +109,16 @@ func Example_content() {
 
 // What the model sees, and how many attempts are made, for each kind of
 // answer: a result with isError (not retried), input the schema refuses
-// (nothing is sent), an internal error (retried), a closed session (not
-// retried). The server's error text never reaches the model.
+// (nothing is sent), an internal error (retried: the tool only reads, as
+// its trusted server says), a closed session (not retried). The server's
+// error text never reaches the model.
 func Example_failures() {
 	ctx := context.Background()
 	server := mcp.NewServer(&mcp.Implementation{Name: "weather", Version: "v1"}, nil)
 	calls := 0
 	server.AddTool(&mcp.Tool{Name: "forecast", Description: "Tells the weather of a city.",
-		InputSchema: json.RawMessage(`{"type":"object","properties":{"city":{"type":"string"}},"required":["city"]}`)},
+		InputSchema: json.RawMessage(`{"type":"object","properties":{"city":{"type":"string"}},"required":["city"]}`),
+		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true}},
 		func(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			calls++
 			var in struct{ City string }
@@ -131,7 +133,7 @@ func Example_failures() {
 		})
 	session, done := connect(ctx, server)
 	defer done()
-	mcpTools, err := mcptools.List(ctx, session)
+	mcpTools, err := mcptools.List(ctx, session, mcptools.WithTrusted(true)) // its read-only hint loosens the guard
 	if err != nil {
 		panic(err)
 	}

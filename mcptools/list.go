@@ -13,7 +13,8 @@ import (
 
 // List returns the tools the server of session offers, as langchaingo
 // tools (each a *Tool), in the order the server lists them, paging through
-// tools/list. The tools call the server through session, and report a
+// tools/list. The tools call the server through session, and share it: with
+// WithReconnect they start a new one when it is gone, else they report a
 // closed session to the model once it is closed. It returns an error, and
 // no tools, for a nil session, a failed tools/list (wrapping the SDK's
 // error), a tool that cannot be made (see New), or two names equal but for
@@ -21,9 +22,10 @@ import (
 // WithFilter); the error names every such tool.
 func List(ctx context.Context, session *mcp.ClientSession, opts ...Option) ([]tools.Tool, error) {
 	if session == nil {
-		return nil, errors.New("mcptools: the session is nil: pass the *mcp.ClientSession that client.Connect returned")
+		return nil, errNilSession
 	}
 	c := newConfig(opts)
+	cn := newConn(session, c.reconnect)
 	var out []tools.Tool
 	var problems []error
 	var names []string
@@ -34,7 +36,7 @@ func List(ctx context.Context, session *mcp.ClientSession, opts ...Option) ([]to
 		if c.filter != nil && !c.filter(def) {
 			continue
 		}
-		t, err := newTool(session, def, c)
+		t, err := newTool(cn, def, c)
 		if ctx.Err() != nil {
 			// Compiling a server's schemas is bounded (see argschema.Compile),
 			// but a server with many tools still answers to ctx.

@@ -1,8 +1,13 @@
 package mcptools
 
 import (
+	"context"
+
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"go.opentelemetry.io/otel/metric"
 	"go.opentelemetry.io/otel/propagation"
+
+	"github.com/toolsafe/toolsafe/approval"
 )
 
 // Option configures List and New.
@@ -19,6 +24,12 @@ type config struct {
 	filter     func(*mcp.Tool) bool
 	noSpans    bool
 	propagator propagation.TextMapPropagator
+	trusted    bool
+	server     string
+	reconnect  func(context.Context) (*mcp.ClientSession, error)
+	meters     metric.MeterProvider
+	// inputApprover is asked the server's input requests (WithInputApprover).
+	inputApprover approval.Approver
 }
 
 func newConfig(opts []Option) config {
@@ -63,4 +74,58 @@ func WithSpanAttributes(on bool) Option {
 // set one there, such as propagation.TraceContext{}, or nothing is sent.
 func WithPropagator(p propagation.TextMapPropagator) Option {
 	return optionFunc(func(c *config) { c.propagator = p })
+}
+
+// WithTrusted says whether the program trusts the server's tool
+// annotations. The MCP specification says a client must take them as
+// untrusted unless they come from a trusted server, so by default they only
+// tighten: every tool has side effects without a key (it is sent again
+// only after a failure that proves nothing was applied), and a tool whose
+// destructiveHint is true or absent is reported as a candidate for approval
+// (see middleware.Hints). For a trusted server they loosen too: a
+// read-only tool is retried freely, an idempotent one after an outcome
+// that is unknown. An explicit toolsafe.WithSideEffects (or a policies
+// file's side_effects) always wins over a hint. The default is false.
+func WithTrusted(trusted bool) Option {
+	return optionFunc(func(c *config) { c.trusted = trusted })
+}
+
+// WithServerName names the server for the program's policies file: a file
+// whose mcp_servers has an entry of that name with trusted: true trusts its
+// annotations as WithTrusted(true) does (see package policyfile). It is the
+// program's name for the server, never the one the server gives itself,
+// which is the server's to choose. "" (the default) gives none.
+func WithServerName(name string) Option {
+	return optionFunc(func(c *config) { c.server = name })
+}
+
+// WithReconnect gives the tools a way to start a new session when theirs is
+// gone: the server answered 404 for it (it restarted, or forgot it: the
+// specification says the client MUST start a new session), or its
+// connection is closed. A call that the old session never delivered is then
+// sent again at once on the new one, even for a tool with side effects; a
+// call whose answer was lost is not (its outcome is unknown), and the next
+// call goes to the new session. connect must return a new, connected
+// session each time, such as
+//
+//	func(ctx context.Context) (*mcp.ClientSession, error) {
+//		return client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url}, nil)
+//	}
+//
+// (a CommandTransport runs its command once: make a new exec.Cmd each
+// time). The tools of one List share their sessions, and connect is called
+// by one call at a time; the session it replaced is closed. Nil, the
+// default, never reconnects: a gone session is told to the model as closed.
+func WithReconnect(connect func(ctx context.Context) (*mcp.ClientSession, error)) Option {
+	return optionFunc(func(c *config) { c.reconnect = connect })
+}
+
+// WithMeterProvider sets the meter provider of the MCP semantic
+// conventions' mcp.client.operation.duration histogram (seconds), which
+// each tools/call records with mcp.method.name, gen_ai.tool.name,
+// mcp.protocol.version and, on failure, error.type and
+// rpc.response.status_code. Nil, the default, means the global one
+// (otel.GetMeterProvider), looked up at a tool's first call.
+func WithMeterProvider(mp metric.MeterProvider) Option {
+	return optionFunc(func(c *config) { c.meters = mp })
 }

@@ -119,10 +119,16 @@ func (s *testServer) args(tool string) []string {
 var objectSchema = json.RawMessage(`{"type":"object","properties":{"city":{"type":"string"}}}`)
 
 // rawTool adds a tool whose handler is h, with objectSchema as its input
-// schema.
+// schema, annotated read-only (the tests that list it trust it, so it is
+// retried as a read; see sideEffectTool for one that acts).
 func rawTool(s *mcp.Server, name string, h mcp.ToolHandler) {
-	s.AddTool(&mcp.Tool{Name: name, Description: "The " + name + " tool.", InputSchema: objectSchema}, h)
+	s.AddTool(&mcp.Tool{Name: name, Description: "The " + name + " tool.", InputSchema: objectSchema,
+		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true}}, h)
 }
+
+// trusted is the option of the tests whose server's read-only hints
+// loosen the side-effect guard.
+var trusted = mcptools.WithTrusted(true)
 
 func text(s string) *mcp.CallToolResult {
 	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: s}}}

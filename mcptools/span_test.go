@@ -41,7 +41,7 @@ func TestSpansCarryTheMCPAttributes(t *testing.T) {
 		t.Fatal("the streamable session has no ID")
 	}
 
-	ts, err := mcptools.List(context.Background(), session)
+	ts, err := mcptools.List(context.Background(), session, trusted)
 	if err != nil {
 		t.Fatal(err)
 	}

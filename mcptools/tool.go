@@ -6,14 +6,15 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/tmc/langchaingo/tools"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/propagation"
-	semconv "go.opentelemetry.io/otel/semconv/v1.41.0"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/toolsafe/toolsafe/approval"
 	"github.com/toolsafe/toolsafe/argschema"
 	"github.com/toolsafe/toolsafe/middleware"
 )
@@ -22,20 +23,24 @@ import (
 // or New. It is safe for concurrent use, as its session is, and never
 // changes after it is made.
 type Tool struct {
-	session     *mcp.ClientSession
+	conn        *conn
 	def         *mcp.Tool
 	name        string // for the agent and the model
 	description string
 	schema      *argschema.Schema
 	checked     tools.Tool // the schema's check around send
-	attrs       []attribute.KeyValue
 	spans       bool
 	propagator  propagation.TextMapPropagator // nil: the global one, at each call
+	hints       middleware.Hints
+	metric      *operationMetric
+	// inputApprover is asked the server's input requests; nil: nobody.
+	inputApprover approval.Approver
 }
 
 var (
-	_ tools.Tool        = (*Tool)(nil)
-	_ argschema.Schemer = (*Tool)(nil)
+	_ tools.Tool            = (*Tool)(nil)
+	_ argschema.Schemer     = (*Tool)(nil)
+	_ middleware.HintedTool = (*Tool)(nil)
 )
 
 // permissive is the schema of a tool whose definition has none: any object.
@@ -49,13 +54,17 @@ const permissive = `{"type":"object"}`
 // and may not refer to other documents). A def without an input schema takes
 // any JSON object.
 func New(session *mcp.ClientSession, def *mcp.Tool, opts ...Option) (*Tool, error) {
-	return newTool(session, def, newConfig(opts))
+	if session == nil {
+		return nil, errNilSession
+	}
+	c := newConfig(opts)
+	return newTool(newConn(session, c.reconnect), def, c)
 }
 
-func newTool(session *mcp.ClientSession, def *mcp.Tool, c config) (*Tool, error) {
+var errNilSession = errors.New("mcptools: the session is nil: pass the *mcp.ClientSession that client.Connect returned")
+
+func newTool(cn *conn, def *mcp.Tool, c config) (*Tool, error) {
 	switch {
-	case session == nil:
-		return nil, errors.New("mcptools: the session is nil: pass the *mcp.ClientSession that client.Connect returned")
 	case def == nil:
 		return nil, errors.New("mcptools: the tool definition is nil")
 	case def.Name == "":
@@ -84,14 +93,17 @@ func newTool(session *mcp.ClientSession, def *mcp.Tool, c config) (*Tool, error)
 		description = def.Title
 	}
 	t := &Tool{
-		session:     session,
+		conn:        cn,
 		def:         def,
 		name:        name,
 		description: description,
 		schema:      schema,
 		spans:       !c.noSpans,
 		propagator:  c.propagator,
-		attrs:       sessionAttrs(session),
+		hints:       hintsOf(def, c),
+		metric:      newOperationMetric(c.meters, name),
+
+		inputApprover: c.inputApprover,
 	}
 	t.checked = schema.Middleware()(middleware.Func(name, description, t.send))
 	return t, nil
@@ -172,9 +184,10 @@ var errNotMade = errors.New("mcptools: this Tool was not made by mcptools.List o
 // result's content as text. On its own (toolsafe turns these into what the
 // model sees) it returns a *middleware.Failure of kind args-invalid for
 // input the schema or the server rejects, a *middleware.ToolError for a
-// result with isError or a tool the server no longer offers, ctx's error
-// when ctx ended, and otherwise an error that toolsafe classifies by type
-// and whose text never holds the server's.
+// result with isError, an input request or a tool the server no longer
+// offers, ctx's error when ctx ended, and otherwise an error that toolsafe
+// classifies by type (middleware.NotApplied where nothing was applied) and
+// whose text never holds the server's. It is safe for concurrent use.
 func (t *Tool) Call(ctx context.Context, input string) (string, error) {
 	if t == nil || t.checked == nil {
 		return "", middleware.Permanent(errNotMade)
@@ -185,22 +198,85 @@ func (t *Tool) Call(ctx context.Context, input string) (string, error) {
 	return t.checked.Call(ctx, input)
 }
 
-// send sends tools/call with input, which the schema accepted.
+// send sends tools/call with input, which the schema accepted. A call that
+// its session never delivered (closed, or forgotten by the server) is sent
+// again at once on a new session when WithReconnect allows it.
 func (t *Tool) send(ctx context.Context, input string) (string, error) {
 	span := trace.SpanFromContext(ctx)
 	if !t.spans || !span.IsRecording() {
 		span = nil
 	} else {
-		span.SetAttributes(t.attrs...)
 		ctx = context.WithValue(ctx, spanKey{}, span) // for Transport's request ID
 	}
+	ex := &exchange{}
+	ctx = withExchange(ctx, ex)
+	session, attrs := t.conn.current()
 	params := &mcp.CallToolParams{Name: t.def.Name, Arguments: json.RawMessage(input), Meta: traceMeta(ctx, t.propagator)}
-	res, err := t.session.CallTool(ctx, params)
-	if err != nil {
-		return "", t.failure(ctx, span, err)
+	start := time.Now()
+	res, err := t.callOn(ctx, span, session, attrs, params)
+	if err != nil && ctx.Err() == nil && t.conn.reconnect != nil && undelivered(err) {
+		fresh, rerr := t.conn.renew(ctx, session)
+		if rerr != nil {
+			t.metric.record(ctx, start, attrs, errorTypeSessionClosed, "")
+			if ctx.Err() != nil {
+				return "", rerr
+			}
+			te := middleware.NewToolError("%s", reasonClosed).WithCause(errors.Join(rerr, err))
+			return "", typed(middleware.NotApplied(te), errorTypeSessionClosed)
+		}
+		session = fresh
+		*ex = exchange{}
+		_, attrs = t.conn.current()
+		start = time.Now()
+		res, err = t.callOn(ctx, span, session, attrs, params)
 	}
-	if res.NeedsInput() {
-		return "", refused(reasonNeedsInput, nil)
+	if err == nil && res.NeedsInput() && t.inputApprover != nil {
+		// A question for a person: asked, and answered on the same session.
+		if res, err = t.askPerson(ctx, session, params, res); err != nil {
+			if _, paused := errors.AsType[*approval.Required](err); paused || errors.Is(err, ctx.Err()) {
+				return "", err
+			}
+			if _, told := errors.AsType[*typedError](err); told {
+				t.metric.record(ctx, start, attrs, errorTypeOf(err), "")
+				return "", err
+			}
+		}
+	}
+	if err != nil {
+		err = t.failure(ctx, span, ex, err)
+		t.metric.record(ctx, start, attrs, errorTypeOf(err), statusCodeOf(err))
+		return "", err
+	}
+	out, err := t.result(ctx, res)
+	t.metric.record(ctx, start, attrs, errorTypeOf(err), "")
+	return out, err
+}
+
+// callOn sends params on session, with attrs on span.
+func (t *Tool) callOn(ctx context.Context, span trace.Span, session *mcp.ClientSession, attrs []attribute.KeyValue, params *mcp.CallToolParams) (*mcp.CallToolResult, error) {
+	if span != nil {
+		span.SetAttributes(attrs...)
+	}
+	return session.CallTool(ctx, params)
+}
+
+// undelivered reports whether err says the session never delivered the call:
+// the server answered 404 for the session (it restarted, or forgot it), or
+// the connection was closed before the call was written.
+func undelivered(err error) bool {
+	return errors.Is(err, mcp.ErrSessionMissing) || errors.Is(err, mcp.ErrConnectionClosed)
+}
+
+// result turns the result of a tools/call into the model's text or a
+// failure.
+func (t *Tool) result(ctx context.Context, res *mcp.CallToolResult) (string, error) {
+	switch {
+	case res.NeedsInput():
+		return "", t.needsInput()
+	case len(res.Content) == 0 && res.StructuredContent == nil && !res.IsError && isTask(res):
+		// The call runs on at the server, where this client cannot follow
+		// it (go-sdk decodes no task handle): its outcome is unknown.
+		return "", typed(middleware.Permanent(middleware.NewToolError("%s", reasonTask)), errorTypeTask)
 	}
 	text := observation(res)
 	if res.IsError {
@@ -209,14 +285,52 @@ func (t *Tool) send(ctx context.Context, input string) (string, error) {
 	return text, nil
 }
 
-// sessionAttrs are the span attributes of every tools/call on session.
-func sessionAttrs(s *mcp.ClientSession) []attribute.KeyValue {
-	attrs := []attribute.KeyValue{semconv.McpMethodNameToolsCall}
-	if r := s.InitializeResult(); r != nil && r.ProtocolVersion != "" {
-		attrs = append(attrs, semconv.McpProtocolVersion(r.ProtocolVersion))
+// needsInput is the answer for a call its server answered with an input
+// request (InputRequiredResult): a person's input, which this client cannot
+// ask for. It is a tool-error, not retried: the server did not act.
+func (t *Tool) needsInput() error {
+	return typed(middleware.NewToolError("%s needs a person's input: its MCP server asked a question (an input request) that this client cannot put to anyone yet. "+
+		"Do not call %s again for this request; tell the user it needs them to answer its server in another MCP client.", t.name, t.name), errorTypeInputRequired)
+}
+
+// isTask reports whether res came as a task handle (resultType "task", the
+// MCP tasks extension), which the SDK decodes as a result without content.
+func isTask(res *mcp.CallToolResult) bool {
+	b, err := json.Marshal(res)
+	if err != nil {
+		return false
 	}
-	if id := s.ID(); id != "" {
-		attrs = append(attrs, semconv.McpSessionID(id))
+	var r struct {
+		ResultType string `json:"resultType"`
 	}
-	return attrs
+	return json.Unmarshal(b, &r) == nil && r.ResultType == "task"
+}
+
+// Hints returns what the tool's annotations say of it, and whether they
+// are trusted (WithTrusted) and under which name (WithServerName):
+// toolsafe.New takes its side effects from them (middleware.Hints), unless
+// an option gives them. No annotations means the MCP defaults: not
+// read-only, destructive, not idempotent.
+func (t *Tool) Hints() middleware.Hints {
+	if t == nil {
+		return middleware.Hints{}
+	}
+	return t.hints
+}
+
+// hintsOf returns the hints of def's annotations.
+func hintsOf(def *mcp.Tool, c config) middleware.Hints {
+	h := middleware.Hints{Trusted: c.trusted, Server: c.server}
+	if a := def.Annotations; a != nil {
+		// The SDK decodes readOnlyHint and idempotentHint as plain bools
+		// (false when absent): only true is taken as said.
+		if a.ReadOnlyHint {
+			h.ReadOnly = &a.ReadOnlyHint
+		}
+		if a.IdempotentHint {
+			h.Idempotent = &a.IdempotentHint
+		}
+		h.Destructive = a.DestructiveHint
+	}
+	return h
 }

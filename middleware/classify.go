@@ -43,7 +43,8 @@ import (
 //	budget.ErrExceeded                               budget-exceeded     false
 //	timeout.ErrExceeded, the attempt timeout         tool-timeout        true
 //	retrypolicy.ErrExceeded (a retry of your own)    tool-failed         false
-//	Transient(err), RetryAfter(err, d)               tool-failed         true
+//	Transient(err), RetryAfter(err, d),
+//	  NotApplied(err)                                tool-failed         true
 //	*ToolError, Retryable                            tool-failed         true
 //	*ToolError                                       tool-error          false
 //	failsafe.ErrExecutionCanceled (a lost hedge)     tool-failed         true
@@ -96,7 +97,7 @@ const (
 	rowBudget
 	rowTimeout
 	rowExceeded
-	rowMarker // Transient or RetryAfter: not a row, but it outranks a ToolError
+	rowMarker // Transient, RetryAfter or NotApplied: not a row, but it outranks a ToolError
 )
 
 // rowKinds is the kind and retryability of each row, in the table's order.
@@ -193,7 +194,7 @@ func (s *scan) note(err error) bool {
 		s.rows |= rowUnavailable
 	case *ToolError:
 		s.tool = cmp.Or(s.tool, e)
-	case *transientError, *retryAfterError:
+	case *transientError, *retryAfterError, *notAppliedError:
 		s.rows |= rowMarker
 	}
 	if k, ok := err.(kinded); ok && s.kinded == nil {
@@ -261,7 +262,8 @@ type kinded interface {
 func hasMarker(err error) bool {
 	_, t := errors.AsType[*transientError](err)
 	_, ra := errors.AsType[*retryAfterError](err)
-	return t || ra
+	_, na := errors.AsType[*notAppliedError](err)
+	return t || ra || na
 }
 
 // Reason returns a short, model-safe description of err derived from its

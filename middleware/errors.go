@@ -101,6 +101,33 @@ func RetryAfterOf(err error) (time.Duration, bool) {
 	return 0, false
 }
 
+type notAppliedError struct{ err error }
+
+func (e *notAppliedError) Error() string { return e.err.Error() }
+func (e *notAppliedError) Unwrap() error { return e.err }
+
+// NotApplied marks err as a failure that proves the upstream did not act
+// on the request: it never reached the upstream (the connection was
+// refused, the session was closed before the request was written), or the
+// upstream refused it before doing anything (it no longer knew the
+// session). The side-effect guard then lets even a tool without an
+// idempotency key be sent again. Like Transient it is retried, unless
+// Permanent marks it too. Mark only what the error's type or the protocol
+// proves; an answer lost after the request went out is not one.
+// NotApplied(nil) is nil.
+func NotApplied(err error) error {
+	if err == nil {
+		return nil
+	}
+	return &notAppliedError{err: err}
+}
+
+// IsNotApplied reports whether err's chain holds a NotApplied mark.
+func IsNotApplied(err error) bool {
+	_, ok := errors.AsType[*notAppliedError](err)
+	return ok
+}
+
 type permanentError struct{ err error }
 
 func (e *permanentError) Error() string { return e.err.Error() }

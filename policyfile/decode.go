@@ -36,7 +36,7 @@ func (d *decoder) unknown(e entry, known []string) {
 }
 
 // topFields are the fields at the top of the file.
-var topFields = []string{"version", "defaults", "dependencies", "tools"}
+var topFields = []string{"version", "defaults", "dependencies", "tools", "mcp_servers"}
 
 // decodeFile parses data and decodes it, adding every problem to ps. It
 // returns nil when the file could not be parsed at all.
@@ -80,6 +80,8 @@ func (d *decoder) top(n ast.Node, c *File) {
 			d.dependencies(e, c)
 		case "tools":
 			d.tools(e, c)
+		case "mcp_servers":
+			d.mcpServers(e, c)
 		default:
 			switch {
 			case strings.HasPrefix(e.Key, "x-"):

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/toolsafe/toolsafe/middleware"
 	"github.com/toolsafe/toolsafe/policyfile"
 )
 
@@ -73,6 +74,12 @@ tools:                     # by the tool's Name(); a tool not named here gets th
       type: object
       required: [query]
       properties: {query: {type: string, minLength: 1}}
+
+mcp_servers:               # MCP servers, by the program's name for each (mcptools.WithServerName)
+  files:
+    trusted: true          # its tool annotations loosen too: read-only tools are retried freely,
+                           # idempotent ones after an unknown outcome; false (the default): they only
+                           # tighten, and every tool of the server has side effects without a key
 `))
 	if err != nil {
 		fmt.Println(err)
@@ -149,4 +156,41 @@ tools:
 	// toolsafe: the policies file has 2 problems:
 	//   line 3, column 3: tools.fetch_invoice: "fetch_invoice" is named in the file but was not passed to WrapAll: pass it, or remove its entry; did you mean "fetch_invoce"?
 	//   line 4, column 12: tools.search.fallback.tool: unknown fallback tool "archive_search": it was not passed to WrapAll; pass it too, or name one of fetch_invoce, search
+}
+
+// What side effects WrapAll gives each tool of an MCP server, and where
+// they come from, for a reviewer: the hints of its annotations (untrusted
+// unless the program or mcp_servers trusts the server), or the file's own
+// setting, which always wins. (The toolsafe command prints the same for a
+// saved tools/list: toolsafe check -mcp files=tools.json policies.yaml.)
+func ExampleFile_DescribeSideEffects() {
+	file, err := policyfile.Parse([]byte(`
+mcp_servers:
+  files: {trusted: true}
+tools:
+  move_file: {side_effects: not_idempotent, approval: every_attempt}
+`))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	yes, no := true, false
+	for _, t := range []struct {
+		name string
+		h    middleware.Hints
+	}{
+		{"read_file", middleware.Hints{ReadOnly: &yes, Server: "files"}},
+		{"write_file", middleware.Hints{Idempotent: &yes, Destructive: &yes, Server: "files"}},
+		{"move_file", middleware.Hints{Destructive: &yes, Server: "files"}},
+		{"send_email", middleware.Hints{Destructive: &no, Server: "mail"}},
+		{"delete_page", middleware.Hints{Server: "wiki"}},
+	} {
+		fmt.Printf("%s: %s\n", t.name, file.DescribeSideEffects(t.name, &t.h))
+	}
+	// Output:
+	// read_file: side effects none (trusted hint); server trusted
+	// write_file: side effects idempotent (trusted hint); server trusted; approval candidate: destructive (trusted hint), not gated: set approval: every_attempt to gate it
+	// move_file: side effects not_idempotent (setting); server trusted; approval candidate: destructive (trusted hint), approval every_attempt
+	// send_email: side effects not_idempotent (default)
+	// delete_page: side effects not_idempotent (default); approval candidate: destructive (default), not gated: set approval: every_attempt to gate it
 }

@@ -33,9 +33,12 @@ type File struct {
 	deps     map[string]*depSpec
 	depNames []string // in file order
 	tools    map[string]*toolSpec
-	names    []string          // in file order
-	extra    []toolsafe.Option // from With, after the file's options
-	approver approval.Approver
+	names    []string // in file order
+	// mcpServers are the MCP servers the file names, by the program's name
+	// for them (mcptools.WithServerName).
+	mcpServers map[string]*mcpServerSpec
+	extra      []toolsafe.Option // from With, after the file's options
+	approver   approval.Approver
 	// fallbackOpts are the options of WithFallbackOptions, by tool.
 	fallbackOpts map[string][]fallback.Option
 	stores       map[string]Shared // from WithShared, by kind
@@ -156,6 +159,7 @@ type resolved struct {
 	tracing     bool
 	dependency  string
 	sideEffects string
+	sideSet     bool // the file sets side_effects for the tool
 	approval    string
 	fallback    string
 	fallbackOn  []middleware.Kind
@@ -186,6 +190,7 @@ func (c *File) resolve(name string) resolved {
 		tracing:     t.tracing.or(d.tracing).v,
 		dependency:  t.dependency.v,
 		sideEffects: t.sideEffects.v,
+		sideSet:     t.sideEffects.set,
 		approval:    t.approval.v,
 		fallback:    t.fallback.v,
 		fallbackOn:  t.fallbackOn.v,

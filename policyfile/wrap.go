@@ -249,6 +249,15 @@ func (c *File) options(b *binder, name string) ([]toolsafe.Option, error) {
 	case sideEffectsNot:
 		opts = append(opts, toolsafe.WithSideEffects(middleware.SideEffectsWithoutKey))
 	}
+	if h, ok := b.byName[name].(middleware.HintedTool); ok && r.approval != approvalEveryAttempt {
+		// A tool with hints (an MCP server's): toolsafe.New takes its side
+		// effects from them, unless the file says side_effects: none, or
+		// trusts the server where the program did not.
+		s, from := c.hintedSideEffects(r, h.Hints())
+		if r.sideSet && r.sideEffects == sideEffectsNone || from == middleware.FromTrustedHint && !h.Hints().Trusted {
+			opts = append(opts, toolsafe.WithSideEffects(s))
+		}
+	}
 	switch r.approval {
 	case approvalPerCall:
 		opts = append(opts, toolsafe.WithApproval(c.approver))

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Installs the TypeScript-SDK MCP server that mcptools' tests run against,
-# @modelcontextprotocol/server-everything, at the version pinned in
-# mcptools/testdata/everything/package.json (its dependencies as
+# Installs the TypeScript-SDK MCP servers that mcptools' tests run against,
+# @modelcontextprotocol/server-everything and server-filesystem (its tools
+# annotated read-only, idempotent or destructive), at the versions pinned in
+# mcptools/testdata/everything/package.json (their dependencies as
 # package-lock.json pins them), into that folder's node_modules. Installs
 # Debian's Node first when there is none. .ci/run calls it; so can you.
 set -euo pipefail

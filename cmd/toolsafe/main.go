@@ -1,6 +1,6 @@
 // Command toolsafe checks toolsafe policies files before anything runs.
 //
-//	toolsafe check [-tools name,...] FILE...
+//	toolsafe check [-tools name,...] [-mcp NAME=TOOLS.json]... FILE...
 //	toolsafe version
 //	toolsafe help
 //	toolsafe approvals
@@ -18,7 +18,16 @@
 // them, that every fallback names one, and that no two collide. What only
 // the program knows, such as the approver of the tools that need
 // approval, or the store of a dependency with shared: redis, is not
-// checked. Flags may come before or after the files.
+// checked. With -mcp NAME=TOOLS.json, once per MCP server, TOOLS.json the
+// server's tools/list result saved as JSON and NAME the program's name for
+// the server (mcptools.WithServerName), it checks the file against those
+// tools too and prints, per MCP tool, its side-effect class and where it
+// came from (policyfile.File.DescribeSideEffects):
+//
+//	delete_file: surface → retry 2 (500ms..30s ×2 +25%) → tool delete_file
+//	  MCP (files): side effects not_idempotent (default); approval candidate: destructive (default), not gated: set approval: every_attempt to gate it
+//
+// Flags may come before or after the files.
 //
 // approvals says where the approvals command is: it works on a fleet's
 // Redis, so it lives in redisstore's module, as
@@ -44,6 +53,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/toolsafe/toolsafe/middleware"
 	"github.com/toolsafe/toolsafe/policyfile"
 )
 
@@ -58,8 +68,10 @@ const (
 const usage = `toolsafe checks toolsafe policies files.
 
 Usage:
-  toolsafe check [-tools name,...] FILE...   check files ("-" for standard input);
+  toolsafe check [-tools name,...] [-mcp NAME=TOOLS.json]... FILE...
+                                             check files ("-" for standard input);
                                              print each tool's chain of layers
+                                             (and an MCP tool's side effects)
   toolsafe version                           print the version of toolsafe
   toolsafe help                              print this help
   toolsafe approvals                         where to list and decide approvals
@@ -70,7 +82,7 @@ error, 3 when a file could not be checked (it could not be read, or the
 output could not be written).
 `
 
-const checkUsage = `Usage: toolsafe check [-tools name,...] FILE...
+const checkUsage = `Usage: toolsafe check [-tools name,...] [-mcp NAME=TOOLS.json]... FILE...
 
 Checks each policies file ("-" reads standard input) and prints, when it is
 valid, its dependencies and each tool's chain of layers, outermost first;
@@ -82,6 +94,11 @@ come before or after the files.
                     names one, and that no two collide (the approver of the
                     tools that need approval and the store of a shared
                     dependency come from code: not checked)
+  -mcp NAME=FILE    an MCP server's tools/list result saved as JSON, NAME the
+                    program's name for the server (mcptools.WithServerName);
+                    once per server: check its tools too, and print each
+                    one's side-effect class and where it came from (setting,
+                    hint, trusted hint, default)
 
 Exit status: 0 when every file is valid, 1 when one is not, 2 on a usage
 error, 3 when a file could not be checked.
@@ -156,6 +173,8 @@ func check(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs.SetOutput(stderr)
 	fs.Usage = func() {} // printed below, to stdout for -h
 	toolList := fs.String("tools", "", "")
+	var mcp mcpList
+	fs.Var(&mcp, "mcp", "")
 	files, err := parseInterleaved(fs, args)
 	switch {
 	case errors.Is(err, flag.ErrHelp):
@@ -178,12 +197,15 @@ func check(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 			names = append(names, n)
 		}
 	}
+	for _, t := range mcp.tools {
+		names = append(names, t.name)
+	}
 	status := exitValid
 	for i, path := range files {
 		if i > 0 {
 			fmt.Fprintln(stdout)
 		}
-		switch checkFile(path, names, stdin, stdout, stderr) {
+		switch checkFile(path, names, mcp.tools, stdin, stdout, stderr) {
 		case exitCantTell:
 			status = exitCantTell
 		case exitInvalid:
@@ -217,7 +239,7 @@ func parseInterleaved(fs *flag.FlagSet, args []string) ([]string, error) {
 
 // checkFile checks one file and returns exitValid, exitInvalid or
 // exitCantTell.
-func checkFile(path string, names []string, stdin io.Reader, stdout, stderr io.Writer) int {
+func checkFile(path string, names []string, mcpTools []mcpTool, stdin io.Reader, stdout, stderr io.Writer) int {
 	file, err := load(path, stdin)
 	if path == "-" {
 		path = stdinName
@@ -247,13 +269,23 @@ func checkFile(path string, names []string, stdin io.Reader, stdout, stderr io.W
 			fmt.Fprintf(stdout, "  %s: %s\n", d, file.DescribeDependency(d))
 		}
 	}
+	hints := map[string]*middleware.Hints{}
+	for i := range mcpTools {
+		hints[mcpTools[i].name] = &mcpTools[i].hints
+	}
 	fmt.Fprintln(stdout, "\ntools, outermost layer first:")
 	for _, n := range toolNames {
 		fmt.Fprintf(stdout, "  %s: %s\n", n, file.Describe(n))
+		if h := hints[n]; h != nil {
+			fmt.Fprintf(stdout, "    MCP (%s): %s\n", h.Server, file.DescribeSideEffects(n, h))
+		}
 	}
 	for _, n := range names {
 		if !slices.Contains(toolNames, n) {
 			fmt.Fprintf(stdout, "  %s (not in the file: the defaults): %s\n", n, file.Describe(n))
+			if h := hints[n]; h != nil {
+				fmt.Fprintf(stdout, "    MCP (%s): %s\n", h.Server, file.DescribeSideEffects(n, h))
+			}
 		}
 	}
 	fmt.Fprintf(stdout, "  any other tool (the defaults): %s\n", strings.TrimSuffix(file.Describe("\x00"), " \x00"))

@@ -217,8 +217,8 @@ tools:
 		{name: "check without a file: 2", args: []string{"check"}, status: 2, errOut: []string{"no file to check", "Usage: toolsafe check"}, noStdout: true},
 		{name: "check with an unknown flag: 2", args: []string{"check", "-tool", "a", good}, status: 2, errOut: []string{"flag provided but not defined: -tool", "Usage: toolsafe check"}, noStdout: true},
 		{name: "- twice: 2", args: []string{"check", "-", "-"}, status: 2, errOut: []string{"- (standard input) is given 2 times"}, noStdout: true},
-		{name: "help", args: []string{"help"}, status: 0, out: []string{"toolsafe check [-tools name,...] FILE..."}},
-		{name: "--help", args: []string{"--help"}, status: 0, out: []string{"toolsafe check [-tools name,...] FILE...", "Exit status: 0"}},
+		{name: "help", args: []string{"help"}, status: 0, out: []string{"toolsafe check [-tools name,...] [-mcp NAME=TOOLS.json]... FILE..."}},
+		{name: "--help", args: []string{"--help"}, status: 0, out: []string{"toolsafe check [-tools name,...] [-mcp NAME=TOOLS.json]... FILE...", "Exit status: 0"}},
 		{name: "-h", args: []string{"-h"}, status: 0, out: []string{"Usage:"}},
 		{name: "check --help prints the check's usage to stdout", args: []string{"check", "--help"}, status: 0, out: []string{"Usage: toolsafe check", "-tools name,..."}},
 		{name: "check -h after a file", args: []string{"check", good, "-h"}, status: 0, out: []string{"Usage: toolsafe check"}},
@@ -282,5 +282,57 @@ func TestTheExamplesPoliciesFilesPass(t *testing.T) {
 	var stdout, stderr strings.Builder
 	if status := run(append([]string{"check"}, paths...), strings.NewReader(""), &stdout, &stderr); status != 0 {
 		t.Errorf("exit status %d:\n%s", status, stderr.String())
+	}
+}
+
+// Issue 27: toolsafe check prints, per MCP tool of a saved tools/list, its
+// side-effect class and where it came from, so that a person reviewing the
+// file sees which tools may act and which are gated.
+func TestCheckPrintsMCPSideEffects(t *testing.T) {
+	dir := t.TempDir()
+	policies := filepath.Join(dir, "policies.yaml")
+	if err := os.WriteFile(policies, []byte(`
+defaults: {retries: 2}
+mcp_servers:
+  files: {trusted: true}
+tools:
+  move_file: {approval: every_attempt}
+`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// As server-filesystem lists them (tools/list result, trimmed).
+	list := filepath.Join(dir, "files.json")
+	if err := os.WriteFile(list, []byte(`{"tools": [
+  {"name": "read_text_file", "inputSchema": {"type": "object"}, "annotations": {"readOnlyHint": true, "openWorldHint": false}},
+  {"name": "edit_file", "inputSchema": {"type": "object"}, "annotations": {"readOnlyHint": false, "idempotentHint": false, "destructiveHint": true}},
+  {"name": "move_file", "inputSchema": {"type": "object"}, "annotations": {"readOnlyHint": false, "idempotentHint": false, "destructiveHint": true}}
+]}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	wiki := filepath.Join(dir, "wiki.json")
+	if err := os.WriteFile(wiki, []byte(`[{"name": "delete_page", "inputSchema": {"type": "object"}}]`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var stdout, stderr strings.Builder
+	if status := run([]string{"check", "-mcp", "files=" + list, "-mcp", "wiki=" + wiki, policies}, nil, &stdout, &stderr); status != 0 {
+		t.Fatalf("status %d: %s", status, stderr.String())
+	}
+	for _, want := range []string{
+		"  move_file: surface → retry 2 (500ms..30s ×2 +25%) → approval every attempt → tool move_file\n" +
+			"    MCP (files): side effects not_idempotent (setting); server trusted; approval candidate: destructive (trusted hint), approval every_attempt\n",
+		"  read_text_file (not in the file: the defaults): surface → retry 2 (500ms..30s ×2 +25%) → tool read_text_file\n" +
+			"    MCP (files): side effects none (trusted hint); server trusted\n",
+		// go-sdk reads an absent readOnlyHint or idempotentHint as false, so
+		// mcptools takes false for unsaid, and so does check.
+		"  edit_file (not in the file: the defaults): surface → retry 2 (500ms..30s ×2 +25%) → tool edit_file\n" +
+			"    MCP (files): side effects not_idempotent (default); server trusted; approval candidate: destructive (trusted hint), not gated: set approval: every_attempt to gate it\n",
+		"    MCP (wiki): side effects not_idempotent (default); approval candidate: destructive (default), not gated",
+	} {
+		if !strings.Contains(stdout.String(), want) {
+			t.Errorf("the output lacks %q:\n%s", want, stdout.String())
+		}
+	}
+	if status := run([]string{"check", "-mcp", "files", policies}, nil, &stdout, &stderr); status != 2 || !strings.Contains(stderr.String(), "-mcp takes NAME=FILE") {
+		t.Errorf("-mcp without a file: status %d, %q", status, stderr.String())
 	}
 }

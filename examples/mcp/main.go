@@ -1,4 +1,4 @@
-// Command mcp is the MCP example: a langchaingo agent uses the tool of a
+// Command mcp is the MCP example: a langchaingo agent uses the tools of a
 // real MCP server through toolsafe, and finishes although the server fails
 // in every way it can.
 //
@@ -6,15 +6,22 @@
 // SDK) into a temporary directory, starts it as a subprocess over stdio
 // with the SDK's CommandTransport, lists its tools with mcptools and wraps
 // them with toolsafe: retries, a hard attempt timeout, the input schema
-// checked before any attempt, spans. A scripted model (toolsafetest.Model:
-// no network, no API key) asks for three forecasts. The program prints, per tool call, what
-// happened and what the model saw, the server's own log, and the span tree.
+// checked before any attempt, spans. The tools' annotations decide their
+// side effects (the program trusts its own server): forecast only reads and
+// is retried freely; delete_alert is destructive, so the program gates it,
+// and the agent run pauses for a person's approval before it runs. A
+// scripted model (toolsafetest.Model: no network, no API key) asks for
+// three forecasts, then to delete an alert. Then the same server over
+// Streamable HTTP answers a forecast 503 with Retry-After: 1, and the call
+// is retried after it. The program prints, per tool call, what happened
+// and what the model saw, the servers' own logs, and the span tree.
 //
 //	cd examples/mcp && go run .
 //	go run . -server /path/to/weather-server   # a server built already
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -39,10 +46,12 @@ import (
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
 	"github.com/toolsafe/toolsafe"
+	"github.com/toolsafe/toolsafe/approval"
 	"github.com/toolsafe/toolsafe/mcptools"
 	"github.com/toolsafe/toolsafe/middleware"
 	"github.com/toolsafe/toolsafe/otelhook"
 	"github.com/toolsafe/toolsafe/policy"
+	toolrun "github.com/toolsafe/toolsafe/run"
 	"github.com/toolsafe/toolsafe/toolcall"
 	"github.com/toolsafe/toolsafe/toolsafetest"
 )
@@ -78,7 +87,9 @@ func run(ctx context.Context, w io.Writer, serverBin string) error {
 		return err
 	}
 	defer session.Close()
-	mcpTools, err := mcptools.List(ctx, session)
+	// The program's own server: its annotations are trusted, so they
+	// loosen the side-effect guard as well as tighten it.
+	mcpTools, err := mcptools.List(ctx, session, mcptools.WithTrusted(true))
 	if err != nil {
 		return err
 	}
@@ -90,7 +101,9 @@ func run(ctx context.Context, w io.Writer, serverBin string) error {
 
 	ids := toolsafe.NewCallIDs()
 	var results resultLog
-	wrapped := wrapTools(mcpTools, otelhook.New(otelhook.WithTracerProvider(tp)), ids, &results)
+	grants := approval.NewGrants()
+	hook := otelhook.New(otelhook.WithTracerProvider(tp))
+	wrapped := wrapTools(w, mcpTools, hook, ids, grants, &results)
 	if err := printTools(w, session.InitializeResult(), wrapped); err != nil {
 		return err
 	}
@@ -98,21 +111,112 @@ func run(ctx context.Context, w io.Writer, serverBin string) error {
 	if err != nil {
 		return err
 	}
+	deleted, err := deleteAnAlert(ctx, w, tp, ids, grants, wrapped)
+	if err != nil {
+		return err
+	}
 	if err := session.Close(); err != nil { // the server exits; its log is complete
 		return fmt.Errorf("closing the MCP session: %w", err)
+	}
+
+	// The same server over Streamable HTTP, overloaded at first.
+	var httpLog syncBuffer
+	if err := forecastOverHTTP(ctx, serverBin, &httpLog, hook, &results); err != nil {
+		return err
 	}
 
 	fmt.Fprintln(w, "\nThe tool calls:")
 	for i, r := range results.list {
 		printResult(w, i+1, r)
 	}
-	fmt.Fprintf(w, "\nThe final answer: %s\n", out)
+	fmt.Fprintf(w, "\nThe final answers: %s\n  %s\n", out, deleted)
 	fmt.Fprintln(w, "\nThe server's log (its raw errors stay here, never in what the model sees):")
 	for line := range strings.Lines(serverLog.String()) {
 		fmt.Fprint(w, "  ", line)
 	}
+	fmt.Fprintln(w, "\nThe log of the server over Streamable HTTP:")
+	for line := range strings.Lines(httpLog.String()) {
+		fmt.Fprint(w, "  ", line)
+	}
 	fmt.Fprintln(w, "\nThe span tree:")
 	printTree(w, spans.Ended())
+	return nil
+}
+
+// deleteAnAlert runs the agent on a request to delete an alert: the call
+// pauses for approval, a person approves it (here, the program in their
+// place), and the resumed run deletes the alert once. It returns the final
+// answer.
+func deleteAnAlert(ctx context.Context, w io.Writer, tp *sdktrace.TracerProvider, ids *toolsafe.CallIDs, grants *approval.Grants, wrapped []tools.Tool) (any, error) {
+	del := toolsafetest.ToolCall{ID: "call_delete", Tool: "delete_alert", Arguments: `{"id":"A-7"}`}
+	model := toolsafetest.NewModel(
+		toolsafetest.Calls(del),
+		toolsafetest.Calls(del), // the resumed run: the model asks again
+		toolsafetest.Answer("Alert A-7 is deleted."),
+	)
+	fmt.Fprintln(w, "\nThe agent is asked to delete alert A-7:")
+	runCtx := toolrun.With(ctx, "delete-alert-A-7", nil)
+	for {
+		executor := agents.NewExecutor(agents.NewOpenAIFunctionsAgent(model, wrapped),
+			agents.WithCallbacksHandler(ids), agents.WithMaxIterations(4))
+		spanCtx, span := tp.Tracer("toolsafe-mcp-example").Start(runCtx, "invoke_agent alerts")
+		out, err := executor.Call(spanCtx, map[string]any{"input": "Delete my weather alert A-7."})
+		span.End()
+		var ar *approval.Required
+		if errors.As(err, &ar) {
+			fmt.Fprintf(w, "  the run paused: %s %s needs approval (call %s): %s\n", ar.Tool, ar.Input, ar.CallID, ar.Reason)
+			for _, p := range grants.Pending() {
+				fmt.Fprintf(w, "  waiting in the approvals inbox: %s %s\n", p.Tool, p.Input)
+			}
+			grants.Grant(ar.Tool, ar.Input)
+			fmt.Fprintln(w, "  a person approves it; the run resumes")
+			runCtx = toolrun.Resume(runCtx, ar)
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("the agent run was aborted: %w", err)
+		}
+		return out["output"], nil
+	}
+}
+
+// forecastOverHTTP starts the server over Streamable HTTP, its log written
+// to log, and asks it for a forecast: the first answer is 503 with
+// Retry-After: 1, and the call is retried after it. The result is added to
+// results.
+func forecastOverHTTP(ctx context.Context, serverBin string, log io.Writer, hook *otelhook.Hook, results *resultLog) error {
+	cmd := exec.Command(serverBin, "-http", "127.0.0.1:0")
+	cmd.Stderr = log
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return err
+	}
+	if err := cmd.Start(); err != nil {
+		return fmt.Errorf("starting the MCP server over HTTP: %w", err)
+	}
+	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
+	endpoint, err := bufio.NewReader(stdout).ReadString('\n')
+	if err != nil {
+		return fmt.Errorf("the MCP server over HTTP printed no endpoint: %w", err)
+	}
+	client := mcp.NewClient(&mcp.Implementation{Name: "toolsafe-mcp-example", Version: "v1.0.0"}, nil)
+	// mcptools.Transport lets the tool see the 503 and its Retry-After, which
+	// the SDK reports only as "rejected by transport".
+	session, err := client.Connect(ctx, mcptools.Transport(&mcp.StreamableClientTransport{
+		Endpoint: strings.TrimSpace(endpoint), DisableStandaloneSSE: true}), nil)
+	if err != nil {
+		return fmt.Errorf("connecting over HTTP: %w", err)
+	}
+	defer session.Close()
+	mcpTools, err := mcptools.List(ctx, session, mcptools.WithTrusted(true), mcptools.WithFilter(func(t *mcp.Tool) bool { return t.Name == "forecast" }))
+	if err != nil {
+		return err
+	}
+	forecast := toolsafe.Wrap(mcpTools[0],
+		toolsafe.WithRetry(policy.Retry{MaxRetries: 3, Backoff: policy.Backoff{Base: 100 * time.Millisecond, Max: time.Second, Multiplier: 2}}),
+		toolsafe.WithTimeout(5*time.Second), toolsafe.WithDeadline(10*time.Second),
+		toolsafe.WithTracing(hook), toolsafe.WithOnResult(results.add))
+	forecast.Run(ctx, `{"city":"Tromsø"}`)
 	return nil
 }
 
@@ -143,18 +247,30 @@ func (l *resultLog) add(_ context.Context, r middleware.Result) {
 
 // wrapTools wraps each MCP tool with toolsafe: retries, a hard attempt
 // timeout, a deadline, call IDs, spans, and its results kept in results.
-func wrapTools(mcpTools []tools.Tool, hook *otelhook.Hook, ids *toolsafe.CallIDs, results *resultLog) []tools.Tool {
+// Its side effects come from its annotations; one they say is destructive
+// is gated by grants, every attempt. It prints what each tool got, and why.
+func wrapTools(w io.Writer, mcpTools []tools.Tool, hook *otelhook.Hook, ids *toolsafe.CallIDs, grants *approval.Grants, results *resultLog) []tools.Tool {
 	var wrapped []tools.Tool
+	fmt.Fprintln(w, "Side effects, from the tools' annotations (the program trusts its own server):")
 	for _, t := range mcpTools {
-		wrapped = append(wrapped, toolsafe.Wrap(t, // its inputSchema is checked before any attempt
+		opts := []toolsafe.Option{ // its inputSchema is checked before any attempt
 			toolsafe.WithRetry(policy.Retry{MaxRetries: 3, Backoff: policy.Backoff{
 				Base: 100 * time.Millisecond, Max: time.Second, Multiplier: 2, Jitter: 0.25}}),
-			toolsafe.WithTimeout(500*time.Millisecond), // per attempt
-			toolsafe.WithDeadline(10*time.Second),
+			toolsafe.WithTimeout(500 * time.Millisecond), // per attempt
+			toolsafe.WithDeadline(10 * time.Second),
 			toolsafe.WithCallIDs(ids),
 			toolsafe.WithTracing(hook),
 			toolsafe.WithOnResult(results.add),
-		))
+		}
+		h := t.(*mcptools.Tool).Hints()
+		effects, from := h.SideEffects()
+		gate := "not gated"
+		if destructive, why := h.ApprovalCandidate(); destructive {
+			opts = append(opts, toolsafe.WithApproval(grants), toolsafe.WithDestructive())
+			gate = "destructive (" + why + "): every attempt needs a person's approval"
+		}
+		fmt.Fprintf(w, "  %s: side effects %s (%s); %s\n", t.Name(), effects, from, gate)
+		wrapped = append(wrapped, toolsafe.Wrap(t, opts...))
 	}
 	return wrapped
 }

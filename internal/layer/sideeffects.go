@@ -61,17 +61,23 @@ func GuardSideEffects(s middleware.SideEffects) middleware.Middleware {
 // changed something upstream. It answers false only when the error's type
 // proves the request was not acted on, and true otherwise:
 //
-//   - false: nil; a refused connection, a failed dial or name lookup (the
-//     request never left); HTTP 408, 425, 429 and 503 and any RetryAfter (the
-//     upstream said it did not act); a ToolError (the tool knows the
-//     outcome); an approval pause or denial, an open circuit, a full
-//     bulkhead, a spent budget, invalid arguments (no attempt was made);
+//   - false: nil; middleware.NotApplied; a refused connection, a failed
+//     dial or name lookup (the request never left); HTTP 408, 425, 429 and 503 and any RetryAfter (the
+//     upstream said it did not act); a semantic ToolError, kind tool-error
+//     (the tool knows the outcome and told the model); an approval pause or
+//     denial, an open circuit, a full bulkhead, a spent budget, invalid
+//     arguments (no attempt was made);
 //   - true: an attempt timeout, a panic, a reset or closed connection, an
 //     HTTP 500, 502 or 504, and any error it knows nothing about.
 //
-// Like Classify it looks at types only, through any depth of wrapping.
+// A ToolError marked Transient or Permanent, or made with
+// RetryableToolError, proves nothing by itself: it carries a message ("its
+// MCP server failed to handle the call", "try later"), not a verdict on
+// the outcome, so what decides is the rest of the chain (the cause given to
+// WithCause), and with nothing there the outcome is unknown. Like Classify
+// it looks at types only, through any depth of wrapping.
 func MayHaveApplied(err error) bool {
-	if err == nil {
+	if err == nil || middleware.IsNotApplied(err) {
 		return false
 	}
 	if k, _ := middleware.Classify(err); k == middleware.KindApprovalRequired {
@@ -96,13 +102,14 @@ func MayHaveApplied(err error) bool {
 	case middleware.KindToolError, middleware.KindArgsInvalid, middleware.KindCircuitOpen, middleware.KindBusy, middleware.KindBudget, middleware.KindApprovalDenied:
 		return false
 	}
+	// Kind tool-error (an unmarked, non-retryable ToolError) answered
+	// above; a ToolError that is still here is a message, not a verdict.
 	_, ra := middleware.RetryAfterOf(err)
-	var te *middleware.ToolError
 	var he *middleware.HTTPError
 	var dns *net.DNSError
 	var op *net.OpError
 	switch {
-	case ra, errors.As(err, &te), errors.As(err, &dns):
+	case ra, errors.As(err, &dns):
 		return false
 	case errors.As(err, &he):
 		switch he.StatusCode {

@@ -88,3 +88,74 @@ func wrapDeep(err error) error {
 	err = fmt.Errorf("fetch invoice: %w", err)
 	return errors.Join(errors.New("cleanup: nothing"), fmt.Errorf("layer: %w", err))
 }
+
+// Issue 27: mcptools answered an MCP server's internal error (-32603) as
+// Transient(ToolError), and the guard read any ToolError as proof that
+// nothing was applied, so a tool with side effects and no key that acted,
+// then failed, was sent again. A ToolError proves it only as a semantic
+// verdict (kind tool-error); marked, it is a message, and its cause decides.
+func TestAToolErrorMarkedTransientIsNoProofNothingWasApplied(t *testing.T) {
+	dial := &net.OpError{Op: "dial", Net: "tcp", Err: os.NewSyscallError("connect", syscall.ECONNREFUSED)}
+	reset := &net.OpError{Op: "read", Net: "tcp", Err: os.NewSyscallError("read", syscall.ECONNRESET)}
+	for _, tt := range []struct {
+		name string
+		err  error
+		want bool
+	}{
+		{"a transient tool error with no cause", middleware.Transient(middleware.NewToolError("its MCP server failed to handle the call")), true},
+		{"a retryable tool error", middleware.RetryableToolError("billing is busy; try later"), true},
+		{"a permanent tool error over a closed connection", middleware.Permanent(middleware.NewToolError("its MCP session is closed").WithCause(io.ErrUnexpectedEOF)), true},
+		{"a transient tool error over a reset", middleware.Transient(middleware.NewToolError("the connection failed").WithCause(reset)), true},
+		{"a transient tool error over a refused dial", middleware.Transient(middleware.NewToolError("the connection failed").WithCause(wrapDeep(dial))), false},
+		{"a transient tool error over a 503", middleware.Transient(middleware.NewToolError("busy").WithCause(&middleware.HTTPError{StatusCode: 503})), false},
+		{"a semantic tool error", middleware.NewToolError("order A-1 is closed"), false},
+		{"a semantic tool error over a reset is still the tool's verdict", middleware.NewToolError("order A-1 is closed").WithCause(reset), false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := layer.MayHaveApplied(tt.err); got != tt.want {
+				t.Errorf("MayHaveApplied = %v; want %v", got, tt.want)
+			}
+		})
+	}
+}
+
+// The guard ends a call of a tool with side effects and no key at the
+// first transient ToolError: one attempt, the outcome unknown.
+func TestATransientToolErrorEndsACallWithoutAKey(t *testing.T) {
+	var attempts int
+	tool := middleware.Func("charge", "charges", func(context.Context, string) (string, error) {
+		attempts++
+		return "", middleware.Transient(middleware.NewToolError("its MCP server failed to handle the call"))
+	})
+	ctx, _ := call.Begin(context.Background(), "charge", "", "{}", nil)
+	_, err := layer.GuardSideEffects(middleware.SideEffectsWithoutKey)(layer.AttemptTimeout(0)(tool)).Call(ctx, "{}")
+	if _, retryable := middleware.Classify(err); retryable || attempts != 1 {
+		t.Fatalf("retryable %v after %d attempts; want not retryable after 1", retryable, attempts)
+	}
+	if f := call.FailureOf(ctx, err); f.SideEffect != middleware.SideEffectUnknown {
+		t.Errorf("side effect %v; want unknown", f.SideEffect)
+	}
+}
+
+// NotApplied is the one mark a tool gives to say the upstream never acted:
+// an MCP call written to a session already closed, a 404 for a session the
+// server forgot. It is retried even without a key, and it proves it
+// through Permanent and any wrapping.
+func TestNotAppliedProvesNothingWasApplied(t *testing.T) {
+	closed := middleware.NewToolError("its MCP session is closed").WithCause(io.ErrClosedPipe)
+	for _, err := range []error{
+		middleware.NotApplied(closed),
+		middleware.Permanent(middleware.NotApplied(closed)),
+		wrapDeep(middleware.NotApplied(errors.New("session not found"))),
+	} {
+		if layer.MayHaveApplied(err) {
+			t.Errorf("MayHaveApplied(%v) = true; want false", err)
+		}
+	}
+	if _, retryable := middleware.Classify(middleware.NotApplied(closed)); !retryable {
+		t.Error("NotApplied is not retryable")
+	}
+	if kind, retryable := middleware.Classify(middleware.Permanent(middleware.NotApplied(closed))); kind != middleware.KindFailed || retryable {
+		t.Errorf("Permanent(NotApplied) is %s, retryable %v; want tool-failed, not retryable", kind, retryable)
+	}
+}

@@ -1,5 +1,8 @@
-// Command server is a small MCP server for the mcp example: one tool,
-// forecast, served over stdio with the official Go SDK. It is flaky on
+// Command server is a small MCP server for the mcp example, on the official
+// Go SDK: forecast, annotated read-only, and delete_alert, annotated
+// destructive. It serves over stdio, or with -http ADDR over Streamable
+// HTTP, where it answers the first tools/call 503 Service Unavailable with
+// Retry-After: 1, as an overloaded server would. forecast is flaky on
 // purpose, in a scripted order so that every run tells the same story:
 //
 //   - the first call for Oslo fails with a JSON-RPC internal error whose text
@@ -12,20 +15,27 @@
 //     message for the model.
 //
 // It logs each request to stderr, one line each. Run it on its own with any
-// MCP client: go run ./server.
+// MCP client: go run ./server, or go run ./server -http 127.0.0.1:8080
+// (it prints its endpoint on stdout first).
 package main
 
 import (
 	"bytes"
 	"context"
+	"encoding/json"
+	"flag"
 	"fmt"
 	"image"
 	"image/color"
 	"image/png"
+	"io"
 	"log"
 	"math/rand/v2"
+	"net"
+	"net/http"
 	"os"
 	"sync"
+	"sync/atomic"
 
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -38,25 +48,70 @@ type forecastArgs struct {
 }
 
 func main() {
+	addr := flag.String("http", "", "serve Streamable HTTP on this address (such as 127.0.0.1:0) instead of stdio")
+	flag.Parse()
 	log.SetFlags(0)
 	log.SetPrefix("weather-server: ")
 	log.SetOutput(os.Stderr)
-	if err := serve(context.Background()); err != nil {
+	server, err := newServer()
+	if err != nil {
+		log.Fatal(err)
+	}
+	if *addr != "" {
+		err = serveHTTP(server, *addr)
+	} else {
+		err = server.Run(context.Background(), &mcp.StdioTransport{})
+	}
+	if err != nil {
 		log.Fatal(err)
 	}
 }
 
-func serve(ctx context.Context) error {
+// serveHTTP serves server over Streamable HTTP on addr, after printing the
+// endpoint on stdout. The first tools/call is answered 503 with Retry-After.
+func serveHTTP(server *mcp.Server, addr string) error {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return err
+	}
+	fmt.Printf("http://%s\n", ln.Addr())
+	handler := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return server }, nil)
+	var overloaded atomic.Bool
+	overloaded.Store(true)
+	front := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, err := io.ReadAll(r.Body)
+		if err != nil {
+			http.Error(w, "reading the request", http.StatusBadRequest)
+			return
+		}
+		var msg struct {
+			Method string `json:"method"`
+		}
+		if json.Unmarshal(body, &msg) == nil && msg.Method == "tools/call" && overloaded.CompareAndSwap(true, false) {
+			log.Printf("HTTP POST tools/call: 503 Service Unavailable, Retry-After: 1 (overloaded)")
+			w.Header().Set("Retry-After", "1")
+			http.Error(w, "overloaded: upstream pool 10.20.0.9 exhausted", http.StatusServiceUnavailable)
+			return
+		}
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		handler.ServeHTTP(w, r)
+	})
+	return http.Serve(ln, front)
+}
+
+func newServer() (*mcp.Server, error) {
 	server := mcp.NewServer(&mcp.Implementation{Name: "weather-server", Version: "v1.0.0"}, nil)
 	img, err := radar()
 	if err != nil {
-		return err
+		return nil, err
 	}
 	one, seven := 1.0, 7.0
 	f := &forecaster{calls: map[string]int{}, radar: img}
 	mcp.AddTool(server, &mcp.Tool{
 		Name:        "forecast",
 		Description: "Tells the weather of a city for the next days, with a radar image.",
+		// It only reads: a client that trusts this server retries it freely.
+		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, IdempotentHint: true},
 		InputSchema: &jsonschema.Schema{
 			Type:     "object",
 			Required: []string{"city"},
@@ -67,7 +122,29 @@ func serve(ctx context.Context) error {
 			AdditionalProperties: &jsonschema.Schema{Not: &jsonschema.Schema{}},
 		},
 	}, f.forecast)
-	return server.Run(ctx, &mcp.StdioTransport{})
+	destructive := true
+	mcp.AddTool(server, &mcp.Tool{
+		Name:        "delete_alert",
+		Description: "Deletes a weather alert the user subscribed to, by its ID (such as A-7).",
+		// It destroys: a client reports it as a candidate for approval.
+		Annotations: &mcp.ToolAnnotations{DestructiveHint: &destructive},
+		InputSchema: &jsonschema.Schema{
+			Type:                 "object",
+			Required:             []string{"id"},
+			Properties:           map[string]*jsonschema.Schema{"id": {Type: "string", Description: "the alert's ID, such as A-7"}},
+			AdditionalProperties: &jsonschema.Schema{Not: &jsonschema.Schema{}},
+		},
+	}, deleteAlert)
+	return server, nil
+}
+
+type alertArgs struct {
+	ID string `json:"id"`
+}
+
+func deleteAlert(_ context.Context, _ *mcp.CallToolRequest, in alertArgs) (*mcp.CallToolResult, any, error) {
+	log.Printf("tools/call delete_alert %s: deleted", in.ID)
+	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "Alert " + in.ID + " deleted."}}}, nil, nil
 }
 
 type forecaster struct {
