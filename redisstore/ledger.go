@@ -170,7 +170,8 @@ func (l *Ledger) Holds(ctx context.Context, runID string) (bool, error) {
 // Entries returns the run's entries, oldest first (none for a run Redis
 // does not keep), for inspection: toolsafe's layers never read a whole
 // run. It returns an error wrapping ErrUnavailable when Redis is
-// unavailable, and an error when an entry in Redis is not valid.
+// unavailable, and one wrapping run.ErrCorrupt when an entry in Redis is
+// not valid.
 func (l *Ledger) Entries(ctx context.Context, runID string) ([]run.Entry, error) {
 	if l.s == nil {
 		return nil, errNoLedgerStore
@@ -218,7 +219,7 @@ func decodeEntries(runID string, members []redis.Z, fields []any) ([]run.Entry, 
 		m := z.Member.(string)
 		pos, perr := strconv.Atoi(m[strings.LastIndexByte(m, ':')+1:])
 		if err != nil || perr != nil {
-			return nil, fmt.Errorf("redisstore: entry %s of run %s in Redis is not valid", m, runID)
+			return nil, fmt.Errorf("%w: redisstore: entry %s of run %s in Redis is not valid", run.ErrCorrupt, m, runID)
 		}
 		e.N, e.Pending = pos, st[0] == 'i'
 		out = append(out, e)
