@@ -6,6 +6,7 @@ import (
 	"crypto/sha1"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net"
 	"os"
@@ -323,5 +324,81 @@ func TestAnIdenticalCallInFlightIsMadeOnce(t *testing.T) {
 	}
 	if es, err := ledger.Entries(background, "run-twice"); err != nil || len(es) != 1 {
 		t.Errorf("entries %+v, %v; want one", es, err)
+	}
+}
+
+// outcomes are entries of a call that ended each way, by status.
+var outcomes = map[run.Status]run.Entry{
+	run.StatusAnswered: {Output: "refunded"},
+	run.StatusUnknown:  {Kind: middleware.KindTimeout, SideEffectUnknown: true},
+	run.StatusFailed:   {Kind: middleware.KindToolError},
+	run.StatusOpen:     {Kind: middleware.KindApprovalRequired},
+	run.StatusRefused:  {Kind: middleware.KindCallLimit},
+}
+
+// finishWrites is run.Ledger's machine as its doc states it: whether
+// Finish with the outcome to, by the call holding the intent (own) or
+// another, writes over an entry whose status is from.
+func finishWrites(from, to run.Status, own bool) bool {
+	switch {
+	case from == run.StatusAnswered:
+		return false
+	case to == run.StatusAnswered:
+		return true
+	case to == run.StatusUnknown:
+		return from != run.StatusUnknown
+	}
+	return from == run.StatusPending && own
+}
+
+func ended(e run.Entry, s run.Status) run.Entry {
+	o := outcomes[s]
+	e.Pending, e.Kind, e.SideEffectUnknown, e.Output = false, o.Kind, o.SideEffectUnknown, o.Output
+	return e
+}
+
+// The ledger's scripts follow the machine of run.Ledger's doc, as the
+// MemoryLedger does, for every status an entry can be in and every outcome
+// a call can end with, from the call that holds the intent and another.
+func TestTheLedgerScriptsFollowTheMachine(t *testing.T) {
+	l := newReplicas(t, redisAddr, 1)[0].store.Ledger()
+	statuses := []run.Status{run.StatusPending, run.StatusAnswered, run.StatusUnknown, run.StatusFailed, run.StatusOpen, run.StatusRefused}
+	i := 0
+	for _, from := range statuses {
+		for to := range outcomes {
+			for _, own := range []bool{true, false} {
+				i++
+				id, name := fmt.Sprint("r", i), fmt.Sprintf("%d to %d own %v", from, to, own)
+				b, err := l.Begin(background, id, run.Entry{Tool: "refund", Input: "A-1", Key: "k", Claim: "c1"})
+				if err != nil || !b.New {
+					t.Fatalf("%s: begin %+v, %v", name, b, err)
+				}
+				if from != run.StatusPending {
+					if f, err := l.Finish(background, id, ended(b.Entry, from)); err != nil || !f.Written {
+						t.Fatalf("%s: the first Finish was not written: %v", name, err)
+					}
+				}
+				e := ended(b.Entry, to)
+				if !own {
+					e.Claim = "c2"
+				}
+				f, err := l.Finish(background, id, e)
+				want := finishWrites(from, to, own)
+				if err != nil || f.Written != want {
+					t.Errorf("%s: written %v, %v; want %v", name, f.Written, err, want)
+				}
+				if (f.Answer != nil) != (from == run.StatusAnswered) || f.Answer != nil && f.Answer.Output != "refunded" {
+					t.Errorf("%s: answer %+v; want the standing answer only when one stands", name, f.Answer)
+				}
+				es, err := l.Entries(background, id)
+				wantStatus := from
+				if want {
+					wantStatus = to
+				}
+				if err != nil || len(es) != 1 || es[0].Status() != wantStatus {
+					t.Errorf("%s: entries %+v, %v; want one, %d", name, es, err, wantStatus)
+				}
+			}
+		}
 	}
 }
