@@ -139,8 +139,9 @@ type Entry struct {
 	// calls that continue one another share (two runs resumed from one
 	// pause have the same Key, never the same Claim). A call whose Begin
 	// got no answer (a lost reply) begins again with the same Claim, so it
-	// finds its own intent, not another call's. Entries read back for
-	// inspection leave it empty.
+	// finds its own intent, not another call's; a call without one ("")
+	// has no intent of its own to find. Entries read back for inspection
+	// leave it empty.
 	Claim string
 	// CallID is the call's ID.
 	CallID string

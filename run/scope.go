@@ -99,6 +99,14 @@ func withScope(ctx context.Context, f func(*scope)) context.Context {
 // tool without keys: the model is told to check first); calls beyond
 // those are new. Tools that only read are always called again.
 //
+// Within the run, a call made while an identical one (the same tool and
+// canonical input) is in flight is not made: it waits for that call and
+// shares its outcome, its answer (Replayed), its failure or its pause
+// (under its own call ID), and the loop guard counts one call. Its
+// caller's cancellation ends only its own wait. An identical call made
+// after the first ended is a new call. The scopes that Resume makes of the
+// run on ctx share its calls in flight.
+//
 // A nil l means the process's default ledger (DefaultLedger). An empty
 // runID makes up a random one (approval.Required.RunID carries it).
 // Without With, calls are not recorded and nothing is replayed.
