@@ -22,8 +22,8 @@ import (
 type joinedLog chan struct{}
 
 func (j joinedLog) Enabled(context.Context, slog.Level) bool { return true }
-func (j joinedLog) WithAttrs([]slog.Attr) slog.Handler      { return j }
-func (j joinedLog) WithGroup(string) slog.Handler           { return j }
+func (j joinedLog) WithAttrs([]slog.Attr) slog.Handler       { return j }
+func (j joinedLog) WithGroup(string) slog.Handler            { return j }
 func (j joinedLog) Handle(_ context.Context, r slog.Record) error {
 	if strings.Contains(r.Message, "waits for it") {
 		j <- struct{}{}
