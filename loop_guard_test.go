@@ -2,6 +2,7 @@ package toolsafe_test
 
 import (
 	"context"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -166,18 +167,45 @@ func TestCallLimitsPerRun(t *testing.T) {
 
 // Regression: the guard counted only the calls that had finished, so ten
 // identical calls dispatched at once all ran past Identical: 1, and 50
-// callers past Total: 3.
+// callers past Total: 3. (Identical calls made at once are one call now:
+// see TestAnIdenticalCallInFlightIsMadeOnce.)
 func TestCallLimitsHoldForCallsMadeAtOnce(t *testing.T) {
 	const callers = 50
+	t.Run("identical", func(t *testing.T) {
+		var ran atomic.Int32
+		release := make(chan struct{})
+		search := toolsafe.Wrap(middleware.Func("search", "", func(context.Context, string) (string, error) {
+			ran.Add(1)
+			<-release
+			return "found", nil
+		}), toolsafe.WithCallLimits(run.Limits{Identical: 1}))
+		ctx := run.With(context.Background(), "", run.NewMemoryLedger())
+		var wg sync.WaitGroup
+		var refused, joined atomic.Int32
+		for range callers {
+			wg.Go(func() {
+				switch r := search.Run(ctx, `{"q":"vpn"}`); {
+				case r.Kind() == middleware.KindCallLimit:
+					refused.Add(1)
+				case r.Replayed && r.Output == "found":
+					joined.Add(1) // made while the first was in flight
+				}
+			})
+		}
+		close(release)
+		wg.Wait()
+		if ran.Load() != 1 || refused.Load()+joined.Load() != callers-1 {
+			t.Fatalf("ran %d, refused %d, joined %d of %d; want one run, every other one joined or refused", ran.Load(), refused.Load(), joined.Load(), callers)
+		}
+	})
 	for _, tt := range []struct {
 		name   string
 		limits run.Limits
 		input  func(i int) string
 		want   int32
 	}{
-		{"identical", run.Limits{Identical: 1}, func(int) string { return `{"q":"vpn"}` }, 1},
-		{"per tool", run.Limits{PerTool: 2}, func(i int) string { return `{"q":"` + string(rune('a'+i%26)) + `"}` }, 2},
-		{"total", run.Limits{Total: 3}, func(i int) string { return `{"q":"` + string(rune('a'+i%26)) + `"}` }, 3},
+		{"per tool", run.Limits{PerTool: 2}, func(i int) string { return `{"q":` + strconv.Itoa(i) + `}` }, 2},
+		{"total", run.Limits{Total: 3}, func(i int) string { return `{"q":` + strconv.Itoa(i) + `}` }, 3},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			var ran atomic.Int32

@@ -28,9 +28,9 @@ type losingLedger struct {
 	lose atomic.Bool
 }
 
-func (l *losingLedger) Finish(ctx context.Context, runID string, e run.Entry) error {
+func (l *losingLedger) Finish(ctx context.Context, runID string, e run.Entry) (run.Finished, error) {
 	if l.lose.Load() {
-		return errors.New("i/o timeout")
+		return run.Finished{}, errors.New("i/o timeout")
 	}
 	return l.MemoryLedger.Finish(ctx, runID, e)
 }

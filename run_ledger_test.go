@@ -320,8 +320,10 @@ var errLedgerDown = errors.New("redis: connection refused")
 func (failingLedger) Begin(context.Context, string, run.Entry) (run.Begun, error) {
 	return run.Begun{}, errLedgerDown
 }
-func (failingLedger) Finish(context.Context, string, run.Entry) error { return errLedgerDown }
-func (failingLedger) Holds(context.Context, string) (bool, error)     { return false, errLedgerDown }
+func (failingLedger) Finish(context.Context, string, run.Entry) (run.Finished, error) {
+	return run.Finished{}, errLedgerDown
+}
+func (failingLedger) Holds(context.Context, string) (bool, error) { return false, errLedgerDown }
 
 // A ledger that cannot record a call's intent fails closed for a tool with
 // side effects (not called) and does not stop a tool that only reads.

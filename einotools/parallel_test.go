@@ -99,18 +99,8 @@ func count(seen map[string]string, part string) int {
 }
 
 func TestParallelCalls(t *testing.T) {
-	t.Run("the loop guard counts identical calls that arrive together", func(t *testing.T) {
-		g := newGate(2)
-		seen := parallelRun(t, "version: 1\ntools:\n  lookup:\n    calls: {identical: 2}\n", g, middleware.KindCallLimit,
-			`{"order":"A-1"}`, `{"order":"A-1"}`, `{"order":"A-1"}`)
-		if found, refused := count(seen, "found"), len(seen)-count(seen, "found"); found != 2 || refused != 1 {
-			t.Errorf("the model saw %v: want 2 answers and 1 refusal", seen)
-		}
-		if n := g.entered.Load(); n != 2 {
-			t.Errorf("the tool was entered %d times, want 2", n)
-		}
-	})
-
+	// Identical calls that arrive together are one call: see
+	// TestAnIdenticalCallInFlightIsMadeOnce.
 	t.Run("the bulkhead counts calls that arrive together", func(t *testing.T) {
 		g := newGate(1)
 		seen := parallelRun(t, "version: 1\ndependencies:\n  orders: {concurrency: 1}\ntools:\n  lookup:\n    dependency: orders\n",

@@ -34,7 +34,8 @@ import (
 //	a recovered panic                                tool-panic          false
 //	Permanent(err)                                   tool-failed         false
 //	a refusal by the loop guard                      call-limit          false
-//	the run ledger unavailable (its store is down)   tool-busy           false
+//	the run ledger's record unreadable (corrupt)     tool-failed         false
+//	the run ledger unavailable (its store is down)   tool-busy           true
 //	circuitbreaker.ErrOpen                           circuit-open        false
 //	bulkhead.ErrFull, ratelimiter.ErrExceeded,
 //	  adaptivelimiter.ErrExceeded,
@@ -91,6 +92,7 @@ const (
 	rowPanic
 	rowPermanent
 	rowLimit
+	rowCorrupt
 	rowUnavailable
 	rowOpen
 	rowBusy
@@ -111,7 +113,8 @@ var rowKinds = [...]struct {
 	{rowPanic, KindPanic, false},
 	{rowPermanent, KindFailed, false},
 	{rowLimit, KindCallLimit, false},
-	{rowUnavailable, KindBusy, false},
+	{rowCorrupt, KindFailed, false},
+	{rowUnavailable, KindBusy, true},
 	{rowOpen, KindCircuitOpen, false},
 	{rowBusy, KindBusy, false},
 	{rowBudget, KindBudget, false},
@@ -190,6 +193,8 @@ func (s *scan) note(err error) bool {
 		s.rows |= rowPermanent
 	case *fault.Limit:
 		s.rows |= rowLimit
+	case *fault.Corrupt:
+		s.rows |= rowCorrupt
 	case *fault.Unavailable:
 		s.rows |= rowUnavailable
 	case *ToolError:
@@ -230,7 +235,7 @@ func classifyByRows(err error) (Kind, bool) {
 	}
 	rows |= asRow[*ArgsError](err, rowArgs) | asRow[*fault.Panic](err, rowPanic) |
 		asRow[*permanentError](err, rowPermanent) | asRow[*fault.Limit](err, rowLimit) |
-		asRow[*fault.Unavailable](err, rowUnavailable)
+		asRow[*fault.Corrupt](err, rowCorrupt) | asRow[*fault.Unavailable](err, rowUnavailable)
 	for _, r := range rowKinds {
 		if rows&r.row != 0 {
 			return r.kind, r.retryable

@@ -160,6 +160,10 @@ func (f *Failure) message(args bool) string {
 		return f.timeoutMessage(tool)
 	}
 	// KindFailed and anything unknown.
+	if errors.As(f.Cause, new(*fault.Corrupt)) {
+		fmt.Fprintf(&b, "%s was not called: the record of this request's calls, which tells whether %s was already applied, cannot be read for this call (it is damaged). Do not call %s again with this input; tell the user that %s could not be checked and that someone must look at it.", tool, tool, tool, tool)
+		return b.String()
+	}
 	fmt.Fprintf(&b, "%s failed", tool)
 	if r := f.reason(); r != "" {
 		fmt.Fprintf(&b, " (%s)", r)

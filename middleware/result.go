@@ -38,9 +38,13 @@ type Result struct {
 	Abandoned int
 	// Failure is how the call failed; nil on success.
 	Failure *Failure
-	// Replayed reports that the call was answered from the run ledger: the
-	// same call of the same run had answered before a pause, so the tool
-	// was not called again (see run.With). Attempts is 0 then.
+	// Replayed reports that the call was answered without being made
+	// itself (see run.With): from the run ledger, because the same call of
+	// the same run had answered before a pause, or another run resumed from
+	// the same pause answered it first; or by an identical call of the run
+	// in flight when it was made, whose outcome (answer, failure or pause)
+	// it shares. Attempts counts this call's own attempts: 0, unless it
+	// lost the race of two resumed runs.
 	Replayed bool
 }
 

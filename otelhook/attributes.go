@@ -13,8 +13,8 @@ const ScopeName = "github.com/toolsafe/toolsafe/otelhook"
 const SchemaURL = "https://opentelemetry.io/schemas/gen-ai-dev/1.42.0-dev"
 
 // ReplayOperation is the gen_ai.operation.name of a call answered from the
-// run ledger, whose span is named "replay_tool {gen_ai.tool.name}": no tool
-// ran, and the GenAI conventions forbid reporting a replay as a new
+// run ledger or by the identical call in flight when it was made, whose
+// span is named "replay_tool {gen_ai.tool.name}": no tool ran, and the GenAI conventions forbid reporting a replay as a new
 // execution, so it is no "execute_tool".
 const ReplayOperation = "toolsafe.replay"
 
@@ -46,8 +46,9 @@ const (
 	// alternative tool the call was routed to.
 	FallbackKey = attribute.Key("toolsafe.fallback")
 	// ReplayedKey (bool, call span) is true when the call was answered from
-	// the run ledger, without calling the tool (a resumed run; see
-	// run.With); absent otherwise.
+	// the run ledger (a resumed run; see run.With), or by the identical
+	// call of the run in flight when it was made, without calling the tool;
+	// absent otherwise.
 	ReplayedKey = attribute.Key("toolsafe.replayed")
 	// SideEffectKey (string, call span) is "unknown" when a failed call's
 	// action may have been applied; absent otherwise.
@@ -108,6 +109,8 @@ const (
 	eventApprovalRequired = "approval_required"
 	// eventCanceled is added when the caller's context ended the call.
 	eventCanceled = "canceled"
-	// eventReplayed is added when the call is answered from the run ledger.
+	// eventReplayed is added when the call is answered from the run ledger,
+	// or shares the outcome of the identical call in flight when it was
+	// made (whose call ID it carries, as gen_ai.tool.call.id).
 	eventReplayed = "replayed"
 )

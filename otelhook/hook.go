@@ -100,6 +100,7 @@ type callSpan struct {
 	inst      *instruments
 	tt        *toolTrace
 	truncated []string // the content attributes cut at the limit
+	joined    string   // the identical call in flight whose outcome it shares
 	end       [9]attribute.KeyValue
 }
 
@@ -173,7 +174,7 @@ func (h *Hook) endCall(cs *callSpan, r middleware.Result, out string) {
 		span.SetName(cs.tt.replayName)
 		end = append(end, semconv.GenAIOperationNameKey.String(ReplayOperation),
 			ReplayedKey.Bool(true),
-			SummaryKey.String(replaySummary(r.Fallback)))
+			SummaryKey.String(replaySummary(r.Fallback, cs.joined)))
 		end = h.result(cs, end, out)
 	case f == nil:
 		end = append(end, SummaryKey.String(okSummary(cs.tt.name, r.Attempts, r.Fallback)))
@@ -240,7 +241,12 @@ func (cs *callSpan) OnEvent(e call.Event) {
 		// Maybe long after the call.
 		cs.inst.abandoned.Add(context.WithoutCancel(cs.ctx), -1, cs.tt.byTool...)
 	case call.Replayed:
-		cs.span.AddEvent(eventReplayed)
+		if e.Joined == "" {
+			cs.span.AddEvent(eventReplayed)
+			break
+		}
+		cs.joined = e.Joined
+		cs.span.AddEvent(eventReplayed, trace.WithAttributes(semconv.GenAIToolCallIDKey.String(e.Joined)))
 	case call.FallbackRouted:
 		cs.span.AddEvent(eventFallback, trace.WithAttributes(FallbackKey.String(e.To)))
 	case call.BreakerStateChanged:
@@ -263,8 +269,12 @@ func okSummary(tool string, attempts int, alt string) string {
 	}
 }
 
-// replaySummary is the summary of a call answered from the run ledger.
-func replaySummary(alt string) string {
+// replaySummary is the summary of a call answered from the run ledger, or
+// by the identical call joined, in flight when it was made.
+func replaySummary(alt, joined string) string {
+	if joined != "" {
+		return "replayed: the identical call " + joined + " was in flight, and this call shares its answer: the tool was not called again"
+	}
 	if alt != "" {
 		return "replayed from the run ledger (the fallback tool " + alt + " had answered): the tool was not called again"
 	}

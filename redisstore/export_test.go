@@ -14,3 +14,7 @@ func OnChange(b *Breaker, f func(circuitbreaker.State)) {
 // Subscribed returns a channel closed once s has subscribed to the
 // breakers' changes (its first breaker subscribes it).
 func Subscribed(s *Store) <-chan struct{} { return s.changes.ready }
+
+// BeginScriptHash is the SHA1 of the ledger's begin script, as EVALSHA
+// names it.
+func BeginScriptHash() string { return beginScript.Hash() }

@@ -273,8 +273,8 @@ func TestAnErrorReplyIsNotAnOutage(t *testing.T) {
 	if err := rs[0].client.Set(background, rs[0].prefix+":run:{wrongtype}", "a string", time.Minute).Err(); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := l.Begin(background, "wrongtype", run.Entry{Tool: "charge"}); err == nil || errors.Is(err, redisstore.ErrUnavailable) {
-		t.Fatalf("Begin on a key of the wrong type: %v; want an error, not ErrUnavailable", err)
+	if _, err := l.Begin(background, "wrongtype", run.Entry{Tool: "charge"}); !errors.Is(err, run.ErrCorrupt) || errors.Is(err, redisstore.ErrUnavailable) {
+		t.Fatalf("Begin on a key of the wrong type: %v; want run.ErrCorrupt, not ErrUnavailable", err)
 	}
 	if !rs[0].store.Available() || rs[0].store.Outages() != 0 {
 		t.Errorf("available %v after %d outages; want no outage", rs[0].store.Available(), rs[0].store.Outages())

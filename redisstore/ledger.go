@@ -3,6 +3,7 @@ package redisstore
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"strconv"
@@ -66,9 +67,13 @@ func (l *Ledger) keys(runID string) []string {
 // group names the calls of tool with input in a key's field.
 func group(tool, input string) string { return digest(tool + "\x00" + input) }
 
-// Begin records the intent of the call e, or takes over an earlier entry
-// (see run.Ledger), atomically, and keeps the run TTL from now. It returns
-// an error wrapping ErrUnavailable when Redis is unavailable.
+// Begin records the intent of the call e, or finds the earlier entry it
+// continues (see run.Ledger), atomically, in one script, and keeps the run
+// TTL from now. It returns an error wrapping ErrUnavailable when Redis is
+// unavailable (the intent may have been recorded all the same: Begin again
+// with the same Claim finds it as the caller's own), and one wrapping
+// run.ErrCorrupt when an entry or a count of the run in Redis cannot be
+// read.
 func (l *Ledger) Begin(ctx context.Context, runID string, e run.Entry) (run.Begun, error) {
 	if l.s == nil {
 		return run.Begun{}, errNoLedgerStore
@@ -81,33 +86,65 @@ func (l *Ledger) Begin(ctx context.Context, runID string, e run.Entry) (run.Begu
 	var reply []any
 	err = l.s.do(ctx, opBegin, func(ctx context.Context) error {
 		v, err := beginScript.Run(ctx, l.s.client, l.keys(runID), group(e.Tool, e.Input), e.N, flag(e.ReadOnly),
-			flag(e.Alternative), body, e.Tool, e.Key, l.maxEntries(), l.ttl().Milliseconds()).Slice()
+			flag(e.Alternative), body, e.Tool, e.Key, l.maxEntries(), l.ttl().Milliseconds(), e.Claim).Slice()
 		reply = v
 		return err
 	})
 	if err != nil {
 		l.s.health.refused(stateLedger)
-		return run.Begun{}, err
+		return run.Begun{}, corrupted(err)
 	}
 	return decodeBegun(e, reply)
 }
 
-// Finish records how the call e ended (see run.Ledger), atomically. It
-// returns an error wrapping ErrUnavailable when Redis is unavailable.
-func (l *Ledger) Finish(ctx context.Context, runID string, e run.Entry) error {
+// Finish records how the call e ended, unless the machine of run.Ledger
+// says not to, atomically, in one script. It returns an error wrapping
+// ErrUnavailable when Redis is unavailable, and one wrapping
+// run.ErrCorrupt when the entry in Redis cannot be read.
+func (l *Ledger) Finish(ctx context.Context, runID string, e run.Entry) (run.Finished, error) {
 	if l.s == nil {
-		return errNoLedgerStore
+		return run.Finished{}, errNoLedgerStore
 	}
 	body, err := encodeEntry(e)
 	if err != nil {
-		return err
+		return run.Finished{}, err
 	}
+	var reply []any
 	err = l.s.do(ctx, opFinish, func(ctx context.Context) error {
-		return finishScript.Run(ctx, l.s.client, l.keys(runID), group(e.Tool, e.Input), e.N, e.Key,
-			statusCode(e.Status()), body, flag(e.Final()), e.Tool, l.ttl().Milliseconds()).Err()
+		v, err := finishScript.Run(ctx, l.s.client, l.keys(runID), group(e.Tool, e.Input), e.N, e.Key,
+			statusCode(e.Status()), body, flag(e.Final()), e.Tool, l.ttl().Milliseconds(), e.Claim, flag(e.ReadOnly)).Slice()
+		reply = v
+		return err
 	})
 	if err != nil {
 		l.s.health.refused(stateLedger)
+		return run.Finished{}, corrupted(err)
+	}
+	return decodeFinished(runID, reply)
+}
+
+// corrupted wraps err with run.ErrCorrupt when it says that the run's data
+// in Redis cannot be read: a ledger script found an entry it cannot read,
+// or Redis refused a command for the data it found (a key of another
+// type, a count that is not a number), which no retry mends. Other errors
+// are returned as they are.
+func corrupted(err error) error {
+	if errors.Is(err, ErrUnavailable) {
+		return err
+	}
+	var re redis.Error
+	if !errors.As(err, &re) {
+		return err
+	}
+	msg := re.Error()
+	for _, p := range []string{"CORRUPT", "WRONGTYPE"} {
+		if strings.HasPrefix(msg, p) {
+			return fmt.Errorf("%w: %w", run.ErrCorrupt, err)
+		}
+	}
+	if strings.HasPrefix(msg, "ERR") && (strings.Contains(msg, "not an integer") || strings.Contains(msg, "user_script") ||
+		strings.Contains(msg, "Error running script")) {
+		return fmt.Errorf("%w: %w", run.ErrCorrupt, err)
 	}
 	return err
 }
@@ -133,7 +170,8 @@ func (l *Ledger) Holds(ctx context.Context, runID string) (bool, error) {
 // Entries returns the run's entries, oldest first (none for a run Redis
 // does not keep), for inspection: toolsafe's layers never read a whole
 // run. It returns an error wrapping ErrUnavailable when Redis is
-// unavailable, and an error when an entry in Redis is not valid.
+// unavailable, and one wrapping run.ErrCorrupt when an entry in Redis is
+// not valid.
 func (l *Ledger) Entries(ctx context.Context, runID string) ([]run.Entry, error) {
 	if l.s == nil {
 		return nil, errNoLedgerStore
@@ -181,7 +219,7 @@ func decodeEntries(runID string, members []redis.Z, fields []any) ([]run.Entry, 
 		m := z.Member.(string)
 		pos, perr := strconv.Atoi(m[strings.LastIndexByte(m, ':')+1:])
 		if err != nil || perr != nil {
-			return nil, fmt.Errorf("redisstore: entry %s of run %s in Redis is not valid", m, runID)
+			return nil, fmt.Errorf("%w: redisstore: entry %s of run %s in Redis is not valid", run.ErrCorrupt, m, runID)
 		}
 		e.N, e.Pending = pos, st[0] == 'i'
 		out = append(out, e)
@@ -200,7 +238,11 @@ type storedEntry struct {
 	Tool, Input, Output []byte
 }
 
+// encodeEntry is e as the ledger keeps it, without its Claim: a pending
+// entry's claim is kept in a field of its own (o:G:P), which the scripts
+// change when another call takes the entry over.
 func encodeEntry(e run.Entry) (string, error) {
+	e.Claim = ""
 	data, err := json.Marshal(storedEntry{Entry: e, Tool: []byte(e.Tool), Input: []byte(e.Input), Output: []byte(e.Output)})
 	if err != nil {
 		return "", fmt.Errorf("redisstore: %w", err)
@@ -219,10 +261,11 @@ func decodeEntry(body string) (run.Entry, error) {
 }
 
 // decodeBegun reads the begin script's reply for the call e: {status
-// code, position, the entry taken over or false, new, total, tool,
-// identical, identical failed, final}.
+// code, position, the entry found or false, new, total, tool, identical,
+// identical failed, final}. A reply it cannot read is an error wrapping
+// run.ErrCorrupt.
 func decodeBegun(e run.Entry, reply []any) (run.Begun, error) {
-	bad := fmt.Errorf("redisstore: the ledger's begin script answered %v", reply)
+	bad := fmt.Errorf("%w: redisstore: the ledger's begin script answered %v", run.ErrCorrupt, reply)
 	if len(reply) != 9 {
 		return run.Begun{}, bad
 	}
@@ -235,20 +278,53 @@ func decodeBegun(e run.Entry, reply []any) (run.Begun, error) {
 		ints = append(ints, int(n))
 	}
 	code, _ := reply[0].(string)
-	pos, _ := reply[1].(int64)
-	if body, ok := reply[2].(string); ok {
+	pos, ok := reply[1].(int64)
+	body, found := reply[2].(string)
+	if !ok || (code == "new") == found {
+		return run.Begun{}, bad
+	}
+	claim := e.Claim
+	if found {
 		taken, err := decodeEntry(body)
 		if err != nil {
-			return run.Begun{}, fmt.Errorf("redisstore: an entry in Redis is not valid: %w", err)
+			return run.Begun{}, fmt.Errorf("%w: redisstore: an entry in Redis is not valid: %w", run.ErrCorrupt, err)
 		}
 		e = taken
 	}
-	e.N, e.Pending = int(pos), code == "i" || code == "o" || code == "new"
+	e.N, e.Pending, e.Claim = int(pos), code == "i" || code == "o" || code == "new", claim
 	b := run.Begun{Entry: e, New: ints[0] == 1}
 	if b.New {
 		b.Counts = run.Counts{Total: ints[1], Tool: ints[2], Identical: ints[3], IdenticalFailed: ints[4], Final: ints[5] == 1}
 	}
 	return b, nil
+}
+
+// decodeFinished reads the finish script's reply: {written, the answer
+// that stands instead or false}.
+func decodeFinished(runID string, reply []any) (run.Finished, error) {
+	written, ok := reply2(reply)
+	if !ok {
+		return run.Finished{}, fmt.Errorf("%w: redisstore: the ledger's finish script answered %v", run.ErrCorrupt, reply)
+	}
+	f := run.Finished{Written: written == 1}
+	if body, ok := reply[1].(string); ok {
+		a, err := decodeEntry(body)
+		if err != nil {
+			return run.Finished{}, fmt.Errorf("%w: redisstore: an answered entry of run %s in Redis is not valid: %w", run.ErrCorrupt, runID, err)
+		}
+		a.Pending = false
+		f.Answer = &a
+	}
+	return f, nil
+}
+
+// reply2 reads the first of a two-element reply as an integer.
+func reply2(reply []any) (int64, bool) {
+	if len(reply) != 2 {
+		return 0, false
+	}
+	n, ok := reply[0].(int64)
+	return n, ok
 }
 
 // statusCode is how the ledger's scripts name a status.

@@ -26,7 +26,7 @@ func record(t *testing.T, l run.Ledger, runID string, e run.Entry) run.Begun {
 	}
 	done := e
 	done.N, done.Key, done.Pending = b.Entry.N, b.Entry.Key, false
-	if err := l.Finish(background, runID, done); err != nil {
+	if _, err := l.Finish(background, runID, done); err != nil {
 		t.Fatal(err)
 	}
 	return b
@@ -181,7 +181,7 @@ func TestLedgerFailsClosedWhileRedisIsDown(t *testing.T) {
 	if _, err := ledger.Holds(background, "run-1"); !errors.Is(err, redisstore.ErrUnavailable) {
 		t.Errorf("Holds with Redis down: %v, want ErrUnavailable", err)
 	}
-	if err := ledger.Finish(background, "run-1", run.Entry{}); !errors.Is(err, redisstore.ErrUnavailable) {
+	if _, err := ledger.Finish(background, "run-1", run.Entry{}); !errors.Is(err, redisstore.ErrUnavailable) {
 		t.Errorf("Finish with Redis down: %v, want ErrUnavailable", err)
 	}
 	if err := srv.Restart(); err != nil {

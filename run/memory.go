@@ -97,8 +97,8 @@ var defaultLedger MemoryLedger
 // scoped with With(ctx, id, nil), with the default bounds.
 func DefaultLedger() *MemoryLedger { return &defaultLedger }
 
-// Begin records the call e's intent or takes over an earlier entry (see
-// Ledger.Begin). It never fails.
+// Begin records the call e's intent or finds the earlier entry it
+// continues (see Ledger). It never fails.
 func (l *MemoryLedger) Begin(_ context.Context, runID string, e Entry) (Begun, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -109,18 +109,27 @@ func (l *MemoryLedger) Begin(_ context.Context, runID string, e Entry) (Begun, e
 		g = &group{}
 		r.groups[k] = g
 	}
+	var first *memEntry
 	for p := max(e.N, g.base); p < g.next; p++ {
 		me := g.at(p)
-		if me == nil || !takesOver(me.e.Status(), e.ReadOnly) {
-			continue
+		switch {
+		case me == nil:
+		case e.Claim != "" && me.e.Pending && me.e.Claim == e.Claim:
+			return r.own(g, me), nil
+		case first == nil && takesOver(me.e.Status(), e.ReadOnly):
+			first = me // the caller's own intent may still come later
 		}
-		if me.e.Status() != StatusOpen {
-			return Begun{Entry: me.e}, nil
+	}
+	if first != nil {
+		if first.e.Status() != StatusOpen {
+			b := Begun{Entry: first.e}
+			b.Entry.Claim = e.Claim
+			return b, nil
 		}
-		b := Begun{New: !me.e.Alternative, Counts: r.counts(g, e.Tool)}
-		me.e.Pending = true
-		r.count(g, me.e, StatusOpen, StatusPending)
-		b.Entry = me.e
+		b := Begun{New: !first.e.Alternative, Counts: r.counts(g, e.Tool)}
+		first.e.Pending, first.e.Claim = true, e.Claim
+		r.count(g, first.e, StatusOpen, StatusPending)
+		b.Entry = first.e
 		return b, nil
 	}
 	e.N, e.Pending = max(g.next, e.N), true
@@ -135,32 +144,37 @@ func (l *MemoryLedger) Begin(_ context.Context, runID string, e Entry) (Begun, e
 	return b, nil
 }
 
-// Finish records how the call e ended (see Ledger.Finish). It never fails.
-func (l *MemoryLedger) Finish(_ context.Context, runID string, e Entry) error {
+// Finish records how the call e ended, unless the machine of Ledger says
+// not to (see Ledger). It never fails.
+func (l *MemoryLedger) Finish(_ context.Context, runID string, e Entry) (Finished, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	r := l.useLocked(runID, false)
 	if r == nil {
-		return nil
+		return Finished{}, nil
 	}
 	g := r.groups[groupKey{e.Tool, e.Input}]
 	if g == nil {
-		return nil
+		return Finished{}, nil
 	}
 	me := g.at(e.N)
 	if me == nil || me.e.Key != e.Key {
-		return nil
+		return Finished{}, nil
 	}
-	from := me.e.Status()
-	e.Alternative, e.ReadOnly = me.e.Alternative, me.e.ReadOnly
+	from, to := me.e.Status(), e.Status()
+	if !writes(from, to, me.e.Pending && me.e.Claim == e.Claim, me.e.ReadOnly) {
+		if from == StatusAnswered && !me.e.ReadOnly {
+			a := me.e
+			return Finished{Answer: &a}, nil
+		}
+		return Finished{}, nil
+	}
+	e.Alternative, e.ReadOnly, e.Claim = me.e.Alternative, me.e.ReadOnly, ""
 	me.e = e
-	r.count(g, e, from, e.Status())
+	r.count(g, e, from, to)
 	g.final = e.Final()
-	if droppable(e) && !me.inDrop {
-		r.keep.Remove(me.el)
-		me.el, me.inDrop = r.drop.PushBack(me), true
-	}
-	return nil
+	r.place(me)
+	return Finished{Written: true}, nil
 }
 
 // Holds reports whether the ledger keeps the run runID. It never fails.
@@ -189,6 +203,7 @@ func (l *MemoryLedger) Entries(_ context.Context, runID string) ([]Entry, error)
 	out := make([]Entry, len(all))
 	for i, me := range all {
 		out[i] = me.e
+		out[i].Claim = ""
 	}
 	return out, nil
 }

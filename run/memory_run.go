@@ -1,5 +1,7 @@
 package run
 
+import "container/list"
+
 // counts are the run's calls as the loop guard counts them, for a call of
 // tool in group g.
 func (r *memRun) counts(g *group, tool string) Counts {
@@ -21,6 +23,43 @@ func (r *memRun) count(g *group, e Entry, from, to Status) {
 	}
 	g.calls += d
 	g.failed += b2i(failed(to)) - b2i(failed(from))
+}
+
+// own is what Begin answers a call that finds its own intent me, Pending
+// under its Claim (its earlier Begin got no answer): a new call, counted
+// once, with the counts before it.
+func (r *memRun) own(g *group, me *memEntry) Begun {
+	b := Begun{Entry: me.e, New: !me.e.Alternative, Counts: r.counts(g, me.e.Tool)}
+	if b.New {
+		b.Counts.Total--
+		b.Counts.Tool--
+		b.Counts.Identical--
+	}
+	return b
+}
+
+// place keeps me in the list its status belongs to: drop (dropped first)
+// or keep, each oldest first.
+func (r *memRun) place(me *memEntry) {
+	switch d := droppable(me.e); {
+	case d && !me.inDrop:
+		r.keep.Remove(me.el)
+		me.el, me.inDrop = insertBySeq(&r.drop, me), true
+	case !d && me.inDrop:
+		r.drop.Remove(me.el)
+		me.el, me.inDrop = insertBySeq(&r.keep, me), false
+	}
+}
+
+// insertBySeq inserts me into li, whose entries are in the order they
+// were recorded, in its place: usually the back.
+func insertBySeq(li *list.List, me *memEntry) *list.Element {
+	for el := li.Back(); el != nil; el = el.Prev() {
+		if el.Value.(*memEntry).seq < me.seq {
+			return li.InsertAfter(me, el)
+		}
+	}
+	return li.PushFront(me)
 }
 
 // add records the new entry e, Pending, in group g.

@@ -36,7 +36,9 @@ type resumption struct {
 // Two runs resumed from the same pause at once (a job delivered twice)
 // are safe: each call records its intent before its first attempt, so the
 // second run finds the first's and does not make the call again (a tool
-// with idempotency keys sends it again under the same key).
+// with idempotency keys sends it again under the same key), and an answer
+// recorded first is never replaced: the run that records its outcome
+// second replays that answer.
 func Resume(ctx context.Context, ar *approval.Required) context.Context {
 	if ar == nil {
 		return ctx

@@ -2,6 +2,7 @@ package run
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"github.com/toolsafe/toolsafe/middleware"
@@ -17,6 +18,44 @@ import (
 // does not grow with the run's length. MemoryLedger is the in-process
 // Ledger; a fleet of replicas shares one in a store such as Redis.
 //
+// # The state of an entry
+//
+// Each entry of a run is one call of a tool with an input at a position N,
+// the N-th such call of the run (from 0); it keeps the call's idempotency
+// Key and, while Pending, the Claim of the call that holds its intent. A
+// Ledger is this sequential machine, each operation atomic:
+//
+//	Begin(call: tool, input, from N, Key, Claim)
+//	  the first entry of the tool and input at N or later that the call continues:
+//	    Pending with the call's Claim   its own intent (an earlier Begin whose reply was
+//	                                    lost): New, counted once, the counts before it
+//	    Open                            Pending, under the call's Claim: New, counted again
+//	    Pending (another Claim),
+//	    Answered, Unknown               as it stands, not New: Answered is replayed,
+//	                                    the others are an unknown outcome
+//	  none: a new entry, Pending{Key, Claim}, at the first free position at or after N: New
+//	  (a ReadOnly call continues any entry but a Refused one, and is never New then)
+//
+//	Finish(entry N of tool and input, with the entry's Key, by Claim, outcome)
+//	  Answered stands: never replaced. The caller replays it (Finished.Answer).
+//	  outcome Answered                  written over any other status
+//	  outcome Unknown                   written over Pending, Open, Failed, Refused
+//	  outcome Failed, Open, Refused     written only over Pending with the caller's Claim:
+//	                                    only the call that holds an intent says it was not
+//	                                    applied; another call that sent it again under its
+//	                                    key knows only about its own attempts
+//	  a ReadOnly entry (it only counts its call) is written by every Finish of its Key
+//	  an entry the ledger no longer keeps, or with another Key, is not written
+//
+// So an entry moves Pending → Answered | Unknown | Failed | Open | Refused,
+// Open → Pending (taken over), and Open, Failed, Refused and Unknown on to
+// Unknown or Answered when another call that sent it again learns more;
+// never out of Answered. Begin is idempotent for one Claim and Finish for
+// one outcome, so a caller may repeat either after a lost reply. A bounded
+// ledger may also drop an entry (see MemoryLedger): its call is forgotten.
+//
+// # Errors
+//
 // A Ledger must be safe for concurrent use, and Begin and Finish must each
 // be atomic. Its methods run on the caller's goroutine, outside the tool's
 // deadline and attempt timeout, so they must return promptly: bound every
@@ -24,22 +63,40 @@ import (
 // by default). A Ledger that cannot answer returns an error: the call of
 // a tool with side effects is then not made (the store's condition, which
 // the model hears as "temporarily unavailable"); one that only reads goes
-// on unrecorded.
+// on unrecorded. An entry it cannot read (corrupt, or written by something
+// else) is an error wrapping ErrCorrupt: that call is not made and fails
+// for good, whatever the tool.
 type Ledger interface {
 	// Begin records the intent of the call e of run runID (e.Pending set,
-	// e.N the first position the caller may take), or takes over an
-	// earlier entry: the first of e.Tool with e.Input at position e.N or
-	// later whose Status is Pending, Open, Answered or Unknown (for a
-	// ReadOnly e: any but Refused). An Open entry taken over is Pending
-	// again, counted as a new call. Without one, e is recorded at the
-	// first free position at or after e.N. Begun says which.
+	// e.N the first position the caller may take, e.Claim the caller's), or
+	// finds the earlier entry it continues, as the machine above says.
+	// Begun says which; its Entry carries the caller's Claim.
 	Begin(ctx context.Context, runID string, e Entry) (Begun, error)
 	// Finish records how the call e, as Begin returned it with its outcome
-	// set, ended: its entry (e.Tool, e.Input, e.N) now says so, and the
-	// counts follow. An entry the ledger no longer keeps is not written.
-	Finish(ctx context.Context, runID string, e Entry) error
+	// set, ended, as the machine above says: when it is written, the entry
+	// (e.Tool, e.Input, e.N) now says so, and the counts follow.
+	Finish(ctx context.Context, runID string, e Entry) (Finished, error)
 	// Holds reports whether the ledger keeps the run runID.
 	Holds(ctx context.Context, runID string) (bool, error)
+}
+
+// ErrCorrupt is the error, wrapped, of a Ledger operation that found an
+// entry or a count of the run it cannot read: not JSON, a status it does
+// not know, a key of another type. It is not an outage, which passes: the
+// call is not made, it fails for good (tool-failed, not Retryable), the
+// loop guard counts it, and it is logged once at ERROR.
+var ErrCorrupt = errors.New("toolsafe: the run ledger holds an entry it cannot read")
+
+// Finished is what Ledger.Finish made of a call's outcome.
+type Finished struct {
+	// Written reports that the outcome was recorded.
+	Written bool
+	// Answer is, when the outcome was not written because the entry holds
+	// an answer already (another call that continued the same entry, such
+	// as a second run resumed from the same pause, answered first), that
+	// answer: a settled answer is never replaced, and the call replays it.
+	// Nil otherwise.
+	Answer *Entry
 }
 
 // Begun is what Ledger.Begin recorded or found for a call.
@@ -77,12 +134,21 @@ type Entry struct {
 	// Key is the call's idempotency key: the same for every attempt of the
 	// call, and for a call that continues it in a resumed run.
 	Key string
+	// Claim names the call that holds the entry's intent while it is
+	// Pending: random, made by each call for itself, unlike Key, which the
+	// calls that continue one another share (two runs resumed from one
+	// pause have the same Key, never the same Claim). A call whose Begin
+	// got no answer (a lost reply) begins again with the same Claim, so it
+	// finds its own intent, not another call's; a call without one ("")
+	// has no intent of its own to find. Entries read back for inspection
+	// leave it empty.
+	Claim string
 	// CallID is the call's ID.
 	CallID string
 	// Pending reports that the call's intent is recorded and its outcome
 	// not (yet): it is running, or it ended without its outcome written
-	// (a crash, a store outage). A resumed run takes it as an unknown
-	// outcome.
+	// (a crash, a store outage). Another call takes it as an unknown
+	// outcome; the call that holds it (Claim) as its own.
 	Pending bool
 	// Kind is the kind of the call's failure, "" when it answered.
 	Kind middleware.Kind
@@ -168,6 +234,24 @@ func takesOver(s Status, readOnly bool) bool {
 		return s != StatusRefused
 	}
 	return s == StatusPending || s == StatusOpen || s == StatusAnswered || s == StatusUnknown
+}
+
+// writes reports whether Finish records an outcome with status to over an
+// entry with status from (see Ledger): own reports that the entry is
+// Pending under the finishing call's Claim, readOnly that it only counts
+// a read.
+func writes(from, to Status, own, readOnly bool) bool {
+	switch {
+	case readOnly:
+		return true
+	case from == StatusAnswered:
+		return false
+	case to == StatusAnswered:
+		return true
+	case to == StatusUnknown:
+		return from != StatusUnknown
+	}
+	return own
 }
 
 // counted reports whether an entry with status s counts as a call.

@@ -31,6 +31,21 @@ type state struct {
 
 	mu      sync.Mutex
 	cursors map[groupKey]*cursor
+
+	// flights are the run's calls in flight, shared by the scopes that
+	// Resume makes of the run on a context already scoped to it.
+	flights *call.Flights
+
+	// unreadable counts the calls this scope did not make because their
+	// entry could not be read (ErrCorrupt): failed for good, as the loop
+	// guard counts them.
+	unreadable struct {
+		sync.Mutex
+		total   int
+		perTool map[string]int
+		groups  map[groupKey]int
+		said    map[groupKey]bool // logged already
+	}
 }
 
 // groupKey names the calls of one tool with one input.
@@ -43,6 +58,10 @@ type cursor struct {
 	mu   sync.Mutex // held across the ledger's Begin, so identical calls take one position each
 	next int
 	free []int
+	// unsure is the Claim of a Begin that got no answer: it may have
+	// recorded its intent, a call that was never made. The next identical
+	// call begins with it, so the ledger gives that intent back as its own.
+	unsure string
 }
 
 // scope is what a context tells every call made on it: the run it is part
@@ -80,6 +99,14 @@ func withScope(ctx context.Context, f func(*scope)) context.Context {
 // tool without keys: the model is told to check first); calls beyond
 // those are new. Tools that only read are always called again.
 //
+// Within the run, a call made while an identical one (the same tool and
+// canonical input) is in flight is not made: it waits for that call and
+// shares its outcome, its answer (Replayed), its failure or its pause
+// (under its own call ID), and the loop guard counts one call. Its
+// caller's cancellation ends only its own wait. An identical call made
+// after the first ended is a new call. The scopes that Resume makes of the
+// run on ctx share its calls in flight.
+//
 // A nil l means the process's default ledger (DefaultLedger). An empty
 // runID makes up a random one (approval.Required.RunID carries it).
 // Without With, calls are not recorded and nothing is replayed.
@@ -95,6 +122,11 @@ func withRun(ctx context.Context, runID string, l Ledger, resumed bool) context.
 		runID = "run_" + call.RandomHex(8)
 	}
 	r := &state{id: runID, ledger: l, resumed: resumed, cursors: map[groupKey]*cursor{}}
+	if p := scopeFrom(ctx); resumed && p != nil && p.run != nil && p.run.id == runID {
+		r.flights = p.run.flights // the same run, on the same ledger (Resume takes ctx's)
+	} else {
+		r.flights = &call.Flights{}
+	}
 	return withScope(ctx, func(s *scope) { s.run = r })
 }
 
@@ -159,10 +191,18 @@ func (s *scope) Begin(ctx context.Context, e Entry) (Begun, error) {
 	if len(c.free) > 0 {
 		e.N = c.free[0]
 	}
+	switch {
+	case c.unsure != "":
+		e.Claim = c.unsure
+	case e.Claim == "":
+		e.Claim = call.RandomHex(8)
+	}
 	b, err := r.ledger.Begin(ctx, r.id, e)
 	if err != nil {
+		c.unsure = e.Claim // it may have been recorded all the same
 		return Begun{}, err
 	}
+	c.unsure = ""
 	n := b.Entry.N
 	for i, p := range c.free {
 		if p == n {
@@ -175,8 +215,33 @@ func (s *scope) Begin(ctx context.Context, e Entry) (Begun, error) {
 }
 
 // Finish records how the call e ended (see Ledger.Finish).
-func (s *scope) Finish(ctx context.Context, e Entry) error {
+func (s *scope) Finish(ctx context.Context, e Entry) (Finished, error) {
 	return s.run.ledger.Finish(ctx, s.run.id, e)
+}
+
+// Flights are the run's calls in flight (see call.Flights).
+func (s *scope) Flights() *call.Flights { return s.run.flights }
+
+// Unreadable notes the call e, whose entry could not be read
+// (ErrCorrupt): unless it only reads (it runs unrecorded), it was not made
+// and counts as failed for good. It reports whether e is the first such
+// call of e.Tool with e.Input in this scope: the one to log.
+func (s *scope) Unreadable(e Entry) bool {
+	u := &s.run.unreadable
+	u.Lock()
+	defer u.Unlock()
+	if u.said == nil {
+		u.groups, u.perTool, u.said = map[groupKey]int{}, map[string]int{}, map[groupKey]bool{}
+	}
+	k := groupKey{e.Tool, e.Input}
+	if !e.ReadOnly && !e.Alternative {
+		u.total++
+		u.perTool[e.Tool]++
+		u.groups[k]++
+	}
+	first := !u.said[k]
+	u.said[k] = true
+	return first
 }
 
 // Release gives the position of e back to the scope: its call was not
@@ -202,5 +267,20 @@ func (s *scope) Release(e Entry) {
 	c.free = append(c.free, e.N)
 }
 
-// Admit checks the new call b against l (see Limits).
-func (s *scope) Admit(l Limits, b Begun) error { return l.check(b.Counts) }
+// Admit checks the new call b against l (see Limits), with the calls this
+// scope could not record counted too.
+func (s *scope) Admit(l Limits, b Begun) error {
+	c := b.Counts
+	u := &s.run.unreadable
+	u.Lock()
+	if u.total > 0 {
+		k := groupKey{b.Entry.Tool, b.Entry.Input}
+		c.Total += u.total
+		c.Tool += u.perTool[b.Entry.Tool]
+		c.Identical += u.groups[k]
+		c.IdenticalFailed += u.groups[k]
+		c.Final = c.Final || u.groups[k] > 0
+	}
+	u.Unlock()
+	return l.check(c)
+}

@@ -102,11 +102,14 @@ type FallbackSkipped struct {
 	To string
 }
 
-// Replayed: the call was answered from the run ledger's record of an
-// earlier call of the run, without calling the tool; Fallback is the
-// alternative that answered then, if one did.
+// Replayed: the call was not made itself. It was answered from the run
+// ledger's record of an earlier call of the run, or, when Joined is set,
+// it shares the outcome (answer, failure or pause) of the identical call
+// Joined (its call ID) that was in flight when it was made. Fallback is
+// the alternative that answered then, if one did.
 type Replayed struct {
 	Fallback string
+	Joined   string
 }
 
 func (Replayed) isEvent()            {}

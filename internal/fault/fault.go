@@ -156,3 +156,13 @@ func (e *Unavailable) Error() string {
 	return "toolsafe: the run ledger is unavailable, so the call was not made: " + e.Err.Error()
 }
 func (e *Unavailable) Unwrap() error { return e.Err }
+
+// Corrupt is a call that was not made because the run ledger holds a
+// record of it (or counts) that cannot be read: not an outage, which
+// passes, so the call fails for good.
+type Corrupt struct{ Err error }
+
+func (e *Corrupt) Error() string {
+	return "toolsafe: the run ledger's record of the call cannot be read, so the call was not made: " + e.Err.Error()
+}
+func (e *Corrupt) Unwrap() error { return e.Err }

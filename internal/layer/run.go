@@ -3,11 +3,13 @@ package layer
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"time"
 
 	"github.com/tmc/langchaingo/tools"
 
+	"github.com/toolsafe/toolsafe/approval"
 	"github.com/toolsafe/toolsafe/internal/call"
 	"github.com/toolsafe/toolsafe/internal/fault"
 	"github.com/toolsafe/toolsafe/middleware"
@@ -20,9 +22,11 @@ type runScope interface {
 	ID() string
 	Held(ctx context.Context) error
 	Begin(ctx context.Context, e run.Entry) (run.Begun, error)
-	Finish(ctx context.Context, e run.Entry) error
+	Finish(ctx context.Context, e run.Entry) (run.Finished, error)
 	Release(e run.Entry)
 	Admit(l run.Limits, b run.Begun) error
+	Flights() *call.Flights
+	Unreadable(e run.Entry) bool
 }
 
 // runOf returns the run the call c is part of, or nil outside a scoped run.
@@ -65,11 +69,25 @@ func outcomeUnknown(tool string) error {
 // else not sent, and the model is told to check first. toolsafe gives
 // replay to tools with side effects or a gate, and resend to those that
 // send keys or have no side effects; a tool that only reads is called
-// again.
+// again. A call that sent an entry again and finds, when it ends, that
+// another call answered it first (two runs resumed from one pause) replays
+// that answer: a settled answer is never replaced.
+//
+// A call made while an identical call of the same run (the same tool and
+// canonical input) is in flight is not made: it waits for that call and
+// shares its outcome, its answer, failure or pause, as Replayed (its own
+// call ID in a pause), and the loop guard counts one call. Its caller's
+// cancellation ends its wait (ctx.Err()), not the call it waits for; when
+// that call's caller gives up before it is made, the waiting call is made
+// itself. An identical call made after the first ended is a new call (the
+// ledger's n-th entry), and a fallback's alternative is never joined.
 //
 // When the intent cannot be recorded, a call with replay is not made: it
 // ends as tool-busy, "temporarily unavailable", with the ledger's error
-// as its Cause; one without replay runs unrecorded. A run resumed
+// as its Cause; one without replay runs unrecorded. When the ledger holds
+// an entry it cannot read (run.ErrCorrupt), a call with replay is not made
+// and fails for good (tool-failed, not Retryable), logged once per run
+// scope at ERROR and counted by the loop guard. A run resumed
 // (run.Resume) on a ledger that does not hold it calls no tool: the call
 // returns an error wrapping run.ErrNotHeld. Outside a scoped run it does
 // nothing.
@@ -87,31 +105,107 @@ func RunLedger(replay, resend bool) middleware.Middleware {
 	}
 }
 
-// runCall runs the call of next with input in run r (see RunLedger).
+// flightKey names the identical calls of a run: a tool and a canonical
+// input.
+type flightKey struct{ tool, input string }
+
+// runCall runs the call of next with input in run r (see RunLedger): it
+// waits for an identical call in flight, or is the call in flight.
 func runCall(ctx context.Context, r runScope, c *call.Call, next tools.Tool, input string, replay, resend bool) (string, error) {
 	canon, err := c.Canonical(input)
 	if err != nil {
 		return "", err
 	}
+	e := run.Entry{Tool: next.Name(), Input: canon, ReadOnly: !replay, Alternative: c.IsAlternative()}
 	if err := r.Held(ctx); err != nil {
 		if errors.Is(err, run.ErrNotHeld) {
 			call.LogAt(ctx, c, slog.LevelError, "toolsafe: the resumed run is not in its ledger; no tool is called", "run", r.ID())
 			return "", middleware.Permanent(err)
 		}
-		return unrecorded(ctx, r, c, next, input, replay, err)
+		return unrecorded(ctx, r, c, next, input, e, err)
 	}
+	if e.Alternative {
+		return ledgerCall(ctx, r, c, next, input, e, resend) // part of its call, which is in flight itself
+	}
+	k, fs := flightKey{e.Tool, canon}, r.Flights()
+	for {
+		lead, wait := fs.Join(k, c)
+		if wait == nil {
+			return leadCall(ctx, r, c, next, input, e, resend, fs, k, lead)
+		}
+		call.DebugLog(ctx, c, "toolsafe: an identical call of the run is in flight; this call waits for it and shares its outcome",
+			"run", r.ID(), "joined", wait.Leader().ID())
+		o, ok := wait.Wait(ctx)
+		if !ok {
+			return "", ctx.Err() // the call it waited for goes on
+		}
+		if !o.Gone {
+			return joined(c, wait.Leader(), o)
+		}
+		// The call it waited for was not made: this one is, or waits again.
+	}
+}
+
+// leadCall makes the call e, in flight as f under k in fs (nil f: on its
+// own), and lands f with its outcome for the identical calls waiting.
+func leadCall(ctx context.Context, r runScope, c *call.Call, next tools.Tool, input string, e run.Entry, resend bool, fs *call.Flights, k flightKey, f *call.Flight) (string, error) {
+	if f == nil {
+		return ledgerCall(ctx, r, c, next, input, e, resend)
+	}
+	landed := false
+	defer func() {
+		if !landed { // a panic: the calls waiting are made on their own
+			fs.Land(k, f, call.Outcome{Gone: true})
+		}
+	}()
+	out, err := ledgerCall(ctx, r, c, next, input, e, resend)
+	o := call.Outcome{Output: out, Err: err, Fallback: c.FallbackName()}
+	if err != nil {
+		if o.Failure = call.FailureOf(ctx, err); o.Failure.Kind == middleware.KindCanceled {
+			o = call.Outcome{Gone: true} // its caller gave up; theirs did not
+		}
+	}
+	fs.Land(k, f, o)
+	landed = true
+	return out, err
+}
+
+// joined ends the call c with the outcome o of the identical call leader,
+// which was in flight when c was made: its answer, its failure, or its
+// pause, named for c's call ID so that c's host resumes c.
+func joined(c *call.Call, leader *call.Call, o call.Outcome) (string, error) {
+	c.Record(call.Replayed{Fallback: o.Fallback, Joined: leader.ID()})
+	if o.Err == nil {
+		return o.Output, nil
+	}
+	if ar, ok := errors.AsType[*approval.Required](o.Err); ok {
+		cp := *ar
+		cp.CallID = c.ID()
+		return "", &cp
+	}
+	c.Adopt(o.Failure)
+	return "", o.Failure
+}
+
+// ledgerCall records the call e of next with input in run r, or finds the
+// earlier entry it continues, and makes it unless that entry answers it.
+func ledgerCall(ctx context.Context, r runScope, c *call.Call, next tools.Tool, input string, e run.Entry, resend bool) (string, error) {
 	key, fixed := c.FixedKey()
 	if !fixed {
 		key = call.RandomHex(16)
 	}
-	e := run.Entry{Tool: next.Name(), Input: canon, Key: key, ReadOnly: !replay, Alternative: c.IsAlternative(), At: time.Now()}
+	e.Key, e.At = key, time.Now()
 	if c.IDKnown() {
 		e.CallID = c.ID()
 	}
 	b, err := r.Begin(ctx, e)
-	if err != nil {
-		return unrecorded(ctx, r, c, next, input, replay, err)
+	if err == nil {
+		err = checkBegun(e, b)
 	}
+	if err != nil {
+		return unrecorded(ctx, r, c, next, input, e, err)
+	}
+	replay := !e.ReadOnly
 	e = b.Entry
 	c.AdoptKey(e.Key)
 	if !b.New && replay {
@@ -131,12 +225,35 @@ func runCall(ctx context.Context, r runScope, c *call.Call, next tools.Tool, inp
 		c.SetValue(begunKey{}, b)
 	}
 	out, err := next.Call(ctx, input)
-	finish(ctx, r, c, e, out, err, replay)
-	return out, err
+	return finish(ctx, r, c, e, out, err, replay)
 }
 
-// finish records the outcome of the call e, which returned out and err.
-func finish(ctx context.Context, r runScope, c *call.Call, e run.Entry, out string, err error, replay bool) {
+// checkBegun returns an error wrapping run.ErrCorrupt when b, the ledger's
+// answer to the Begin of e, is not one its machine gives (see run.Ledger):
+// another call's entry, or one the call cannot continue.
+func checkBegun(e run.Entry, b run.Begun) error {
+	got := b.Entry
+	s := got.Status()
+	ok := got.Tool == e.Tool && got.Input == e.Input && got.N >= 0
+	switch {
+	case b.New:
+		ok = ok && s == run.StatusPending
+	case e.ReadOnly:
+		ok = ok && s != run.StatusRefused
+	default:
+		ok = ok && (s == run.StatusPending || s == run.StatusAnswered || s == run.StatusUnknown)
+	}
+	if !ok {
+		return fmt.Errorf("%w: its Begin answered with an entry the call cannot be or continue (status %d at position %d)", run.ErrCorrupt, s, got.N)
+	}
+	return nil
+}
+
+// finish records the outcome of the call e, which returned out and err,
+// and returns what the call answers: out and err, or the answer another
+// call recorded first for the same entry (a settled answer is never
+// replaced: this call replays it).
+func finish(ctx context.Context, r runScope, c *call.Call, e run.Entry, out string, err error, replay bool) (string, error) {
 	e.Pending, e.CallID, e.Fallback, e.At = false, c.ID(), c.FallbackName(), time.Now()
 	e.Kind, e.Retryable, e.SideEffectUnknown, e.Output = "", false, false, ""
 	if err == nil && replay {
@@ -149,17 +266,38 @@ func finish(ctx context.Context, r runScope, c *call.Call, e run.Entry, out stri
 			r.Release(e) // not made: the scope's next identical call makes it
 		}
 	}
-	if ferr := r.Finish(context.WithoutCancel(ctx), e); ferr != nil {
-		call.LogAt(ctx, c, slog.LevelWarn, "toolsafe: the call's outcome could not be added to the run ledger; a resumed run takes it as unknown", "run", r.ID())
+	fin, ferr := r.Finish(context.WithoutCancel(ctx), e)
+	switch {
+	case ferr != nil:
+		level := slog.LevelWarn
+		if errors.Is(ferr, run.ErrCorrupt) {
+			level = slog.LevelError
+		}
+		call.LogAt(ctx, c, level, "toolsafe: the call's outcome could not be added to the run ledger; a resumed run takes it as unknown", "run", r.ID())
 		call.DebugLog(ctx, c, "toolsafe: the call's outcome could not be added to the run ledger", "run", r.ID(), "error", call.ErrorText(ferr))
+	case fin.Answer != nil && replay && ctx.Err() == nil:
+		a := fin.Answer
+		call.DebugLog(ctx, c, "toolsafe: another call of the run answered this entry first; its answer stands and is replayed", "run", r.ID(), "position", e.N)
+		c.Record(call.Replayed{Fallback: a.Fallback})
+		return a.Output, nil
 	}
+	return out, err
 }
 
-// unrecorded handles a call whose run ledger could not record it (err): a
-// call with replay is not made, the store's condition; one without runs.
-func unrecorded(ctx context.Context, r runScope, c *call.Call, next tools.Tool, input string, replay bool, err error) (string, error) {
+// unrecorded handles a call e whose run ledger could not record it (err):
+// a call with replay is not made, the store's condition (or, when the
+// ledger cannot read its entry, failed for good); one without runs.
+func unrecorded(ctx context.Context, r runScope, c *call.Call, next tools.Tool, input string, e run.Entry, err error) (string, error) {
 	call.DebugLog(ctx, c, "toolsafe: the run ledger could not record the call", "run", r.ID(), "error", call.ErrorText(err))
-	if !replay {
+	if errors.Is(err, run.ErrCorrupt) {
+		if r.Unreadable(e) {
+			call.LogAt(ctx, c, slog.LevelError, "toolsafe: the run ledger holds a record of the call that cannot be read; the call is not made and fails for good until it is repaired", "run", r.ID())
+		}
+		if !e.ReadOnly {
+			return "", &fault.Corrupt{Err: err}
+		}
+	}
+	if e.ReadOnly {
 		return next.Call(ctx, input)
 	}
 	call.LogAt(ctx, c, slog.LevelWarn, "toolsafe: the run ledger is unavailable; the call is not made", "run", r.ID())
