@@ -61,7 +61,7 @@ func TestAPauseWaitsInTheWorkflowForDaysAndTheApprovedCallKeepsItsKey(t *testing
 	refund := mustNew(t, refundTool(up.URL()), toolsafe.WithSideEffects(middleware.SideEffectsWithKey),
 		toolsafe.WithApproval(Decisions(nil)))
 
-	var s testsuite.WorkflowTestSuite
+	s := suite()
 	env := s.NewTestWorkflowEnvironment()
 	if err := Register(env, refund); err != nil {
 		t.Fatal(err)
@@ -125,7 +125,7 @@ func TestADenialIsTheModelsMessageAndTheAuditKeepsIt(t *testing.T) {
 	defer up.Close()
 	refund := mustNew(t, refundTool(up.URL()), toolsafe.WithSideEffects(middleware.SideEffectsWithKey),
 		toolsafe.WithApproval(Decisions(nil)))
-	var s testsuite.WorkflowTestSuite
+	s := suite()
 	env := s.NewTestWorkflowEnvironment()
 	if err := Register(env, refund); err != nil {
 		t.Fatal(err)

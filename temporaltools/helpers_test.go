@@ -127,7 +127,7 @@ func fast(attempts int32) workflow.ActivityOptions {
 // and returns its Results.
 func runWorkflow(t *testing.T, wf func(workflow.Context) ([]Result, error), ts ...*Tool) []Result {
 	t.Helper()
-	var s testsuite.WorkflowTestSuite
+	s := suite()
 	env := s.NewTestWorkflowEnvironment()
 	if err := Register(env, ts...); err != nil {
 		t.Fatal(err)
@@ -167,4 +167,11 @@ func mustNew(t *testing.T, tool tools.Tool, opts ...toolsafe.Option) *Tool {
 func show(v any) string {
 	b, _ := json.MarshalIndent(v, "", "  ")
 	return string(b)
+}
+
+// suite is the SDK's test suite, logging at WARN and above.
+func suite() *testsuite.WorkflowTestSuite {
+	var s testsuite.WorkflowTestSuite
+	s.SetLogger(quiet)
+	return &s
 }

@@ -11,7 +11,6 @@ import (
 
 	"github.com/failsafe-go/failsafe-go/budget"
 	"go.temporal.io/sdk/temporal"
-	"go.temporal.io/sdk/testsuite"
 
 	"github.com/toolsafe/toolsafe"
 	"github.com/toolsafe/toolsafe/approval"
@@ -33,7 +32,7 @@ type crossing struct {
 // activity test environment.
 func attemptOnce(t *testing.T, tool *Tool, in callInput) crossing {
 	t.Helper()
-	var s testsuite.WorkflowTestSuite
+	s := suite()
 	env := s.NewTestActivityEnvironment()
 	if err := Register(env, tool); err != nil {
 		t.Fatal(err)

@@ -8,7 +8,6 @@ import (
 
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/converter"
-	"go.temporal.io/sdk/testsuite"
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/toolsafe/toolsafe"
@@ -26,7 +25,7 @@ func TestTheKeyComesFromTheWorkflowAndTheActivityAndHoldsAcrossTemporalsAttempts
 	up.Enqueue("/refunds", toolsafetest.ApplyThenReset(), toolsafetest.Unavailable("1"))
 	refund := mustNew(t, refundTool(up.URL()), toolsafe.WithSideEffects(middleware.SideEffectsWithKey))
 
-	var s testsuite.WorkflowTestSuite
+	s := suite()
 	env := s.NewTestWorkflowEnvironment()
 	if err := Register(env, refund); err != nil {
 		t.Fatal(err)
@@ -125,7 +124,7 @@ func TestNewRunRefusesRetriesWithoutEnd(t *testing.T) {
 		"no timeout":          {ActivityID: "x"},
 	} {
 		t.Run(name, func(t *testing.T) {
-			var s testsuite.WorkflowTestSuite
+			s := suite()
 			env := s.NewTestWorkflowEnvironment()
 			env.RegisterWorkflowWithOptions(calls(RunOptions{Activity: opts}), workflow.RegisterOptions{Name: "agent"})
 			env.ExecuteWorkflow("agent")
