@@ -10,6 +10,7 @@ require (
 	go.temporal.io/api v1.64.3
 	go.temporal.io/sdk v1.51.0
 	go.temporal.io/sdk/contrib/opentelemetry v0.8.1
+	go.uber.org/goleak v1.3.0
 )
 
 require (

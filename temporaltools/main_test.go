@@ -15,6 +15,7 @@ import (
 	"go.temporal.io/sdk/client"
 	tlog "go.temporal.io/sdk/log"
 	"go.temporal.io/sdk/testsuite"
+	"go.uber.org/goleak"
 )
 
 // HowToStart says how to give the tests a Temporal dev server.
@@ -68,12 +69,19 @@ var quiet = tlog.NewStructuredLogger(slog.New(slog.NewTextHandler(os.Stderr, &sl
 func TestMain(m *testing.M) {
 	code := m.Run()
 	if dev.server != nil {
+		dev.server.Client().Close()
 		if err := dev.server.Stop(); err != nil && code == 0 {
 			fmt.Fprintln(os.Stderr, "stopping the dev server:", err)
 			code = 1
 		}
 		if code != 0 {
 			_, _ = io.Copy(os.Stderr, &dev.log)
+		}
+	}
+	if code == 0 {
+		if err := goleak.Find(); err != nil {
+			fmt.Fprintln(os.Stderr, "goroutines left running:", err)
+			code = 1
 		}
 	}
 	os.Exit(code)
