@@ -25,14 +25,18 @@ type callLedger struct {
 var _ run.Ledger = (*callLedger)(nil)
 
 // Begin records the call of the activity's tool as new, under the
-// activity's key, with the workflow's counts. A fallback's alternative,
-// part of the call, is not counted (as in run.MemoryLedger).
+// activity's key, with the workflow's counts. Any other call in it (a
+// fallback's alternative, part of the call) is recorded as new too, under
+// its own key, and the loop guard does not count it. (run.MemoryLedger
+// gives an alternative New false, which the run ledger layer takes for an
+// earlier call of unknown outcome: the alternative of a tool with side
+// effects is then never called, or marked as maybe applied.)
 func (l *callLedger) Begin(_ context.Context, _ string, e run.Entry) (run.Begun, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	e.Pending = true
 	if e.Alternative || l.begun || e.Tool != l.tool {
-		return run.Begun{Entry: e}, nil
+		return run.Begun{Entry: e, New: true}, nil
 	}
 	l.begun, l.readOnly = true, e.ReadOnly
 	e.Key = l.key

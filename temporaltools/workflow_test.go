@@ -3,6 +3,7 @@ package temporaltools
 import (
 	"context"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -11,7 +12,9 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/toolsafe/toolsafe"
+	"github.com/toolsafe/toolsafe/fallback"
 	"github.com/toolsafe/toolsafe/middleware"
+	"github.com/toolsafe/toolsafe/policy"
 	"github.com/toolsafe/toolsafe/run"
 	"github.com/toolsafe/toolsafe/toolsafetest"
 )
@@ -132,5 +135,42 @@ func TestNewRunRefusesRetriesWithoutEnd(t *testing.T) {
 				t.Fatalf("got %v, want NewRun's error", err)
 			}
 		})
+	}
+}
+
+func TestToolsafesRetriesAreOffInsideAnActivityUnlessAsked(t *testing.T) {
+	for _, c := range []struct {
+		name     string
+		opt      toolsafe.Option
+		requests int // for 2 Temporal attempts that each fail
+	}{
+		{"a WithRetry is overridden: one attempt per activity attempt", toolsafe.WithRetry(policy.Retry{MaxRetries: 2, Backoff: policy.Constant(0)}), 2},
+		{"RetryInActivity asks for both", RetryInActivity(policy.Retry{MaxRetries: 2, Backoff: policy.Constant(0)}), 6},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			up := toolsafetest.NewUpstream(invoices)
+			defer up.Close()
+			up.Always("/invoices", toolsafetest.Reset())
+			res := runWorkflow(t, calls(RunOptions{Activity: fast(2)}, call{"fetch", `{}`, "c1"}), mustNew(t, fetchTool(up.URL()), c.opt))
+			if n := up.Requests("/invoices"); n != c.requests || res[0].Kind != middleware.KindFailed {
+				t.Fatalf("the upstream got %d requests, want %d; the call ended %s", n, c.requests, show(res))
+			}
+		})
+	}
+}
+
+func TestAnAlternativeOfAToolWithoutKeysIsCalledInsideAnActivity(t *testing.T) {
+	var called atomic.Int32
+	alt := middleware.Func("alt", "d", func(context.Context, string) (string, error) {
+		called.Add(1)
+		return "from the alternative", nil
+	})
+	prim := middleware.Func("prim", "d", func(context.Context, string) (string, error) {
+		return "", middleware.NewToolError("not here")
+	})
+	tool := mustNew(t, prim, toolsafe.WithSideEffects(middleware.SideEffectsWithoutKey), toolsafe.WithFallback(fallback.To(alt)))
+	res := runWorkflow(t, calls(RunOptions{Activity: fast(2)}, call{"prim", `{}`, "c1"}), tool)
+	if r := res[0]; r.Status() != "ok" || r.Fallback != "alt" || !strings.HasSuffix(r.Observation, ") from the alternative") || r.SideEffectUnknown || called.Load() != 1 {
+		t.Fatalf("the call ended %s; the alternative was called %d times", show(r), called.Load())
 	}
 }
