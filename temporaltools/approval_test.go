@@ -61,8 +61,7 @@ func TestAPauseWaitsInTheWorkflowForDaysAndTheApprovedCallKeepsItsKey(t *testing
 	refund := mustNew(t, refundTool(up.URL()), toolsafe.WithSideEffects(middleware.SideEffectsWithKey),
 		toolsafe.WithApproval(Decisions(nil)))
 
-	s := suite()
-	env := s.NewTestWorkflowEnvironment()
+	env := newEnv()
 	if err := Register(env, refund); err != nil {
 		t.Fatal(err)
 	}
@@ -125,8 +124,7 @@ func TestADenialIsTheModelsMessageAndTheAuditKeepsIt(t *testing.T) {
 	defer up.Close()
 	refund := mustNew(t, refundTool(up.URL()), toolsafe.WithSideEffects(middleware.SideEffectsWithKey),
 		toolsafe.WithApproval(Decisions(nil)))
-	s := suite()
-	env := s.NewTestWorkflowEnvironment()
+	env := newEnv()
 	if err := Register(env, refund); err != nil {
 		t.Fatal(err)
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/tmc/langchaingo/tools"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/testsuite"
+	"go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/toolsafe/toolsafe"
@@ -127,8 +128,7 @@ func fast(attempts int32) workflow.ActivityOptions {
 // and returns its Results.
 func runWorkflow(t *testing.T, wf func(workflow.Context) ([]Result, error), ts ...*Tool) []Result {
 	t.Helper()
-	s := suite()
-	env := s.NewTestWorkflowEnvironment()
+	env := newEnv()
 	if err := Register(env, ts...); err != nil {
 		t.Fatal(err)
 	}
@@ -174,4 +174,13 @@ func suite() *testsuite.WorkflowTestSuite {
 	var s testsuite.WorkflowTestSuite
 	s.SetLogger(quiet)
 	return &s
+}
+
+// newEnv is a test workflow environment of suite's. Its deadlock detector
+// waits a minute, not a second: on a busy machine, under the race
+// detector, a workflow's coroutine can be kept from running for longer.
+func newEnv() *testsuite.TestWorkflowEnvironment {
+	env := suite().NewTestWorkflowEnvironment()
+	env.SetWorkerOptions(worker.Options{DeadlockDetectionTimeout: time.Minute})
+	return env
 }

@@ -15,6 +15,7 @@ import (
 	"go.temporal.io/sdk/client"
 	tlog "go.temporal.io/sdk/log"
 	"go.temporal.io/sdk/testsuite"
+	"go.temporal.io/sdk/worker"
 	"go.uber.org/goleak"
 )
 
@@ -67,6 +68,10 @@ func devClient(t *testing.T) client.Client {
 var quiet = tlog.NewStructuredLogger(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})))
 
 func TestMain(m *testing.M) {
+	// No sticky cache: every workflow task on the dev server replays the
+	// workflow's whole history, so every test there runs the workflows'
+	// replays, and a query goes to whichever worker polls.
+	worker.SetStickyWorkflowCacheSize(0)
 	code := m.Run()
 	if dev.server != nil {
 		dev.server.Client().Close()

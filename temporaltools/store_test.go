@@ -40,6 +40,9 @@ func realFast(attempts int32) workflow.ActivityOptions {
 // the workflow wf (named "agent"), until the test ends.
 func startWorker(t *testing.T, c client.Client, queue string, opts worker.Options, wf any, ts ...*Tool) worker.Worker {
 	t.Helper()
+	if opts.DeadlockDetectionTimeout == 0 {
+		opts.DeadlockDetectionTimeout = time.Minute // a busy machine, the race detector
+	}
 	w := worker.New(c, queue, opts)
 	if err := Register(w, ts...); err != nil {
 		t.Fatal(err)

@@ -2,6 +2,7 @@ package temporaltools
 
 import (
 	"testing"
+	"time"
 
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
@@ -32,9 +33,8 @@ func traced(t *testing.T, hookOpts ...otelhook.Option) []sdktrace.ReadOnlySpan {
 	hook := otelhook.New(append(hookOpts, otelhook.WithTracerProvider(tp))...)
 	fetch := mustNew(t, fetchTool(up.URL()), toolsafe.WithTracing(hook))
 
-	s := suite()
-	env := s.NewTestWorkflowEnvironment()
-	env.SetWorkerOptions(worker.Options{Interceptors: []interceptor.WorkerInterceptor{ti}})
+	env := newEnv()
+	env.SetWorkerOptions(worker.Options{Interceptors: []interceptor.WorkerInterceptor{ti}, DeadlockDetectionTimeout: time.Minute})
 	if err := Register(env, fetch); err != nil {
 		t.Fatal(err)
 	}

@@ -28,8 +28,7 @@ func TestTheKeyComesFromTheWorkflowAndTheActivityAndHoldsAcrossTemporalsAttempts
 	up.Enqueue("/refunds", toolsafetest.ApplyThenReset(), toolsafetest.Unavailable("1"))
 	refund := mustNew(t, refundTool(up.URL()), toolsafe.WithSideEffects(middleware.SideEffectsWithKey))
 
-	s := suite()
-	env := s.NewTestWorkflowEnvironment()
+	env := newEnv()
 	if err := Register(env, refund); err != nil {
 		t.Fatal(err)
 	}
@@ -127,8 +126,7 @@ func TestNewRunRefusesRetriesWithoutEnd(t *testing.T) {
 		"no timeout":          {ActivityID: "x"},
 	} {
 		t.Run(name, func(t *testing.T) {
-			s := suite()
-			env := s.NewTestWorkflowEnvironment()
+			env := newEnv()
 			env.RegisterWorkflowWithOptions(calls(RunOptions{Activity: opts}), workflow.RegisterOptions{Name: "agent"})
 			env.ExecuteWorkflow("agent")
 			if err := env.GetWorkflowError(); err == nil || !strings.Contains(err.Error(), "temporaltools:") {
