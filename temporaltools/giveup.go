@@ -50,11 +50,12 @@ func gaveUp(tool string, in callInput, opts workflow.ActivityOptions, elapsed ti
 		if last.Reason != "" {
 			f.Cause = middleware.NewToolError("%s", last.Reason)
 		}
+		exhausted := opts.RetryPolicy != nil && opts.RetryPolicy.MaximumAttempts > 0 && n >= int(opts.RetryPolicy.MaximumAttempts)
 		switch {
 		case last.Kind == middleware.KindCircuitOpen:
 			f.Wait = last.Wait
-		case last.Kind == middleware.KindFailed && ae.RetryState() == enumspb.RETRY_STATE_TIMEOUT:
-			f.Wait = last.Wait // the Retry-After that no longer fit
+		case last.Kind == middleware.KindFailed && !exhausted:
+			f.Wait = last.Wait // attempts were left: the Retry-After did not fit the ScheduleToCloseTimeout
 		}
 		if last.SideEffectUnknown {
 			f.SideEffect = middleware.SideEffectUnknown

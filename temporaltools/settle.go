@@ -95,6 +95,7 @@ func settle(ctx context.Context, a *attempt, l *callLedger, r middleware.Result)
 		if delay <= 0 {
 			delay = f.Wait
 		}
+		o.Wait = delay
 		return outcome{}, temporal.NewApplicationErrorWithOptions(o.Message, string(f.Kind), temporal.ApplicationErrorOptions{NextRetryDelay: delay, Details: []any{o}})
 	}
 	return outcome{}, temporal.NewApplicationErrorWithOptions(o.Message, string(f.Kind), temporal.ApplicationErrorOptions{NonRetryable: true, Details: []any{o}})

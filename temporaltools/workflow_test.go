@@ -172,3 +172,19 @@ func TestAnAlternativeOfAToolWithoutKeysIsCalledInsideAnActivity(t *testing.T) {
 		t.Fatalf("the call ended %s; the alternative was called %d times", show(r), called.Load())
 	}
 }
+
+func TestWhenTheUpstreamAsksToWaitLongerThanTheCallMayTakeTheModelIsTold(t *testing.T) {
+	up := toolsafetest.NewUpstream(invoices)
+	defer up.Close()
+	up.Always("/invoices", toolsafetest.Unavailable("120"))
+	opts := fast(5)
+	opts.ScheduleToCloseTimeout = time.Minute
+	res := runWorkflow(t, calls(RunOptions{Activity: opts}, call{"fetch", `{}`, "c1"}), mustNew(t, fetchTool(up.URL())))
+	want := "fetch failed (HTTP 503 Service Unavailable) after 1 attempt. The service asked to wait 2m0s before trying again, longer than this call may take. Wait at least 2m0s before calling fetch again, or go on without it."
+	if r := res[0]; r.Observation != want || r.Kind != middleware.KindFailed {
+		t.Fatalf("the model is told %q, want %q", r.Observation, want)
+	}
+	if n := up.Requests("/invoices"); n != 1 {
+		t.Fatalf("the upstream got %d requests, want 1: the wait it asked for did not fit", n)
+	}
+}
