@@ -3,7 +3,9 @@
 # real parts their tests need, as CI does: server-everything from npm for
 # mcptools (and Node from Debian when missing), a redis-server for
 # redisstore (Debian's, started on a free port of 127.0.0.1 unless
-# REDIS_ADDR names one), and Debian's Chromium for the inbox's browser test.
+# REDIS_ADDR names one), Debian's Chromium for the inbox's browser test, and
+# the Temporal CLI for temporaltools and examples/temporal (built once from the
+# Go module proxy by scripts/e2e-temporal.sh unless TEMPORAL_CLI names one).
 #
 #   bash scripts/test-all.sh
 set -euo pipefail
@@ -31,6 +33,8 @@ if [ -z "${REDIS_ADDR:-}" ]; then
   for _ in $(seq 100); do redis-cli -p "${REDIS_ADDR##*:}" ping >/dev/null 2>&1 && break; sleep 0.05; done
 fi
 export REDIS_ADDR
+TEMPORAL_CLI=${TEMPORAL_CLI:-$(bash scripts/e2e-temporal.sh -cli)}
+export TEMPORAL_CLI
 
 failed=()
 for m in $(git ls-files '*go.mod' | xargs -n1 dirname | sort); do
