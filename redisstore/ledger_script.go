@@ -73,7 +73,7 @@ if own then
   local cs = counts(g, tool)
   local d = b2i(not a)
   expire(ARGV[9])
-  return {'i', own, redis.call('HGET', h, 'r:' .. m), d, cs[1] - d, cs[2] - d, cs[3] - d, cs[4], cs[5]}
+  return {'i', own, redis.call('HGET', h, 'r:' .. m), 1, cs[1] - d, cs[2] - d, cs[3] - d, cs[4], cs[5]}
 end
 if first then
   local m = g .. ':' .. first
@@ -83,7 +83,7 @@ if first then
   local res = {c, first, body, 0, 0, 0, 0, 0, 0}
   if c == 'o' then
     local cs = counts(g, tool)
-    res = {c, first, body, b2i(not a), cs[1], cs[2], cs[3], cs[4], cs[5]}
+    res = {c, first, body, 1, cs[1], cs[2], cs[3], cs[4], cs[5]}
     if not a then count(g, tool, 1) end
     redis.call('HSET', h, 's:' .. m, 'i' .. string.sub(st, 2), 'o:' .. m, claim)
   end
@@ -113,7 +113,7 @@ while redis.call('ZCARD', KEYS[2]) + redis.call('ZCARD', KEYS[3]) > max do
   end
 end
 expire(ARGV[9])
-return {'new', p, false, b2i(not alt), cs[1], cs[2], cs[3], cs[4], cs[5]}
+return {'new', p, false, 1, cs[1], cs[2], cs[3], cs[4], cs[5]}
 `)
 
 // finishScript records how a call ended, unless the machine of run.Ledger

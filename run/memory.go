@@ -126,7 +126,7 @@ func (l *MemoryLedger) Begin(_ context.Context, runID string, e Entry) (Begun, e
 			b.Entry.Claim = e.Claim
 			return b, nil
 		}
-		b := Begun{New: !first.e.Alternative, Counts: r.counts(g, e.Tool)}
+		b := Begun{New: true, Counts: r.counts(g, e.Tool)}
 		first.e.Pending, first.e.Claim = true, e.Claim
 		r.count(g, first.e, StatusOpen, StatusPending)
 		b.Entry = first.e
@@ -134,7 +134,7 @@ func (l *MemoryLedger) Begin(_ context.Context, runID string, e Entry) (Begun, e
 	}
 	e.N, e.Pending = max(g.next, e.N), true
 	e.Kind, e.Retryable, e.SideEffectUnknown, e.Output, e.Fallback = "", false, false, "", ""
-	b := Begun{Entry: e, New: !e.Alternative, Counts: r.counts(g, e.Tool)}
+	b := Begun{Entry: e, New: true, Counts: r.counts(g, e.Tool)}
 	r.add(g, e)
 	if !e.ReadOnly && !r.writes {
 		l.readers.Remove(r.el)

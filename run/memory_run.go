@@ -29,8 +29,8 @@ func (r *memRun) count(g *group, e Entry, from, to Status) {
 // under its Claim (its earlier Begin got no answer): a new call, counted
 // once, with the counts before it.
 func (r *memRun) own(g *group, me *memEntry) Begun {
-	b := Begun{Entry: me.e, New: !me.e.Alternative, Counts: r.counts(g, me.e.Tool)}
-	if b.New {
+	b := Begun{Entry: me.e, New: true, Counts: r.counts(g, me.e.Tool)}
+	if !me.e.Alternative { // an alternative is not counted: nothing to take back
 		b.Counts.Total--
 		b.Counts.Tool--
 		b.Counts.Identical--

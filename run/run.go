@@ -104,8 +104,11 @@ type Begun struct {
 	// Entry is the call's entry: the one recorded, or the earlier one it
 	// takes over (its N, Key and Status say which call it continues).
 	Entry Entry
-	// New reports that Entry counts as a new call of the run: recorded now,
-	// or an Open entry taken over. The loop guard checks only new calls.
+	// New reports that Entry is a new call of the run: recorded now, or an
+	// Open entry taken over (a fallback's alternative too). Not New means
+	// the call continues an earlier one (Answered, Unknown, or Pending under
+	// another Claim). The loop guard checks only new calls, and never a
+	// fallback's alternative, which is part of its call.
 	New bool
 	// Counts are the run's calls before this one, when New.
 	Counts Counts

@@ -27,10 +27,7 @@ var _ run.Ledger = (*callLedger)(nil)
 // Begin records the call of the activity's tool as new, under the
 // activity's key, with the workflow's counts. Any other call in it (a
 // fallback's alternative, part of the call) is recorded as new too, under
-// its own key, and the loop guard does not count it. (run.MemoryLedger
-// gives an alternative New false, which the run ledger layer takes for an
-// earlier call of unknown outcome: the alternative of a tool with side
-// effects is then never called, or marked as maybe applied.)
+// its own key, and the loop guard does not count it.
 func (l *callLedger) Begin(_ context.Context, _ string, e run.Entry) (run.Begun, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -45,7 +42,9 @@ func (l *callLedger) Begin(_ context.Context, _ string, e run.Entry) (run.Begun,
 
 // Finish does nothing: the activity's outcome goes back to the workflow,
 // which records it in its state.
-func (l *callLedger) Finish(context.Context, string, run.Entry) error { return nil }
+func (l *callLedger) Finish(context.Context, string, run.Entry) (run.Finished, error) {
+	return run.Finished{Written: true}, nil
+}
 
 // Holds reports true: the workflow holds the run.
 func (l *callLedger) Holds(context.Context, string) (bool, error) { return true, nil }
