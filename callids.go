@@ -98,6 +98,7 @@ func ctxKey(ctx context.Context) any {
 // CallIDs), for Result.CallID, the call record (middleware.CallID) and the
 // span attribute gen_ai.tool.call.id. Nil means none: every call gets a
 // random ID.
+// A later WithCallIDs replaces an earlier one.
 func WithCallIDs(ids *CallIDs) Option {
 	return optionFunc(func(c *config) { c.callIDs = ids })
 }
@@ -108,6 +109,7 @@ func WithCallIDs(ids *CallIDs) Option {
 // Result.CallID, middleware.CallID and gen_ai.tool.call.id. An ID f gives
 // wins over one from WithCallIDs; "" from f, or a nil f, leaves the call to
 // WithCallIDs or a made-up ID.
+// A later WithCallIDFunc replaces an earlier one.
 func WithCallIDFunc(f func(ctx context.Context) string) Option {
 	return optionFunc(func(c *config) { c.callIDFunc = f })
 }

@@ -28,8 +28,14 @@ func ExampleNew() {
 
 	_, err = toolsafe.New(toolsafe.Wrap(fetch), toolsafe.WithRetry(policy.Retry{MaxRetries: 3}))
 	fmt.Println(errors.Is(err, toolsafe.ErrWrapped), err)
+
+	// A guard is set once: a second WithTimeout (or WithApproval, ...) would
+	// silently replace the first, so New refuses it.
+	_, err = toolsafe.New(fetch, toolsafe.WithTimeout(2*time.Second), toolsafe.WithTimeout(0))
+	fmt.Println(errors.Is(err, toolsafe.ErrConfig), err)
 	// Output:
 	// toolsafe: tool "fetch_invoice": attempt timeout 5s is longer than the deadline 1s: the deadline would always cut the attempt short; make the timeout shorter or the deadline longer
 	// toolsafe: tool "fetch_invoice": the approver is nil: pass an Approver to WithApproval, such as approval.NewGrants()
 	// true toolsafe: tool "fetch_invoice": the tool is a *toolsafe.Tool already: wrap the tool inside it once, with all the options, instead of wrapping it again
+	// true toolsafe: tool "fetch_invoice": WithTimeout is given twice: each sets the attempt timeout, and the second would silently replace the first's, dropping the limit that holds a tool that ignores its context; give one WithTimeout, with the value you mean
 }

@@ -23,11 +23,19 @@ import (
 	"github.com/toolsafe/toolsafe/policy"
 )
 
-// Option configures a Tool. Options are applied in order, in one pass; a
-// later option of the same kind replaces an earlier one, except With,
-// WithPolicies and WithOnResult, which add. The zero value of every setting
-// is the safe default: one attempt, no time limit of its own, no side
-// effects, no gate.
+// Option configures a Tool. Options are applied in order, in one pass.
+// A guard is set once: each of WithRetry, WithTimeout, WithMaxAbandoned,
+// WithCallLimits, WithDeadline, WithArgsSchema or WithArgs (one schema),
+// WithCircuitBreaker, WithBulkhead, WithRetryBudget, WithSideEffects,
+// WithApproval, WithDestructive and WithFallback may be given once, and New
+// refuses a second (ErrConfig), naming both, whatever its value: a later
+// option never silently replaces, or weakens, what an earlier one set, be
+// it in your code, a helper's or a policies file's. With, WithPolicies and
+// WithOnResult add up. WithLogger, WithTracing, WithCallIDs and
+// WithCallIDFunc say how calls are logged, traced and named, and guard
+// nothing: a later one replaces an earlier one. The zero value of every
+// setting is the safe default: one attempt, no time limit of its own, no
+// side effects, no gate.
 type Option interface {
 	apply(*config)
 }
@@ -67,7 +75,9 @@ type config struct {
 	callIDs         *CallIDs
 	callIDFunc      func(context.Context) string
 	onResult        []func(context.Context, middleware.Result)
-	errs            []error
+	// setBy names, for each guard, the option that set it (see set).
+	setBy [guardCount]string
+	errs  []error
 }
 
 // validate reports every problem of c, joined.
@@ -160,8 +170,13 @@ func (c *config) gateMode() layer.GateMode {
 // WithRetry retries transient failures as r says (see policy.Retry). Without
 // it a call makes one attempt. MaxRetries 3 means up to 4 attempts; with the
 // zero Backoff, the waits are policy.DefaultBackoff's.
+// Given twice, New refuses it (ErrConfig): a guard is set once.
 func WithRetry(r policy.Retry) Option {
-	return optionFunc(func(c *config) { c.retry = &r })
+	return optionFunc(func(c *config) {
+		if c.set(guardRetry, "WithRetry") {
+			c.retry = &r
+		}
+	})
 }
 
 // WithTimeout limits each attempt to d. When d passes the caller gets
@@ -169,8 +184,12 @@ func WithRetry(r policy.Retry) Option {
 // finishes in the background and is counted in Result.Abandoned), and the
 // attempt fails with tool-timeout, which is retried. Zero means no limit per
 // attempt. A negative d is an error.
+// Given twice, New refuses it (ErrConfig): a guard is set once.
 func WithTimeout(d time.Duration) Option {
 	return optionFunc(func(c *config) {
+		if !c.set(guardTimeout, "WithTimeout") {
+			return
+		}
 		if d < 0 {
 			c.errs = append(c.errs, fmt.Errorf("attempt timeout %v is negative: use 0 for no limit, or a duration such as 2s", d))
 			return
@@ -184,8 +203,12 @@ func WithTimeout(d time.Duration) Option {
 // n, calls are refused at once with tool-busy, saying earlier calls are
 // still stuck, instead of piling up goroutines and load. Zero means
 // layer.DefaultMaxAbandoned (64). A negative n is an error.
+// Given twice, New refuses it (ErrConfig): a guard is set once.
 func WithMaxAbandoned(n int) Option {
 	return optionFunc(func(c *config) {
+		if !c.set(guardMaxAbandoned, "WithMaxAbandoned") {
+			return
+		}
 		if n < 0 {
 			c.errs = append(c.errs, fmt.Errorf("max abandoned %d is negative: use 0 for the default of %d", n, layer.DefaultMaxAbandoned))
 			return
@@ -201,16 +224,25 @@ func WithMaxAbandoned(n int) Option {
 // without limits, an identical call after one that failed for good (and
 // told the model not to repeat it) is refused in a scoped run. Outside a
 // scoped run no limit applies. Negative limits are an error.
+// Given twice, New refuses it (ErrConfig): a guard is set once.
 func WithCallLimits(l run.Limits) Option {
-	return optionFunc(func(c *config) { c.limits = l })
+	return optionFunc(func(c *config) {
+		if c.set(guardCallLimits, "WithCallLimits") {
+			c.limits = l
+		}
+	})
 }
 
 // WithDeadline limits the whole call, attempts and waits between them
 // included, to d. No retry is scheduled that could not start before it. When
 // it passes the call ends with tool-timeout. Zero means no deadline of its
 // own (the caller's context may still have one). A negative d is an error.
+// Given twice, New refuses it (ErrConfig): a guard is set once.
 func WithDeadline(d time.Duration) Option {
 	return optionFunc(func(c *config) {
+		if !c.set(guardDeadline, "WithDeadline") {
+			return
+		}
 		if d < 0 {
 			c.errs = append(c.errs, fmt.Errorf("deadline %v is negative: use 0 for none, or a duration such as 30s", d))
 			return
@@ -248,6 +280,7 @@ func WithOnResult(f func(ctx context.Context, r middleware.Result)) Option {
 // error's body, capped); panics at ERROR with their type and stack (the
 // panic's value at DEBUG). Nil, the default, means slog.Default() at the
 // time of the call.
+// A later WithLogger replaces an earlier one.
 func WithLogger(l *slog.Logger) Option {
 	return optionFunc(func(c *config) { c.logger = l })
 }

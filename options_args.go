@@ -9,10 +9,15 @@ import (
 // WithArgsSchema checks each call's input against schema (a JSON Schema as
 // JSON text; see package argschema) before anything else runs: an invalid
 // input ends the call as args-invalid, no attempt made, and the model is told
-// which argument is wrong. An invalid schema is a configuration error; a later
-// WithArgsSchema replaces an earlier one; nil or empty removes it.
+// which argument is wrong. An invalid schema is a configuration error; nil
+// or empty removes the check, the tool's own schema included (see New). A
+// tool has one schema: a second WithArgsSchema, or WithArgs beside it, is
+// refused by New (ErrConfig), as a guard is set once.
 func WithArgsSchema(schema []byte) Option {
 	return optionFunc(func(c *config) {
+		if !c.set(guardArgs, "WithArgsSchema") {
+			return
+		}
 		if len(schema) == 0 {
 			c.args, c.argsSet = nil, true
 			return
@@ -29,9 +34,12 @@ func WithArgsSchema(schema []byte) Option {
 // WithArgs is WithArgsSchema for a schema compiled already with
 // argschema.Compile, so that one compiled schema can serve many tools (the
 // policies file compiles each schema once, when the file is read). A nil s
-// removes the check.
+// removes the check. Given twice, or beside WithArgsSchema, it is refused
+// by New (ErrConfig), as a guard is set once.
 func WithArgs(s *argschema.Schema) Option {
 	return optionFunc(func(c *config) {
-		c.args, c.argsSet = s, true
+		if c.set(guardArgs, "WithArgs") {
+			c.args, c.argsSet = s, true
+		}
 	})
 }

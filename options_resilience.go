@@ -17,8 +17,13 @@ import (
 // not retried. Share one breaker among the tools of a dependency
 // (policy.NewCircuitBreaker names it for the model's message;
 // policy.FromCircuitBreaker adopts a failsafe-go one). Nil means none.
+// Given twice, New refuses it (ErrConfig): a guard is set once.
 func WithCircuitBreaker(cb circuitbreaker.CircuitBreaker[string]) Option {
-	return optionFunc(func(c *config) { c.breaker = policy.FromCircuitBreaker("", cb) })
+	return optionFunc(func(c *config) {
+		if c.set(guardBreaker, "WithCircuitBreaker") {
+			c.breaker = policy.FromCircuitBreaker("", cb)
+		}
+	})
 }
 
 // WithBulkhead limits the attempts in flight to the dependency guarded by
@@ -26,8 +31,13 @@ func WithCircuitBreaker(cb circuitbreaker.CircuitBreaker[string]) Option {
 // tool-busy, not retried. An attempt the attempt timeout abandoned keeps its
 // permit until the tool really returns. See policy.NewBulkhead. Nil means no
 // bulkhead.
+// Given twice, New refuses it (ErrConfig): a guard is set once.
 func WithBulkhead(b *policy.Bulkhead) Option {
-	return optionFunc(func(c *config) { c.bulkhead = b })
+	return optionFunc(func(c *config) {
+		if c.set(guardBulkhead, "WithBulkhead") {
+			c.bulkhead = b
+		}
+	})
 }
 
 // WithRetryBudget shares a failsafe-go retry budget among the tools given the
@@ -35,8 +45,13 @@ func WithBulkhead(b *policy.Bulkhead) Option {
 // budget-exceeded. It caps retries in flight, not per call, so give a
 // dependency a circuit breaker too. It sets WithRetry's policy.Retry.Budget
 // and does nothing without WithRetry. Nil means no budget.
+// Given twice, New refuses it (ErrConfig): a guard is set once.
 func WithRetryBudget(b budget.Budget) Option {
-	return optionFunc(func(c *config) { c.budget = b })
+	return optionFunc(func(c *config) {
+		if c.set(guardBudget, "WithRetryBudget") {
+			c.budget = b
+		}
+	})
 }
 
 // WithPolicies runs failsafe-go policies of your own (a rate limiter, a cache,
@@ -55,8 +70,13 @@ func WithPolicies(ps ...failsafe.Policy[string]) Option {
 // told to check before calling again, and no fallback runs after it. The
 // default is middleware.NoSideEffects (SideEffectsWithoutKey with
 // WithDestructive).
+// Given twice, New refuses it (ErrConfig): a guard is set once.
 func WithSideEffects(s middleware.SideEffects) Option {
-	return optionFunc(func(c *config) { c.sideEffects, c.sideSet = s, true })
+	return optionFunc(func(c *config) {
+		if c.set(guardSideEffects, "WithSideEffects") {
+			c.sideEffects, c.sideSet = s, true
+		}
+	})
 }
 
 // WithApproval asks a before the tool runs, inside the retry and before any
@@ -64,8 +84,15 @@ func WithSideEffects(s middleware.SideEffects) Option {
 // Denied tells the model approval-denied. One approval covers a call and its
 // retries unless WithDestructive; a fallback's alternative passes the same
 // gate. A nil a is a configuration error; approval.NewGrants is one to start.
+// A tool has one approver: New refuses a second WithApproval (ErrConfig),
+// which would leave the first never asked; to ask several, give one
+// Approver that asks them all.
 func WithApproval(a approval.Approver) Option {
-	return optionFunc(func(c *config) { c.approver, c.approval = a, true })
+	return optionFunc(func(c *config) {
+		if c.set(guardApproval, "WithApproval") {
+			c.approver, c.approval = a, true
+		}
+	})
 }
 
 // WithDestructive marks the tool destructive: every attempt, retries
@@ -74,8 +101,13 @@ func WithApproval(a approval.Approver) Option {
 // action nobody re-approved. It requires WithApproval. Without
 // WithSideEffects, a destructive tool is taken to have side effects without
 // an idempotency key.
+// Given twice, New refuses it (ErrConfig): a guard is set once.
 func WithDestructive() Option {
-	return optionFunc(func(c *config) { c.destructive = true })
+	return optionFunc(func(c *config) {
+		if c.set(guardDestructive, "WithDestructive") {
+			c.destructive = true
+		}
+	})
 }
 
 // WithFallback routes a call that failed for good to f's alternative tool
@@ -83,8 +115,12 @@ func WithDestructive() Option {
 // or a cancellation. A *Tool alternative runs through its own layers; a plain
 // one once, with this tool's attempt timeout, deadline, gate, logger and
 // tracing. An invalid f is a configuration error. See ExampleWithFallback.
+// Given twice, New refuses it (ErrConfig): a guard is set once.
 func WithFallback(f fallback.Fallback) Option {
 	return optionFunc(func(c *config) {
+		if !c.set(guardFallback, "WithFallback") {
+			return
+		}
 		if err := f.Err(); err != nil {
 			c.errs = append(c.errs, err)
 			return

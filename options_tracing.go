@@ -10,6 +10,7 @@ import (
 // span events for retries, fallbacks and circuit breaker changes, and the
 // calls, attempts, duration and abandoned-attempts metrics. One Hook can
 // serve every tool. Nil, like no WithTracing at all, means no tracing.
+// A later WithTracing replaces an earlier one.
 func WithTracing(h *otelhook.Hook) Option {
 	return optionFunc(func(c *config) { c.hook = h })
 }

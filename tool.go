@@ -38,10 +38,13 @@ var (
 )
 
 // New wraps t with the options' layers. It returns an error naming every
-// problem when t is nil, t is a *Tool already (ErrWrapped), or an option is
-// invalid (a negative timeout, a retry with negative MaxRetries, a jitter
-// outside [0, 1], a timeout longer than the deadline, a destructive tool
-// without an approver, ...).
+// problem, and matching ErrConfig (errors.Is), when t is nil, t is a *Tool
+// already (ErrWrapped), an option is invalid (a negative timeout, a retry
+// with negative MaxRetries, a jitter outside [0, 1], a timeout longer than
+// the deadline, a destructive tool without an approver, ...), or a guard is
+// set twice: a second WithApproval, WithSideEffects, WithCallLimits,
+// WithTimeout, ... (the list is on Option) is refused, naming both options
+// and how to fix it, never "the later wins".
 //
 // The layers, outermost first, whatever the order of the options (Layers
 // returns their names, and a test holds this list to it):
@@ -84,7 +87,7 @@ func New(t tools.Tool, opts ...Option) (*Tool, error) {
 		}
 	}
 	if typednil.Is(t) {
-		return nil, errors.Join(append([]error{errors.New("toolsafe: the tool to wrap is nil: pass a tools.Tool")}, c.errs...)...)
+		return nil, &configError{errors.Join(append([]error{errors.New("toolsafe: the tool to wrap is nil: pass a tools.Tool")}, c.errs...)...)}
 	}
 	if _, wrapped := t.(*Tool); wrapped {
 		c.errs = append([]error{ErrWrapped}, c.errs...)
@@ -106,11 +109,11 @@ func New(t tools.Tool, opts ...Option) (*Tool, error) {
 		c.sideEffects, _ = h.Hints().SideEffects()
 	}
 	if err := c.validate(); err != nil {
-		return nil, fmt.Errorf("toolsafe: tool %q: %w", t.Name(), err)
+		return nil, &configError{fmt.Errorf("toolsafe: tool %q: %w", t.Name(), err)}
 	}
 	mws, err := c.build()
 	if err != nil {
-		return nil, fmt.Errorf("toolsafe: tool %q: %w", t.Name(), err)
+		return nil, &configError{fmt.Errorf("toolsafe: tool %q: %w", t.Name(), err)}
 	}
 	return &Tool{
 		name:        t.Name(),
@@ -229,9 +232,10 @@ func (c *config) gateOptions() []Option {
 }
 
 // Wrap is New for use in an expression, as when building the tool list of
-// an agent. When New would return an error, Wrap returns a Tool whose every
-// call returns that error (so an agent run stops with it rather than
-// misbehave); check Err, or use New, to catch it early.
+// an agent. When New would return an error (it matches ErrConfig), Wrap
+// returns a Tool whose every call returns that error (so an agent run stops
+// with it rather than misbehave), and whose Err returns it; check Err, or
+// use New, to catch it early.
 func Wrap(t tools.Tool, opts ...Option) *Tool {
 	w, err := New(t, opts...)
 	if err == nil {

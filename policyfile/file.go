@@ -120,9 +120,13 @@ func (c *File) Tools() []string { return slices.Clone(c.names) }
 func (c *File) Dependencies() []string { return slices.Clone(c.depNames) }
 
 // With returns a File that adds opts to every tool WrapAll wraps, after
-// the file's options, so they win where one replaces another (a logger,
-// toolsafe.WithOnResult, toolsafe.WithTracing with your own providers). It
-// shares c's breakers, bulkheads and budgets; c does not change.
+// the file's options: toolsafe.WithOnResult adds up, and a logger or
+// toolsafe.WithTracing with your own providers replaces the file's. An
+// option that sets a guard the file also sets for a tool (a timeout, a
+// retry, side effects, an approver, call limits, a schema, ...; see
+// toolsafe.Option) is refused: WrapAll reports that tool, as a guard is
+// set once. It shares c's breakers, bulkheads and budgets; c does not
+// change.
 func (c *File) With(opts ...toolsafe.Option) *File {
 	d := *c
 	d.extra = append(slices.Clip(c.extra), opts...)

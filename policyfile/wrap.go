@@ -192,10 +192,30 @@ func (b *binder) wrap(name string) (*toolsafe.Tool, error) {
 	}
 	w, err := toolsafe.New(b.byName[name], opts...)
 	if err != nil {
-		return nil, err
+		return nil, b.c.withConflict(b.byName[name], opts, err)
 	}
 	b.wrapped[name] = w
 	return w, nil
+}
+
+// withConflict is err, the error of toolsafe.New for t with opts, saying
+// so when the file's options (the start of opts) and those given to With
+// (the end) are each valid for t but not together: they set one guard
+// twice, which toolsafe.New refuses, so that no option given to With
+// silently replaces what the file says (a timeout, the side effects, the
+// approver).
+func (c *File) withConflict(t tools.Tool, opts []toolsafe.Option, err error) error {
+	n := len(c.extra)
+	if n == 0 || !errors.Is(err, toolsafe.ErrConfig) {
+		return err
+	}
+	if _, ferr := toolsafe.New(t, opts[:len(opts)-n]...); ferr != nil {
+		return err
+	}
+	if _, werr := toolsafe.New(t, c.extra...); werr != nil {
+		return err
+	}
+	return fmt.Errorf("%w (the file's policies for it and the options given to File.With are each valid, but File.With sets again what the file sets: drop the option from File.With, or the field from the file)", err)
 }
 
 // options returns the options of the tool called name: the file's, then

@@ -374,3 +374,62 @@ func TestWrapAllRefusesAToolWrappedAlready(t *testing.T) {
 		t.Errorf("the same tool unwrapped: %v", err)
 	}
 }
+
+// Regression (issue 32, item 10, the policies file's sibling): an option
+// given to File.With replaced the guard the file set for a tool ("the later
+// wins"): File.With(toolsafe.WithTimeout(0)) dropped the file's attempt
+// timeout, and File.With(toolsafe.WithApproval(approveAll)) answered for the
+// file's approver, which was never asked. WrapAll refuses both, naming the
+// tool, the option and the fix; options that guard nothing still apply.
+func TestAnOptionOfWithThatSetsAGuardTheFileSetsIsRefused(t *testing.T) {
+	var calls int
+	refund := middleware.Func("refund", "refunds an order", func(context.Context, string) (string, error) {
+		calls++
+		return "refunded", nil
+	})
+	lookup := middleware.Func("lookup", "looks an order up", func(context.Context, string) (string, error) { return "found", nil })
+	cfg := mustParse(t, `
+tools:
+  refund: {timeout: 2s, approval: per_call, side_effects: not_idempotent}
+`).WithApprover(approval.NewGrants())
+	approveAll := approval.ApproverFunc(func(context.Context, approval.CallInfo) (approval.Decision, error) {
+		return approval.Approved, nil
+	})
+	tests := []struct {
+		name string
+		opt  toolsafe.Option
+		says string
+	}{
+		{"a timeout", toolsafe.WithTimeout(0), "WithTimeout is given twice"},
+		{"an approver", toolsafe.WithApproval(approveAll), "WithApproval is given twice"},
+		{"side effects", toolsafe.WithSideEffects(middleware.NoSideEffects), "WithSideEffects is given twice"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			wrapped, err := cfg.With(tt.opt).WrapAll(refund, lookup)
+			var pe *policyfile.Error
+			if !errors.As(err, &pe) || wrapped != nil {
+				t.Fatalf("WrapAll: %v; want a *policyfile.Error and no tools", err)
+			}
+			if len(pe.Problems) != 1 || pe.Problems[0].Tool != "refund" {
+				t.Fatalf("problems %v; want one, about refund (lookup's policies set no guard)", pe.Problems)
+			}
+			msg := pe.Problems[0].Message
+			for _, want := range []string{tt.says, "File.With sets again what the file sets", "drop the option from File.With, or the field from the file"} {
+				if !strings.Contains(msg, want) {
+					t.Errorf("the problem %q does not say %q", msg, want)
+				}
+			}
+		})
+	}
+	if calls != 0 {
+		t.Errorf("refund was called %d times", calls)
+	}
+
+	// An option that is invalid on its own is reported as it is, without
+	// blaming the file.
+	_, err := cfg.With(toolsafe.WithDeadline(-1)).WrapAll(refund, lookup)
+	if err == nil || strings.Contains(err.Error(), "File.With sets again") || !strings.Contains(err.Error(), "deadline -1ns is negative") {
+		t.Errorf("an invalid option of With: %v", err)
+	}
+}

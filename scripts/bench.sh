@@ -3,7 +3,9 @@
 # figures that matter as ratios measured in one run on this machine: the
 # medians of interleaved rounds (every contender once per round, so a noisy
 # machine slows them all alike), and, where valgrind is installed,
-# instructions per call counted by callgrind, which repeat exactly.
+# instructions per call counted by callgrind, which repeat exactly. It
+# installs what it runs when missing: Debian's valgrind and redis-server
+# (a goal whose tool is missing would go unchecked).
 #
 #   bash scripts/bench.sh [rounds]     (rounds: default 6)
 #
@@ -15,6 +17,15 @@ cd "$(dirname "$0")/.."
 # bench is a module of its own (it requires the alternatives it measures,
 # which the core's go.mod does not): every go test below runs in it.
 rounds=${1:-6}
+as_root=""; [ "$(id -u)" -ne 0 ] && as_root="sudo"
+apt_install() { # Debian packages, updating the lists once when they are stale
+  $as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -q "$@" >/dev/null 2>&1 || {
+    $as_root apt-get update -q >/dev/null
+    $as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -q "$@" >/dev/null
+  }
+}
+command -v valgrind >/dev/null || { echo "-- installing Debian's valgrind"; apt_install valgrind; }
+command -v redis-server >/dev/null || { echo "-- installing Debian's redis-server"; apt_install redis-server; }
 out=$(mktemp)
 redis_pid=
 cleanup() {
@@ -116,11 +127,6 @@ awk '
 '"$goals" "$out" || rc=$?
 judged "$rc"
 
-if ! command -v valgrind >/dev/null; then
-  echo
-  echo "(valgrind is not installed: apt-get install -y valgrind for instruction counts; their goals are not checked)"
-  finish
-fi
 echo
 echo "== instructions per call (callgrind; the difference of two runs, so start-up cancels out)"
 go test -C bench -c -o "$out.bin" .
@@ -167,12 +173,8 @@ awk -v ts="$ts" -v fs="$fs" -v fh="$fh" -v tr="$tr" -v sp="$sp" -v rts="$rts" -v
 judged "$rc"
 
 # Redis round trips per failed attempt, counted by a go-redis hook in
-# redisstore's test, against a redis-server of our own when one is installed.
+# redisstore's test, against a redis-server of our own.
 echo
-if ! command -v redis-server >/dev/null; then
-  echo "(redis-server is not installed: apt-get install -y redis-server to count Redis round trips; that goal is not checked)"
-  finish
-fi
 echo "== Redis round trips per failed attempt (redisstore TestRoundTripsPerFailedAttempt)"
 port=$(( 20000 + RANDOM % 20000 ))
 redis-server --port "$port" --bind 127.0.0.1 --save '' --appendonly no >/dev/null &

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # The approvals inbox in a real headless Chromium (Debian's package), driven
 # from Go by chromedp in the nested module examples/inbox/browsertest, so the
-# core's go.mod does not require chromedp. Installs Chromium when it is
-# missing. SCREENSHOT=path also writes the inbox's screenshot there (the
-# README's is examples/inbox/inbox.png).
+# core's go.mod does not require chromedp. Installs what it runs: Chromium
+# when it is missing, and staticcheck v0.8.2 (go install, from the module
+# proxy; the version CI uses). SCREENSHOT=path also writes the inbox's
+# screenshot there (the README's is examples/inbox/inbox.png).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 if ! command -v chromium >/dev/null; then
@@ -13,7 +14,9 @@ if ! command -v chromium >/dev/null; then
   $as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends chromium fonts-dejavu-core >/dev/null
 fi
 echo "-- $(chromium --version 2>/dev/null)"
-staticcheck=$(go env GOPATH)/bin/staticcheck
+go install honnef.co/go/tools/cmd/staticcheck@v0.8.2 # quick once built: the build cache keeps it
+gobin=$(go env GOBIN); [ -n "$gobin" ] || gobin=$(go env GOPATH | cut -d: -f1)/bin
+staticcheck=$gobin/staticcheck
 args=()
 [ -n "${SCREENSHOT:-}" ] && args=(-args -screenshot "$(realpath "$SCREENSHOT")")
 cd examples/inbox/browsertest

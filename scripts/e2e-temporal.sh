@@ -44,6 +44,14 @@ if [ "${1:-}" = "-cli" ]; then
   echo "$cli"
   exit 0
 fi
+if ! command -v curl >/dev/null; then # the person's client: install what the script runs
+  echo "-- installing Debian's curl"
+  as_root=""; [ "$(id -u)" -ne 0 ] && as_root="sudo"
+  $as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -q curl >/dev/null 2>&1 || {
+    $as_root apt-get update -q >/dev/null
+    $as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -q curl >/dev/null
+  }
+fi
 
 run_dir=$(mktemp -d)
 server_log=$run_dir/server.log

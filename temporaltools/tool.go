@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/tmc/langchaingo/tools"
@@ -29,9 +30,10 @@ type Tool struct {
 // is, for running as an activity. Three things differ from toolsafe.New:
 //
 //   - toolsafe makes one attempt per activity attempt: Temporal's retry
-//     policy retries (a toolsafe.WithRetry among opts is overridden), so
-//     the retries are never both Temporal's and toolsafe's, unless
-//     RetryInActivity asks for both;
+//     policy retries, so the retries are never both Temporal's and
+//     toolsafe's, unless RetryInActivity asks for both (a plain
+//     toolsafe.WithRetry among opts is refused, matching
+//     toolsafe.ErrConfig: an option is never silently overridden);
 //   - the call ID is the workflow's (Run.Call's callID), and the
 //     idempotency key is Key of the workflow and the activity, the same
 //     for every attempt of the activity (an option that sets the call ID
@@ -56,6 +58,13 @@ func New(t tools.Tool, opts ...toolsafe.Option) (*Tool, error) {
 	}
 	all = append(all, toolsafe.WithCallIDFunc(callIDOf))
 	safe, err := toolsafe.New(t, all...)
+	if err != nil && !both && errors.Is(err, toolsafe.ErrConfig) {
+		if _, alone := toolsafe.New(t, append(slices.Clip(opts), toolsafe.WithCallIDFunc(callIDOf))...); alone == nil {
+			// opts are fine but for the one retry New adds: they set
+			// toolsafe's retry already.
+			return nil, fmt.Errorf("temporaltools: %w (a tool run as an activity makes one attempt per activity attempt, as Temporal's retry policy retries it: drop toolsafe.WithRetry, or give RetryInActivity for toolsafe's retries inside each attempt as well)", err)
+		}
+	}
 	if err != nil {
 		return nil, fmt.Errorf("temporaltools: %w", err)
 	}

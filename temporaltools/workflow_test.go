@@ -2,6 +2,7 @@ package temporaltools
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -142,7 +143,7 @@ func TestToolsafesRetriesAreOffInsideAnActivityUnlessAsked(t *testing.T) {
 		opt      toolsafe.Option
 		requests int // for 2 Temporal attempts that each fail
 	}{
-		{"a WithRetry is overridden: one attempt per activity attempt", toolsafe.WithRetry(policy.Retry{MaxRetries: 2, Backoff: policy.Constant(0)}), 2},
+		{"without RetryInActivity, one attempt per activity attempt", nil, 2},
 		{"RetryInActivity asks for both", RetryInActivity(policy.Retry{MaxRetries: 2, Backoff: policy.Constant(0)}), 6},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -154,6 +155,22 @@ func TestToolsafesRetriesAreOffInsideAnActivityUnlessAsked(t *testing.T) {
 				t.Fatalf("the upstream got %d requests, want %d; the call ended %s", n, c.requests, show(res))
 			}
 		})
+	}
+}
+
+// Regression (issue 32, item 10, Temporal's sibling): a toolsafe.WithRetry
+// among New's options was silently overridden by the one-attempt retry New
+// adds. A guard is set once: New refuses it, saying why and what to give
+// instead.
+func TestAWithRetryGivenToAToolRunAsAnActivityIsRefused(t *testing.T) {
+	_, err := New(fetchTool("http://127.0.0.1:1"), toolsafe.WithRetry(policy.Retry{MaxRetries: 2}))
+	if !errors.Is(err, toolsafe.ErrConfig) || !strings.Contains(err.Error(), "WithRetry is given twice") ||
+		!strings.Contains(err.Error(), "drop toolsafe.WithRetry, or give RetryInActivity") {
+		t.Fatalf("New with WithRetry: %v; want ErrConfig saying to drop it or give RetryInActivity", err)
+	}
+	_, err = New(fetchTool("http://127.0.0.1:1"), toolsafe.WithTimeout(-1))
+	if err == nil || strings.Contains(err.Error(), "RetryInActivity") {
+		t.Fatalf("New with an invalid option: %v; want its own problem, not the retry's", err)
 	}
 }
 

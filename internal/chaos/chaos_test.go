@@ -279,6 +279,8 @@ func TestChaos(t *testing.T) {
 	bulkhead := policy.NewBulkhead("upstream", 12, 25*time.Millisecond)
 	retryBudget := budget.NewBuilder().WithMaxRate(0.2).Build()
 	grants := approval.NewGrants()
+	// common[:2] (the retry and the attempt timeout) is for the tools of
+	// the upstream; stubborn sets its own, as a guard is set once.
 	common := []toolsafe.Option{
 		toolsafe.WithRetry(policy.Retry{MaxRetries: maxRetries, Backoff: policy.Backoff{
 			Base: 5 * time.Millisecond, Max: 40 * time.Millisecond, Multiplier: 2, Jitter: 0.5}}),
@@ -340,7 +342,7 @@ func TestChaos(t *testing.T) {
 		}
 		return "stubborn " + op, nil
 	})
-	stubborn, err := toolsafe.New(stubbornTool, append(slices.Clip(common[1:]), // no breaker: its own limits
+	stubborn, err := toolsafe.New(stubbornTool, append(slices.Clip(common[2:]), // its own retry and attempt timeout
 		toolsafe.WithRetry(policy.Retry{MaxRetries: 1, Backoff: policy.Constant(time.Millisecond)}),
 		toolsafe.WithTimeout(5*time.Millisecond), toolsafe.WithDeadline(300*time.Millisecond),
 		toolsafe.WithMaxAbandoned(stubbornCap))...)

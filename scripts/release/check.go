@@ -27,6 +27,7 @@ func check(root string) error {
 	}
 	pub, unpub := published(mods)
 	version, problems := crossRequirements(mods)
+	problems = append(problems, otelRequirements(pub)...)
 	if version == "" {
 		// The go.mod files name no usable version: fetch at the next one
 		// after the newest tag, which shows how a user's build fails.
@@ -72,10 +73,61 @@ func check(root string) error {
 			failed++
 		}
 	}
-	if len(problems) > 0 || failed > 0 {
-		return fmt.Errorf("release check failed: %d go.mod problems, %d of %d modules cannot be fetched alone", len(problems), failed, len(pub))
+	together := 0
+	if err := consumeTogether(filepath.Join(tmp, "consumer-together"), pub, version, env, sums); err != nil {
+		fmt.Printf("FAIL the %d published modules at %s, fetched together in one empty module:\n%s\n", len(pub), version, indent(err.Error()))
+		together = 1
 	}
-	fmt.Printf("ok: every published module builds when fetched alone at %s (%.1fs)\n", version, time.Since(start).Seconds())
+	if len(problems) > 0 || failed > 0 || together > 0 {
+		return fmt.Errorf("release check failed: %d go.mod problems, %d of %d modules cannot be fetched alone, %d programs importing them all do not build",
+			len(problems), failed, len(pub), together)
+	}
+	fmt.Printf("ok: every published module builds when fetched alone at %s, and all of them together (%.1fs)\n", version, time.Since(start).Seconds())
+	return nil
+}
+
+// consumeTogether gets every module of pub at version in one empty module
+// at dir and builds one program importing every importable package of all
+// of them, as a user's program that combines them would: an agent fleet on
+// ADK for Go that shares breakers through redisstore and calls MCP tools.
+// A requirement that one module cannot build with, but another pulls in
+// (ADK for Go v2.2.0 and OpenTelemetry's otel/log v1), fails here, though
+// each module builds alone.
+func consumeTogether(dir string, pub []*repoModule, version string, env []string, sums []byte) error {
+	if err := writeConsumerModule(dir, sums); err != nil {
+		return err
+	}
+	run := goRunner(dir, env)
+	t0 := time.Now()
+	get := []string{"get"}
+	list := []string{"list", "-deps", "-f", "{{with .Module}}{{.Path}} {{.Version}} {{$.Name}} {{$.ImportPath}}{{end}}"}
+	for _, m := range pub {
+		get = append(get, m.Path+"@"+version)
+		list = append(list, m.Path+"/...")
+	}
+	if _, err := run(get...); err != nil {
+		return err
+	}
+	deps, err := run(list...)
+	if err != nil {
+		return err
+	}
+	var all []string
+	for _, m := range pub {
+		imports, _, err := consumedPackages(deps, m, version)
+		if err != nil {
+			return err
+		}
+		all = append(all, imports...)
+	}
+	if err := writeImporter(dir, all); err != nil {
+		return err
+	}
+	if _, err := run("build", "-o", os.DevNull, "."); err != nil {
+		return err
+	}
+	fmt.Printf("ok   all %d published modules at %s: go get together, then one program importing their %d packages builds (%.1fs)\n",
+		len(pub), version, len(all), time.Since(t0).Seconds())
 	return nil
 }
 
@@ -330,7 +382,7 @@ func consumedPackages(deps string, m *repoModule, version string) (imports, comm
 // writeImporter writes dir's main.go: a program importing each of imports.
 func writeImporter(dir string, imports []string) error {
 	var src strings.Builder
-	src.WriteString("// Command releasecheck imports every package of one toolsafe module.\npackage main\n\nimport (\n")
+	src.WriteString("// Command releasecheck imports every package of the toolsafe modules it is given.\npackage main\n\nimport (\n")
 	for _, p := range imports {
 		fmt.Fprintf(&src, "\t_ %q\n", p)
 	}

@@ -12,7 +12,9 @@
 // that the cross-requirements name: it builds each one's module zip from
 // the working tree, serves them from a file-system module proxy, and in an
 // empty module gets each one alone and builds a program importing its
-// packages.
+// packages; then, in one more, gets them all together and builds one
+// program importing every package of every published module. It also
+// checks that every published module requires the core's OpenTelemetry.
 //
 // Published are the root module and every nested module outside examples/,
 // tools/, scripts/ and bench/; all of them are tagged from one commit

@@ -210,3 +210,70 @@ func dirs(mods []*repoModule) string {
 	}
 	return strings.Join(s, ", ")
 }
+
+// otelPath is the OpenTelemetry API module; its stable (v1) siblings under
+// otelPath/ (trace, metric, sdk, sdk/metric, log from v1.47.0 on, the
+// exporters) are released together with it, at one version.
+const otelPath = "go.opentelemetry.io/otel"
+
+// otelRequirements checks that every published module requires the
+// OpenTelemetry the core (the root module) requires: each of its v1
+// OpenTelemetry modules at the core's go.opentelemetry.io/otel version,
+// and each OpenTelemetry module the core requires (a v0 one too) at the
+// core's version of it. A user's build that imports two modules takes the
+// newer of their requirements, so one module at a newer OpenTelemetry
+// moves every other to it: redisstore at v1.47.0 pulled in otel/log v1,
+// and ADK for Go v2.2.0 (adktools) does not build with it. Each problem is
+// a sentence naming the module, the requirement and the core's version.
+func otelRequirements(pub []*repoModule) []string {
+	var core *repoModule
+	for _, m := range pub {
+		if m.Dir == "." {
+			core = m
+		}
+	}
+	if core == nil {
+		return nil
+	}
+	coreReq := map[string]string{}
+	for _, r := range core.File.Require {
+		if isOTel(r.Mod.Path) {
+			coreReq[r.Mod.Path] = r.Mod.Version
+		}
+	}
+	otel := coreReq[otelPath]
+	if otel == "" {
+		return nil
+	}
+	var problems []string
+	for _, m := range pub {
+		name := m.Dir + "/go.mod"
+		if m.Dir == "." {
+			name = "go.mod"
+		}
+		var wrong []string
+		for _, r := range m.File.Require {
+			p, v := r.Mod.Path, r.Mod.Version
+			if !isOTel(p) {
+				continue
+			}
+			want, ok := coreReq[p]
+			if !ok && semver.Major(v) == "v1" {
+				want, ok = otel, true
+			}
+			if ok && v != want {
+				wrong = append(wrong, fmt.Sprintf("%s %s, not %s", p, v, want))
+			}
+		}
+		if len(wrong) > 0 {
+			problems = append(problems, fmt.Sprintf("%s does not require the core's OpenTelemetry %s: it requires %s. Every published module must, or a program importing it beside another builds with the newer one, which that one may not build with (ADK for Go v2.2.0 does not build with otel/log v1): require the core's versions in %s and run go mod tidy there",
+				name, otel, strings.Join(wrong, "; "), name))
+		}
+	}
+	return problems
+}
+
+// isOTel reports whether p is go.opentelemetry.io/otel or one of the
+// modules released with it (not contrib, proto or auto, which have
+// versions of their own).
+func isOTel(p string) bool { return p == otelPath || strings.HasPrefix(p, otelPath+"/") }
