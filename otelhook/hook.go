@@ -114,22 +114,33 @@ func (h *Hook) call(ctx context.Context, next tools.Tool, tt *toolTrace, input s
 		ctx, c = call.Begin(ctx, tt.name, "", input, nil)
 	}
 	cs := &callSpan{inst: h.instruments(), tt: tt}
+	// The span and gen_ai.execute_tool.duration share their start and end,
+	// as the GenAI conventions ask: the metric is the span's duration.
 	start := time.Now()
-	ctx = h.startCall(ctx, cs, c, input)
-	defer cs.span.End()
+	ctx = h.startCall(ctx, cs, c, input, start)
+	ended := false
+	defer func() {
+		if !ended { // a panic went through: the span ends all the same
+			cs.span.End()
+		}
+	}()
 	call.Observe(ctx, cs)
 
 	out, err := next.Call(ctx, input)
 
 	r := c.Result(ctx, out, err)
 	h.endCall(cs, r, out)
-	cs.measure(r, time.Since(start))
+	end := time.Now()
+	cs.measure(r, end.Sub(start))
+	ended = true
+	cs.span.End(trace.WithTimestamp(end))
 	return out, err
 }
 
-// startCall starts the call span of c, with input as its arguments when
-// they are recorded, and returns the context that carries it.
-func (h *Hook) startCall(ctx context.Context, cs *callSpan, c *call.Call, input string) context.Context {
+// startCall starts the call span of c at start, with input as its
+// arguments when they are recorded, and returns the context that carries
+// it.
+func (h *Hook) startCall(ctx context.Context, cs *callSpan, c *call.Call, input string, start time.Time) context.Context {
 	own := make([]attribute.KeyValue, 0, 4)
 	own = append(own, CallIDKey.String(c.ID()))
 	if c.IDKnown() {
@@ -142,7 +153,7 @@ func (h *Hook) startCall(ctx context.Context, cs *callSpan, c *call.Call, input 
 			cs.truncated = append(cs.truncated, string(semconv.GenAIToolCallArgumentsKey))
 		}
 	}
-	opts := append(slices.Clip(cs.tt.start), trace.WithAttributes(own...))
+	opts := append(slices.Clip(cs.tt.start), trace.WithAttributes(own...), trace.WithTimestamp(start))
 	ctx, cs.span = h.startSpan(ctx, cs.tt.spanName, opts)
 	cs.ctx = ctx
 	return ctx
@@ -224,6 +235,9 @@ func (cs *callSpan) measure(r middleware.Result, took time.Duration) {
 		cs.inst.attempts.Add(mctx, int64(r.Attempts), cs.tt.byTool...)
 	}
 	cs.inst.duration.Record(mctx, took.Seconds(), outcome.record...)
+	if outcome.execute != nil {
+		cs.inst.execute.Record(mctx, took.Seconds(), outcome.execute...)
+	}
 }
 
 // OnEvent turns the call's events into span events and metrics.
