@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/redis/go-redis/v9"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/tmc/langchaingo/tools"
 	otelprom "go.opentelemetry.io/otel/exporters/prometheus"
@@ -24,6 +25,7 @@ import (
 	"github.com/toolsafe/toolsafe/middleware"
 	"github.com/toolsafe/toolsafe/otelhook"
 	"github.com/toolsafe/toolsafe/policy"
+	"github.com/toolsafe/toolsafe/redisstore"
 	"github.com/toolsafe/toolsafe/run"
 	"github.com/toolsafe/toolsafe/toolsafetest"
 )
@@ -41,8 +43,10 @@ type demo struct {
 	reg      interface{ Unregister() error }
 
 	fetch, search, report, refund *toolsafe.Tool
-	grants                *approval.Grants
+	grants                approval.Approver
 	breaker               *policy.CircuitBreaker
+	store                 *redisstore.Store // nil: no fleet
+	client                *redis.Client
 }
 
 // upstreamHandler is the healthy upstream: invoices and reports as JSON.
@@ -59,8 +63,10 @@ func upstreamHandler() http.Handler {
 }
 
 // newDemo starts the upstream and the /metrics server on listen
-// ("127.0.0.1:0" for a free port).
-func newDemo(listen string) (*demo, error) {
+// ("127.0.0.1:0" for a free port). With redisAddr, fetch_invoice's breaker
+// and retry budget and refund's grants are a fleet's, shared through that
+// Redis under prefix; without, they are this process's.
+func newDemo(listen, redisAddr, prefix string) (*demo, error) {
 	d := &demo{upstream: toolsafetest.NewUpstream(upstreamHandler())}
 	// A report takes longer than its attempt timeout, whatever the storm.
 	d.upstream.Always("/reports/2026-11", toolsafetest.Slow(400*time.Millisecond))
@@ -76,14 +82,41 @@ func newDemo(listen string) (*demo, error) {
 	d.tp = sdktrace.NewTracerProvider() // spans made and dropped: the hook's metrics are the point here
 	hook := otelhook.New(otelhook.WithMeterProvider(d.mp), otelhook.WithTracerProvider(d.tp))
 
-	d.breaker = policy.NewCircuitBreaker("billing", policy.Breaker{FailureThreshold: 5, Delay: 5 * time.Second})
+	breaker := policy.Breaker{FailureThreshold: 5, Delay: 5 * time.Second}
+	retry := policy.Retry{MaxRetries: 2, Backoff: policy.Backoff{Base: 50 * time.Millisecond, Max: 200 * time.Millisecond, Multiplier: 2, Jitter: 0.25}}
 	bulkhead := policy.NewBulkhead("billing", 8, 50*time.Millisecond)
-	d.grants = approval.NewGrants()
+	gauges := otelhook.Gauges{Bulkheads: []otelhook.Bulkhead{bulkhead}}
+	if redisAddr == "" {
+		d.breaker = policy.NewCircuitBreaker("billing", breaker)
+		grants := approval.NewGrants()
+		d.grants = grants
+		gauges.Approvals = []otelhook.Approvals{grants}
+	} else {
+		d.client = redis.NewClient(redisstore.ClientOptions(redisAddr))
+		if d.store, err = redisstore.New(d.client, redisstore.WithPrefix(prefix), redisstore.WithMeterProvider(d.mp)); err == nil {
+			d.breaker, err = d.store.CircuitBreaker("billing", breaker)
+		}
+		var budget *redisstore.Budget
+		if err == nil {
+			budget, err = d.store.NewBudget("billing", 0.2)
+		}
+		if err != nil {
+			d.close()
+			return nil, err
+		}
+		retry.Shared = budget
+		grants := d.store.Grants()
+		d.grants = grants
+		gauges.Approvals = []otelhook.Approvals{grants}
+		gauges.Stores = []otelhook.FleetStore{d.store}
+		gauges.Budgets = []otelhook.RetryBudget{budget}
+	}
+	gauges.Breakers = []otelhook.Breaker{d.breaker}
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 16}}
 
 	d.fetch = toolsafe.Wrap(httpTool("fetch_invoice", "Fetches one invoice by its number.", client, d.upstream.URL()+"/invoices/", true),
-		toolsafe.WithRetry(policy.Retry{MaxRetries: 2, Backoff: policy.Backoff{Base: 50 * time.Millisecond, Max: 200 * time.Millisecond, Multiplier: 2, Jitter: 0.25}}),
+		toolsafe.WithRetry(retry),
 		toolsafe.WithTimeout(300*time.Millisecond),
 		toolsafe.WithCircuitBreaker(d.breaker),
 		toolsafe.WithBulkhead(bulkhead),
@@ -109,11 +142,7 @@ func newDemo(listen string) (*demo, error) {
 		toolsafe.WithTracing(hook),
 		toolsafe.WithLogger(quiet))
 
-	reg, err := hook.Observe(otelhook.Gauges{
-		Breakers:  []otelhook.Breaker{d.breaker},
-		Bulkheads: []otelhook.Bulkhead{bulkhead},
-		Approvals: []otelhook.Approvals{d.grants},
-	})
+	reg, err := hook.Observe(gauges)
 	if err != nil {
 		d.close()
 		return nil, err
@@ -220,6 +249,14 @@ func (d *demo) close() error {
 	}
 	d.upstream.Release()
 	d.upstream.Close()
-	errs = append(errs, d.mp.Shutdown(context.Background()), d.tp.Shutdown(context.Background()))
+	if d.store != nil {
+		errs = append(errs, d.store.Close())
+	}
+	if d.client != nil {
+		errs = append(errs, d.client.Close())
+	}
+	if d.mp != nil {
+		errs = append(errs, d.mp.Shutdown(context.Background()), d.tp.Shutdown(context.Background()))
+	}
 	return errors.Join(errs...)
 }

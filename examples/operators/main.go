@@ -7,7 +7,9 @@
 //	go run -C examples/operators . -listen 127.0.0.1:9464 -storm 20s,3m,1m
 //
 // -storm gives the phases: up, down, up again (the demo then exits). With
-// -storm "" it runs, upstream up, until interrupted. Point a Prometheus at
+// -storm "" it runs, upstream up, until interrupted. With -redis ADDR the
+// breaker, the retry budget and the grants are a fleet's, shared through
+// that Redis (package redisstore), and the fleet's gauges are served too. Point a Prometheus at
 // it with deploy/prometheus/rules.yml (scripts/e2e-prometheus.sh does) and
 // the breaker gauge goes open, the breaker alert fires, and clears once the
 // upstream is back. Only loopback traffic is made.
@@ -27,21 +29,22 @@ func main() {
 	listen := flag.String("listen", "127.0.0.1:9464", "where /metrics is served")
 	storm := flag.String("storm", "20s,3m,1m", "the phases: upstream up, down, up again; empty to run until interrupted")
 	agents := flag.Int("agents", 8, "agents calling fetch_invoice at once")
+	redisAddr := flag.String("redis", "", "a Redis (host:port) to share the breaker, the retry budget and the grants through, as a fleet would; empty for none")
 	flag.Parse()
-	if err := runDemo(*listen, *storm, *agents); err != nil {
+	if err := runDemo(*listen, *storm, *redisAddr, *agents); err != nil {
 		fmt.Fprintln(os.Stderr, "operators:", err)
 		os.Exit(1)
 	}
 }
 
-func runDemo(listen, storm string, agents int) error {
+func runDemo(listen, storm, redisAddr string, agents int) error {
 	phases, err := parsePhases(storm)
 	if err != nil {
 		return err
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	d, err := newDemo(listen)
+	d, err := newDemo(listen, redisAddr, "toolsafe-demo")
 	if err != nil {
 		return err
 	}

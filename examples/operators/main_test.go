@@ -3,15 +3,20 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"net"
 	"net/http"
 	"os"
+	"os/exec"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/goccy/go-yaml"
 	dto "github.com/prometheus/client_model/go"
+	"github.com/redis/go-redis/v9"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 	"go.uber.org/goleak"
@@ -31,14 +36,46 @@ const (
 // (a histogram's _bucket, _sum and _count) with its label names.
 type emitted map[string]map[string]bool
 
+// startRedis starts a redis-server of the test's own on a free port of
+// 127.0.0.1, stopped when t ends, and returns its address.
+func startRedis(t *testing.T) string {
+	t.Helper()
+	bin, err := exec.LookPath("redis-server")
+	if err != nil {
+		t.Fatal("redis-server is not installed: apt-get install -y redis-server (.ci/run does it)")
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := ln.Addr().(*net.TCPAddr).Port
+	ln.Close()
+	cmd := exec.Command(bin, "--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--logfile", "")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	addr := "127.0.0.1:" + strconv.Itoa(port)
+	c := redis.NewClient(&redis.Options{Addr: addr})
+	defer c.Close()
+	for i := 0; c.Ping(context.Background()).Err() != nil; i++ {
+		if i == 200 {
+			t.Fatalf("redis-server on %s does not answer", addr)
+		}
+		time.Sleep(10 * time.Millisecond) // a process starting: nothing to wait on but its port
+	}
+	return addr
+}
+
 // stormScrape takes the demo through what its storm shows, step by step,
-// and returns its /metrics as Prometheus reads it: a refund waiting for
+// and returns its /metrics as Prometheus reads it, its breaker, budget and
+// grants shared through a real Redis as a fleet's: a refund waiting for
 // approval, a call limit met, an attempt abandoned by a tool that ignores
 // its context, then the upstream down until fetch_invoice's breaker opens
 // and search_catalog's calls fail.
 func stormScrape(t *testing.T) (emitted, []*dto.MetricFamily) {
 	t.Helper()
-	d, err := newDemo("127.0.0.1:0")
+	d, err := newDemo("127.0.0.1:0", startRedis(t), "toolsafe-test")
 	if err != nil {
 		t.Fatal(err)
 	}
