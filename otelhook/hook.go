@@ -114,10 +114,8 @@ func (h *Hook) call(ctx context.Context, next tools.Tool, tt *toolTrace, input s
 		ctx, c = call.Begin(ctx, tt.name, "", input, nil)
 	}
 	cs := &callSpan{inst: h.instruments(), tt: tt}
-	// The span and gen_ai.execute_tool.duration share their start and end,
-	// as the GenAI conventions ask: the metric is the span's duration.
 	start := time.Now()
-	ctx = h.startCall(ctx, cs, c, input, start)
+	ctx = h.startCall(ctx, cs, c, input)
 	ended := false
 	defer func() {
 		if !ended { // a panic went through: the span ends all the same
@@ -130,17 +128,31 @@ func (h *Hook) call(ctx context.Context, next tools.Tool, tt *toolTrace, input s
 
 	r := c.Result(ctx, out, err)
 	h.endCall(cs, r, out)
-	end := time.Now()
-	cs.measure(r, end.Sub(start))
 	ended = true
-	cs.span.End(trace.WithTimestamp(end))
+	cs.span.End()
+	cs.measure(r, spanDuration(cs.span, start))
 	return out, err
 }
 
-// startCall starts the call span of c at start, with input as its
-// arguments when they are recorded, and returns the context that carries
-// it.
-func (h *Hook) startCall(ctx context.Context, cs *callSpan, c *call.Call, input string, start time.Time) context.Context {
+// spanDuration is the duration of span, which has ended: the SDK's own
+// start and end times when it is an SDK span, so that
+// gen_ai.execute_tool.duration is the span's duration as the GenAI
+// conventions ask; else the time since start.
+func spanDuration(span trace.Span, start time.Time) time.Duration {
+	if ro, ok := span.(interface {
+		StartTime() time.Time
+		EndTime() time.Time
+	}); ok {
+		if s, e := ro.StartTime(), ro.EndTime(); !s.IsZero() && !e.IsZero() {
+			return e.Sub(s)
+		}
+	}
+	return time.Since(start)
+}
+
+// startCall starts the call span of c, with input as its arguments when
+// they are recorded, and returns the context that carries it.
+func (h *Hook) startCall(ctx context.Context, cs *callSpan, c *call.Call, input string) context.Context {
 	own := make([]attribute.KeyValue, 0, 4)
 	own = append(own, CallIDKey.String(c.ID()))
 	if c.IDKnown() {
@@ -153,7 +165,7 @@ func (h *Hook) startCall(ctx context.Context, cs *callSpan, c *call.Call, input 
 			cs.truncated = append(cs.truncated, string(semconv.GenAIToolCallArgumentsKey))
 		}
 	}
-	opts := append(slices.Clip(cs.tt.start), trace.WithAttributes(own...), trace.WithTimestamp(start))
+	opts := append(slices.Clip(cs.tt.start), trace.WithAttributes(own...))
 	ctx, cs.span = h.startSpan(ctx, cs.tt.spanName, opts)
 	cs.ctx = ctx
 	return ctx

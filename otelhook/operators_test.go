@@ -49,7 +49,7 @@ func collect(t *testing.T, tm *telemetry.Recorder, name string) (metricdata.Metr
 func setString(s attribute.Set) string {
 	var kvs []string
 	for _, kv := range s.ToSlice() {
-		kvs = append(kvs, string(kv.Key)+"="+kv.Value.Emit())
+		kvs = append(kvs, string(kv.Key)+"="+kv.Value.String())
 	}
 	return strings.Join(kvs, " ")
 }

@@ -28,7 +28,7 @@ func gauges(t *testing.T, reader *sdkmetric.ManualReader) map[string]float64 {
 	key := func(name string, s attribute.Set) string {
 		var kvs []string
 		for _, kv := range s.ToSlice() {
-			kvs = append(kvs, string(kv.Key)+"="+kv.Value.Emit())
+			kvs = append(kvs, string(kv.Key)+"="+kv.Value.String())
 		}
 		return name + "{" + strings.Join(kvs, " ") + "}"
 	}

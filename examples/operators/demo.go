@@ -13,8 +13,8 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
-	"github.com/redis/go-redis/v9"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"github.com/redis/go-redis/v9"
 	"github.com/tmc/langchaingo/tools"
 	otelprom "go.opentelemetry.io/otel/exporters/prometheus"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
@@ -43,10 +43,10 @@ type demo struct {
 	reg      interface{ Unregister() error }
 
 	fetch, search, report, refund *toolsafe.Tool
-	grants                approval.Approver
-	breaker               *policy.CircuitBreaker
-	store                 *redisstore.Store // nil: no fleet
-	client                *redis.Client
+	grants                        approval.Approver
+	breaker                       *policy.CircuitBreaker
+	store                         *redisstore.Store // nil: no fleet
+	client                        *redis.Client
 }
 
 // upstreamHandler is the healthy upstream: invoices and reports as JSON.

@@ -16,9 +16,9 @@ import (
 
 	"github.com/goccy/go-yaml"
 	dto "github.com/prometheus/client_model/go"
-	"github.com/redis/go-redis/v9"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
+	"github.com/redis/go-redis/v9"
 	"go.uber.org/goleak"
 
 	"github.com/toolsafe/toolsafe/middleware"
