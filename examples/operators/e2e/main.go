@@ -205,7 +205,7 @@ func screenshot(ctx context.Context, prom string, span time.Duration, path strin
 	err = chromedp.Do(bctx,
 		chromedp.Navigate(prom+"/graph?"+q.Encode()),
 		chromedp.WaitVisible(`.rickshaw_legend .line`), // Debian's Prometheus serves the classic UI
-		chromedp.Sleep(2*time.Second), // the graphs draw after their data arrive
+		chromedp.Sleep(2*time.Second),                  // the graphs draw after their data arrive
 	)
 	var png []byte
 	if err == nil {
