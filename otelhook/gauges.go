@@ -37,9 +37,10 @@ type Gauges struct {
 	// decides: *approval.Grants (local) or *redisstore.Grants (the fleet's).
 	// Gauges toolsafe.approval.pending and toolsafe.approval.oldest_age.
 	Approvals []Approvals
-	// Stores are the stores a fleet shares its state through
-	// (*redisstore.Store), as this replica sees them. Gauge
-	// toolsafe.fleet_store.up.
+	// Stores holds the store a fleet shares its state through
+	// (*redisstore.Store), as this replica sees it: at most one, since its
+	// gauge, toolsafe.fleet_store.up, has no label of its own (Prometheus's
+	// instance tells the replicas apart).
 	Stores []FleetStore
 	// Budgets are retry budgets shared by a fleet (*redisstore.Budget).
 	// Gauge toolsafe.retry_budget.remaining.
@@ -223,6 +224,9 @@ func (g Gauges) check() error {
 	field("Budgets", len(g.Budgets), func(i int) bool { return isNil(g.Budgets[i]) })
 	if n == 0 {
 		errs = append(errs, errors.New("otelhook: Gauges holds nothing to observe: give breakers, bulkheads, approvals, stores or budgets"))
+	}
+	if len(g.Stores) > 1 {
+		errs = append(errs, fmt.Errorf("otelhook: Gauges.Stores holds %d stores: give the one this replica shares its state through (their gauge has no label to tell them apart)", len(g.Stores)))
 	}
 	return errors.Join(errs...)
 }

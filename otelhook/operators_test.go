@@ -311,6 +311,7 @@ func TestObserveRefusesWhatItCannotRead(t *testing.T) {
 		{otelhook.Gauges{Bulkheads: []otelhook.Bulkhead{&policy.Bulkhead{}}}, "Gauges.Bulkheads[0] is nil"},
 		{otelhook.Gauges{Approvals: []otelhook.Approvals{approval.NewGrants(), nilGrants}}, "Gauges.Approvals[1] is nil"},
 		{otelhook.Gauges{Approvals: []otelhook.Approvals{nil}}, "Gauges.Approvals[0] is nil"},
+		{otelhook.Gauges{Stores: []otelhook.FleetStore{nil, nil}}, "Gauges.Stores holds 2 stores"},
 	} {
 		reg, err := h.Observe(c.g)
 		if err == nil || !strings.Contains(err.Error(), c.want) || reg != nil {
