@@ -7,9 +7,11 @@
 # breaker gauge reads open, the alert ToolsafeCircuitBreakerOpen fires, and
 # it clears, then takes a screenshot of Prometheus's graph in headless
 # Chromium. Before that, promtool checks and unit-tests the rules, and the
-# demo module's own tests run. Installs prometheus and chromium when they
-# are missing. SCREENSHOT=path also keeps the screenshot there (the
-# README's is examples/operators/storm.png). About 5 minutes.
+# demo module's own tests run (on a redis-server of their own). Installs
+# what it runs: prometheus, chromium and redis-server (Debian's) when they
+# are missing, and staticcheck v0.8.2 (go install, the version CI uses).
+# SCREENSHOT=path also keeps the screenshot there (the README's is
+# examples/operators/storm.png). About 6 minutes.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 as_root=""; [ "$(id -u)" -ne 0 ] && as_root="sudo"
@@ -27,6 +29,13 @@ if ! command -v chromium >/dev/null; then
   echo "-- installing Debian's chromium"
   install chromium fonts-dejavu-core
 fi
+if ! command -v redis-server >/dev/null; then
+  echo "-- installing Debian's redis-server"
+  install redis-server
+fi
+go install honnef.co/go/tools/cmd/staticcheck@v0.8.2 # quick once built: the build cache keeps it
+gobin=$(go env GOBIN); [ -n "$gobin" ] || gobin=$(go env GOPATH | cut -d: -f1)/bin
+staticcheck=$gobin/staticcheck
 echo "-- $(prometheus --version 2>&1 | head -1)"
 
 echo "-- promtool: the rules parse, and their alerts pass their unit tests"
@@ -34,7 +43,6 @@ promtool check rules deploy/prometheus/toolsafe-rules.yml
 (cd deploy/prometheus && promtool test rules toolsafe-rules.test.yml)
 
 echo "-- examples/operators (own module: the Prometheus exporter and chromedp stay out of the core's go.mod)"
-staticcheck=$(go env GOPATH)/bin/staticcheck
 (cd examples/operators && go mod tidy -diff && go vet ./... && "$staticcheck" ./... && go test -race -count=1 ./...)
 
 free_port() { # a port of 127.0.0.1 nothing answers on
