@@ -28,7 +28,7 @@ var mayImport = map[string][]string{
 	"internal/layer": {"middleware", "canonical", "approval", "run", "internal/call", "internal/fault"},
 	"policy":         {"middleware", "internal/call", "internal/fault", "internal/layer"},
 	"fallback":       {"middleware", "approval", "internal/call", "internal/fault", "internal/layer"},
-	"otelhook":       {"middleware", "run", "internal/call", "internal/fault", "internal/layer"},
+	"otelhook":       {"middleware", "canonical", "approval", "run", "policy", "internal/call", "internal/fault", "internal/layer", "internal/typednil"},
 	"argschema":      {"middleware", "canonical", "internal/call", "internal/fault"},
 	"inbox":          {"approval"},
 	".": {"middleware", "canonical", "approval", "run", "policy", "fallback", "otelhook", "argschema",

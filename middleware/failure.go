@@ -309,8 +309,8 @@ func (f *Failure) writeAttempts(b *strings.Builder) {
 	case f.Attempts > 1:
 		fmt.Fprintf(b, " after %d attempts", f.Attempts)
 	}
-	if f.Attempts > 1 && roundForModel(f.Elapsed) > 0 {
-		fmt.Fprintf(b, " over %s", forModel(f.Elapsed))
+	if d := roundForModel(f.Elapsed); f.Attempts > 1 && d > 0 {
+		fmt.Fprintf(b, " over %s", forModel(d)) // 0.6ms is "1ms", never "under 1ms"
 	}
 }
 

@@ -19,6 +19,8 @@ func TestFailureMessagesSayWhatHappenedAndWhatToDo(t *testing.T) {
 	}{
 		{"retries ran out", middleware.Failure{Kind: middleware.KindFailed, Tool: "fetch_invoice", Attempts: 4, Elapsed: 1900 * time.Millisecond, Cause: reset},
 			[]string{"fetch_invoice failed", "after 4 attempts over 1.9s", "do not call fetch_invoice again"}, []string{"reset by peer", "10.0.0.1"}},
+		{"retries that took under a millisecond, rounded up", middleware.Failure{Kind: middleware.KindFailed, Tool: "fetch_invoice", Attempts: 3, Elapsed: 600 * time.Microsecond, Cause: reset},
+			[]string{"after 3 attempts over 1ms."}, []string{"over under"}},
 		{"a timeout that may have landed", middleware.Failure{Kind: middleware.KindTimeout, Tool: "refund", Attempts: 1, Timeout: 2 * time.Second, SideEffect: middleware.SideEffectUnknown},
 			[]string{"refund did not answer within 2s", "may have been applied; check before calling again"}, nil},
 		{"an open circuit", middleware.Failure{Kind: middleware.KindCircuitOpen, Tool: "fetch_invoice", Dependency: "billing", Wait: 30 * time.Second},

@@ -84,6 +84,18 @@ const (
 	// BreakerToKey (string, "circuit_breaker.state_change" event and metric)
 	// is the state the breaker entered: "closed", "open" or "half-open".
 	BreakerToKey = attribute.Key("toolsafe.circuit_breaker.to")
+	// BreakerStateKey (string, gauge toolsafe.circuit_breaker.state) is the
+	// state a series stands for: "closed", "half-open" or "open".
+	BreakerStateKey = attribute.Key("toolsafe.circuit_breaker.state")
+	// ScopeKey (string, gauges) is ScopeFleet for state a fleet of replicas
+	// shares (through redisstore), ScopeLocal for state this process keeps.
+	ScopeKey = attribute.Key("toolsafe.scope")
+	// BulkheadKey (string, bulkhead gauges) names the bulkhead: the
+	// dependency it guards.
+	BulkheadKey = attribute.Key("toolsafe.bulkhead.name")
+	// BudgetKey (string, retry budget gauge) names the retry budget: the
+	// dependency it belongs to.
+	BudgetKey = attribute.Key("toolsafe.retry_budget.name")
 	// KindKey (string, failed attempt span) is the failure's Kind, also
 	// where error.type is what the error names itself (an MCP tool's
 	// "tool_error" or a JSON-RPC code, package mcptools).

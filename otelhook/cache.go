@@ -28,6 +28,7 @@ type toolTrace struct {
 	replayName string                  // "replay_tool {name}"
 	start      []trace.SpanStartOption // the span kind and the tool's attributes
 	toolAttr   attribute.KeyValue      // gen_ai.tool.name
+	typeAttr   attribute.KeyValue      // gen_ai.tool.type
 	byTool     []metric.AddOption      // the metric attribute set {tool}
 
 	ok       outcomeOpts
@@ -36,10 +37,13 @@ type toolTrace struct {
 }
 
 // outcomeOpts are the options of the calls and duration measurements of one
-// outcome: the metric attribute set {tool, outcome}.
+// outcome: the metric attribute set {tool, outcome}, and the set of
+// gen_ai.execute_tool.duration, {tool, tool type, error.type when it
+// failed}, nil for a call that is no tool execution (a replay).
 type outcomeOpts struct {
-	add    []metric.AddOption
-	record []metric.RecordOption
+	add     []metric.AddOption
+	record  []metric.RecordOption
+	execute []metric.RecordOption
 }
 
 func newToolTrace(t tools.Tool) *toolTrace {
@@ -61,16 +65,31 @@ func newToolTrace(t tools.Tool) *toolTrace {
 			trace.WithAttributes(attrs...),
 		},
 		toolAttr: attrs[1],
+		typeAttr: attrs[2],
 		byTool:   []metric.AddOption{metric.WithAttributeSet(attribute.NewSet(attrs[1]))},
 	}
 	tt.ok = tt.newOutcome("ok")
 	tt.replayed = tt.newOutcome(outcomeReplayed)
+	tt.replayed.execute = nil // no tool ran: not an execution
 	return tt
 }
 
+// newOutcome makes the options of outcome: "ok", "replayed" or a failure's
+// Kind. As on the call span, error.type is the Kind of a failure other than
+// an approval pause or the caller's cancellation.
 func (tt *toolTrace) newOutcome(outcome string) outcomeOpts {
 	o := metric.WithAttributeSet(attribute.NewSet(tt.toolAttr, OutcomeKey.String(outcome)))
-	return outcomeOpts{add: []metric.AddOption{o}, record: []metric.RecordOption{o}}
+	exec := []attribute.KeyValue{tt.toolAttr, tt.typeAttr}
+	switch middleware.Kind(outcome) {
+	case "ok", outcomeReplayed, middleware.KindApprovalRequired, middleware.KindCanceled:
+	default:
+		exec = append(exec, semconv.ErrorTypeKey.String(outcome))
+	}
+	return outcomeOpts{
+		add:     []metric.AddOption{o},
+		record:  []metric.RecordOption{o},
+		execute: []metric.RecordOption{metric.WithAttributeSet(attribute.NewSet(exec...))},
+	}
 }
 
 // outcome returns the options of the outcome of the call that ended with

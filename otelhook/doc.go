@@ -43,7 +43,25 @@
 //
 // # Metrics
 //
-// Under the meter [ScopeName]: toolsafe.tool.calls, toolsafe.tool.attempts,
-// toolsafe.tool.call.duration (s), toolsafe.tool.abandoned_attempts and
-// toolsafe.circuit_breaker.state_changes (ExampleWithMeterProvider).
+// Under the meter [ScopeName]:
+//
+//   - gen_ai.execute_tool.duration (s), as the GenAI semantic conventions
+//     define it (semantic-conventions-genai v0.1.0,
+//     docs/gen-ai/gen-ai-metrics.md, "Metric: gen_ai.execute_tool.duration"):
+//     a histogram with their bucket boundaries (0.01s doubling to 81.92s),
+//     gen_ai.tool.name, gen_ai.tool.type and, when the call failed,
+//     error.type (its Kind; not for an approval pause or the caller's
+//     cancellation, as on the span). Its value is the call span's duration,
+//     from the same two timestamps; a replay is no execution and is not
+//     recorded. With WithHostCallSpan the host's span has its own times;
+//   - toolsafe's own counters: toolsafe.tool.calls (by tool and outcome),
+//     toolsafe.tool.attempts, toolsafe.tool.call.duration (s),
+//     toolsafe.tool.abandoned_attempts and
+//     toolsafe.circuit_breaker.state_changes (ExampleWithMeterProvider);
+//   - gauges of what is open, busy and waiting, for the breakers,
+//     bulkheads, grants, fleet stores and retry budgets given to
+//     [Hook.Observe] (ExampleHook_Observe).
+//
+// Every label is bounded: tool and dependency names the program chose,
+// Kinds and fixed words.
 package otelhook

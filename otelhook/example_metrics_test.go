@@ -21,7 +21,9 @@ import (
 )
 
 // The hook's metrics, read through a ManualReader as a test or a scrape
-// would: calls by tool and outcome, attempts by tool.
+// would: calls by tool and outcome, attempts by tool, and the GenAI
+// conventions' gen_ai.execute_tool.duration, with error.type when the call
+// failed.
 func ExampleWithMeterProvider() {
 	reader := sdkmetric.NewManualReader()
 	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
@@ -73,6 +75,8 @@ func ExampleWithMeterProvider() {
 		fmt.Println(l)
 	}
 	// Output:
+	// gen_ai.execute_tool.duration [error.type=tool-failed gen_ai.tool.name=fetch_invoice gen_ai.tool.type=function]: 1 recorded
+	// gen_ai.execute_tool.duration [gen_ai.tool.name=fetch_invoice gen_ai.tool.type=function]: 1 recorded
 	// toolsafe.tool.attempts [gen_ai.tool.name=fetch_invoice]: 5
 	// toolsafe.tool.call.duration [gen_ai.tool.name=fetch_invoice toolsafe.outcome=ok]: 1 recorded
 	// toolsafe.tool.call.duration [gen_ai.tool.name=fetch_invoice toolsafe.outcome=tool-failed]: 1 recorded

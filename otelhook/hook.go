@@ -116,15 +116,38 @@ func (h *Hook) call(ctx context.Context, next tools.Tool, tt *toolTrace, input s
 	cs := &callSpan{inst: h.instruments(), tt: tt}
 	start := time.Now()
 	ctx = h.startCall(ctx, cs, c, input)
-	defer cs.span.End()
+	ended := false
+	defer func() {
+		if !ended { // a panic went through: the span ends all the same
+			cs.span.End()
+		}
+	}()
 	call.Observe(ctx, cs)
 
 	out, err := next.Call(ctx, input)
 
 	r := c.Result(ctx, out, err)
 	h.endCall(cs, r, out)
-	cs.measure(r, time.Since(start))
+	ended = true
+	cs.span.End()
+	cs.measure(r, spanDuration(cs.span, start))
 	return out, err
+}
+
+// spanDuration is the duration of span, which has ended: the SDK's own
+// start and end times when it is an SDK span, so that
+// gen_ai.execute_tool.duration is the span's duration as the GenAI
+// conventions ask; else the time since start.
+func spanDuration(span trace.Span, start time.Time) time.Duration {
+	if ro, ok := span.(interface {
+		StartTime() time.Time
+		EndTime() time.Time
+	}); ok {
+		if s, e := ro.StartTime(), ro.EndTime(); !s.IsZero() && !e.IsZero() {
+			return e.Sub(s)
+		}
+	}
+	return time.Since(start)
 }
 
 // startCall starts the call span of c, with input as its arguments when
@@ -224,6 +247,9 @@ func (cs *callSpan) measure(r middleware.Result, took time.Duration) {
 		cs.inst.attempts.Add(mctx, int64(r.Attempts), cs.tt.byTool...)
 	}
 	cs.inst.duration.Record(mctx, took.Seconds(), outcome.record...)
+	if outcome.execute != nil {
+		cs.inst.execute.Record(mctx, took.Seconds(), outcome.execute...)
+	}
 }
 
 // OnEvent turns the call's events into span events and metrics.

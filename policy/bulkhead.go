@@ -3,6 +3,7 @@ package policy
 import (
 	"context"
 	"errors"
+	"sync/atomic"
 	"time"
 
 	"github.com/toolsafe/toolsafe/internal/call"
@@ -27,6 +28,8 @@ type Bulkhead struct {
 	bh         bulkhead.Bulkhead[string]
 	dependency string
 	maxWait    time.Duration
+	limit      uint
+	inUse      atomic.Int64 // permits held: failsafe-go's bulkhead does not tell
 }
 
 // NewBulkhead returns a bulkhead for the dependency named dependency that
@@ -41,11 +44,29 @@ func NewBulkhead(dependency string, maxConcurrent uint, maxWait time.Duration) *
 		bh:         bulkhead.New[string](maxConcurrent),
 		dependency: dependency,
 		maxWait:    max(maxWait, 0),
+		limit:      maxConcurrent,
 	}
 }
 
 // Dependency is the name of the dependency the bulkhead guards.
 func (b *Bulkhead) Dependency() string { return b.dependency }
+
+// MaxConcurrent is how many attempts may hold a permit at once: the
+// maxConcurrent given to NewBulkhead, 1 for zero.
+func (b *Bulkhead) MaxConcurrent() int { return int(b.limit) }
+
+// InUse is how many permits are held now: attempts running, those the
+// attempt timeout abandoned whose tool has not returned included. From 0 to
+// MaxConcurrent; it may be a moment behind a permit just taken or given
+// back. Safe for concurrent use (an operator's gauge reads it, see package
+// otelhook).
+func (b *Bulkhead) InUse() int { return int(b.inUse.Load()) }
+
+// release gives back a permit taken by the middleware.
+func (b *Bulkhead) release() {
+	b.inUse.Add(-1)
+	b.bh.ReleasePermit()
+}
 
 // Validate reports a Bulkhead that cannot work: nil, or the zero Bulkhead,
 // which has no permits to give. Make one with NewBulkhead.
@@ -82,7 +103,8 @@ func (b *Bulkhead) Middleware() middleware.Middleware {
 					return "", fault.Refused(bulkhead.ErrFull, b.dependency, 0)
 				}
 			}
-			hctx, done := layer.Hold(ctx, b.bh.ReleasePermit)
+			b.inUse.Add(1)
+			hctx, done := layer.Hold(ctx, b.release)
 			defer done()
 			return next.Call(hctx, input)
 		})

@@ -82,7 +82,11 @@ func TestBulkhead(t *testing.T) {
 		if outcome.Kind(r) != middleware.KindTimeout || r.Abandoned != 1 {
 			t.Fatalf("got %q with %d abandoned; want tool-timeout with 1", outcome.Kind(r), r.Abandoned)
 		}
-		// The timed-out tool still runs: its permit is still taken.
+		// The timed-out tool still runs: its permit is still taken, and an
+		// operator's gauge sees it.
+		if bh.InUse() != 1 || bh.MaxConcurrent() != 1 {
+			t.Fatalf("%d of %d permits in use; want 1 of 1, the abandoned attempt's", bh.InUse(), bh.MaxConcurrent())
+		}
 		for range 3 {
 			if r := tool.Run(context.Background(), "x"); outcome.Kind(r) != middleware.KindBusy {
 				t.Fatalf("got %q while the abandoned attempt runs; want tool-busy", outcome.Kind(r))
@@ -93,6 +97,9 @@ func TestBulkhead(t *testing.T) {
 		r = tool.Run(context.Background(), "x")
 		if outcome.Kind(r) == middleware.KindBusy || r.Status() != "ok" {
 			t.Fatalf("got %q after the abandoned tool returned; want ok: the permit is back", outcome.Kind(r))
+		}
+		if bh.InUse() != 0 {
+			t.Errorf("%d permits in use after every tool returned; want 0", bh.InUse())
 		}
 	})
 

@@ -19,6 +19,7 @@ const (
 	opSubscribe operation = "breaker.subscribe"
 	opAdmit     operation = "budget.admit"
 	opFlush     operation = "budget.flush"
+	opRemaining operation = "budget.remaining"
 	opDecide    operation = "grants.decide"
 	opGrant     operation = "grants.grant"
 	opRevoke    operation = "grants.revoke"
@@ -31,7 +32,7 @@ const (
 	opEntries   operation = "ledger.entries"
 )
 
-var operations = []operation{opAcquire, opRecord, opForce, opPeek, opSubscribe, opAdmit, opFlush, opDecide, opGrant, opRevoke, opPending, opAnswer, opAudit, opBegin, opFinish, opHolds, opEntries}
+var operations = []operation{opAcquire, opRecord, opForce, opPeek, opSubscribe, opAdmit, opFlush, opRemaining, opDecide, opGrant, opRevoke, opPending, opAnswer, opAudit, opBegin, opFinish, opHolds, opEntries}
 
 // stateKind is the kind of shared state, in metrics.
 type stateKind int

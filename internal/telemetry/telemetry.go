@@ -86,7 +86,7 @@ func (r *Recorder) Text(t testing.TB) string {
 }
 
 // attributeSets are the attribute sets of m's data points, for the kinds of
-// metric otelhook records.
+// metric otelhook records (its gauges included).
 func attributeSets(m metricdata.Metrics) []attribute.Set {
 	var sets []attribute.Set
 	switch d := m.Data.(type) {
@@ -95,6 +95,14 @@ func attributeSets(m metricdata.Metrics) []attribute.Set {
 			sets = append(sets, p.Attributes)
 		}
 	case metricdata.Histogram[float64]:
+		for _, p := range d.DataPoints {
+			sets = append(sets, p.Attributes)
+		}
+	case metricdata.Gauge[int64]:
+		for _, p := range d.DataPoints {
+			sets = append(sets, p.Attributes)
+		}
+	case metricdata.Gauge[float64]:
 		for _, p := range d.DataPoints {
 			sets = append(sets, p.Attributes)
 		}
