@@ -105,7 +105,9 @@ func TestTheLedgerAndGrantsSurviveARestartWithTheAppendOnlyFile(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(srv.Close)
-	rs := newReplicas(t, srv.Addr(), 1, redisstore.WithRecheck(20*time.Millisecond))
+	// The test is about durability, not a slow Redis: appendfsync always on
+	// a busy machine's disk can take longer than the Store's 50ms.
+	rs := newReplicas(t, srv.Addr(), 1, redisstore.WithRecheck(20*time.Millisecond), redisstore.WithTimeout(5*time.Second))
 	ledger, grants := rs[0].store.Ledger(), rs[0].store.Grants()
 	up := startKeyedUpstream(t)
 	client := toolsafetest.NoKeepAliveClient()
