@@ -93,7 +93,7 @@ func (g *Grants) Requests(ctx context.Context) ([]approval.Request, error) {
 	}
 	keys, _ := g.keys("", "")
 	var raw []string
-	err := g.s.do(ctx, opPending, func(ctx context.Context) error {
+	err := g.s.do(ctx, opPending, keys[1], func(ctx context.Context) error {
 		var err error
 		raw, err = requestsScript.Run(ctx, g.s.client, keys).StringSlice()
 		return err
@@ -144,7 +144,7 @@ func (g *Grants) Answer(ctx context.Context, id string, d approval.Decision, by,
 	answer, _ := json.Marshal(storedAnswer{RequestID: id, Decision: d.String(), By: by, Comment: comment})
 	kind := map[approval.Decision]string{approval.Approved: "a", approval.Denied: "d"}[d]
 	var res []any
-	err := g.s.do(ctx, opAnswer, func(ctx context.Context) error {
+	err := g.s.do(ctx, opAnswer, keys[0], func(ctx context.Context) error {
 		var err error
 		res, err = answerScript.Run(ctx, g.s.client, keys, member, seq, sum, kind, g.ttl().Milliseconds(), DefaultMaxDecisions,
 			answer, g.auditTTL().Milliseconds(), g.maxAudit()).Slice()
@@ -172,7 +172,7 @@ func (g *Grants) Audit(ctx context.Context, limit int) ([]approval.Record, error
 		return nil, errNoStore
 	}
 	var raw []string
-	err := g.s.do(ctx, opAudit, func(ctx context.Context) error {
+	err := g.s.do(ctx, opAudit, g.auditKey(), func(ctx context.Context) error {
 		var err error
 		raw, err = auditScript.Run(ctx, g.s.client, []string{g.auditKey()}, g.auditTTL().Milliseconds(), max(limit, 0)).StringSlice()
 		return err

@@ -66,11 +66,13 @@ func (s *Store) NewBreaker(dependency string, b policy.Breaker) (*Breaker, error
 	local := builder.WithDelay(b.Delay).WithSuccessThreshold(b.Probes).Build()
 	tag := "{breaker:" + nameInKey(dependency) + "}"
 	stateTTL := max(s.cfg.stateTTL, b.Delay+s.cfg.permitTTL)
+	keys := []string{s.key(tag), s.key(tag, "probes")}
 	br := &Breaker{
 		s:          s,
 		dependency: dependency,
 		tag:        tag,
-		keys:       []string{s.key(tag), s.key(tag, "probes")},
+		keys:       keys,
+		scope:      s.health.watch(keys[0]),
 		args: []any{
 			b.FailureThreshold, window, b.Delay.Milliseconds(), b.Probes,
 			s.cfg.permitTTL.Milliseconds(), stateTTL.Milliseconds(),
@@ -98,6 +100,7 @@ type Breaker struct {
 	dependency string
 	tag        string   // the hash tag of its keys, and its name in published changes
 	keys       []string // the state hash, the set of half-open permits
+	scope      *scope   // the outages of its keys' shard
 	args       []any    // threshold, window, delay ms, probes, permit TTL ms, state TTL ms
 	local      circuitbreaker.CircuitBreaker[string]
 	inARow     bool // failures count in a row, not within a window

@@ -105,7 +105,7 @@ func (b *Budget) Admit(ctx context.Context, retry bool) bool {
 		b.mu.Lock()
 		b.seen.add(now, 1, 0)
 		b.pending.add(now, 1, 0)
-		if b.flushing || time.Since(b.lastSent) < flushInterval || !b.s.Available() {
+		if b.flushing || time.Since(b.lastSent) < flushInterval || !b.s.health.available(b.keys[0]) {
 			b.mu.Unlock()
 			return true
 		}
@@ -243,7 +243,7 @@ func (b *Budget) send(ctx context.Context, op operation, now int64, out []int64,
 		return false, nil
 	}
 	var admitted int64
-	err := b.s.do(ctx, op, func(ctx context.Context) error {
+	err := b.s.do(ctx, op, b.keys[0], func(ctx context.Context) error {
 		args := make([]any, 0, len(b.args)+1+len(out))
 		args = append(args, b.args[:4]...)
 		if retry {

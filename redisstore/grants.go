@@ -267,7 +267,7 @@ func (g *Grants) Decide(ctx context.Context, call approval.CallInfo) (approval.D
 	as := call.AnsweredAs()
 	also := digest(as[len(as)-1])
 	var kind string
-	err = g.s.do(ctx, opDecide, func(ctx context.Context) error {
+	err = g.s.do(ctx, opDecide, keys[0], func(ctx context.Context) error {
 		var err error
 		kind, err = decideScript.Run(ctx, g.s.client, keys, member(ti, call), g.ttl().Milliseconds(), g.maxPending(), info, also).Text()
 		return err
@@ -315,7 +315,7 @@ func (g *Grants) add(ctx context.Context, tool, input, kind string) error {
 	}
 	keys, ti := g.keys(tool, input)
 	var n int64
-	err := g.s.do(ctx, opGrant, func(ctx context.Context) error {
+	err := g.s.do(ctx, opGrant, keys[0], func(ctx context.Context) error {
 		var err error
 		n, err = addScript.Run(ctx, g.s.client, keys, ti, kind, g.ttl().Milliseconds(), DefaultMaxDecisions).Int64()
 		return err
@@ -339,7 +339,7 @@ func (g *Grants) Revoke(ctx context.Context, tool, input string) (int, error) {
 	}
 	keys, _ := g.keys(tool, input)
 	var n int64
-	err := g.s.do(ctx, opRevoke, func(ctx context.Context) error {
+	err := g.s.do(ctx, opRevoke, keys[0], func(ctx context.Context) error {
 		var err error
 		n, err = revokeScript.Run(ctx, g.s.client, keys).Int64()
 		return err
@@ -361,7 +361,7 @@ func (g *Grants) Pending(ctx context.Context) ([]approval.CallInfo, error) {
 	}
 	keys, _ := g.keys("", "")
 	var raw []any
-	err := g.s.do(ctx, opPending, func(ctx context.Context) error {
+	err := g.s.do(ctx, opPending, keys[1], func(ctx context.Context) error {
 		var err error
 		raw, err = pendingScript.Run(ctx, g.s.client, keys).Slice()
 		return err

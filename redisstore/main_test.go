@@ -35,10 +35,11 @@ func TestMain(m *testing.M) {
 	goleak.VerifyTestMain(m)
 }
 
-// newClient returns a client of addr, closed when t ends.
-func newClient(t testing.TB, addr string) *redis.Client {
+// newClient returns a client of addr (several, comma-separated, for a
+// cluster), closed when t ends.
+func newClient(t testing.TB, addr string) redis.UniversalClient {
 	t.Helper()
-	c := redis.NewClient(redisstore.ClientOptions(addr))
+	c := redistest.NewClient(addr)
 	t.Cleanup(func() { c.Close() })
 	return c
 }
@@ -46,7 +47,7 @@ func newClient(t testing.TB, addr string) *redis.Client {
 // replica is one process's view of the fleet: its own client and Store.
 type replica struct {
 	prefix string
-	client *redis.Client
+	client redis.UniversalClient
 	store  *redisstore.Store
 	logs   *logBuffer
 }

@@ -7,7 +7,8 @@
 //	toolsafe-approvals [flags] deny [-comment TEXT] ID
 //	toolsafe-approvals [flags] audit [-n N]
 //
-// The flags: -redis ADDR (default $REDIS_ADDR, else 127.0.0.1:6379),
+// The flags: -redis ADDR (default $REDIS_ADDR, else 127.0.0.1:6379;
+// several, comma-separated, are nodes of a Redis Cluster),
 // -prefix (the Store's key prefix, default "toolsafe"), -as USER (who
 // decides, for the audit trail; default the login name), -timeout (each
 // Redis operation, default 2s). An ID is one list printed: it names the
@@ -42,8 +43,6 @@ import (
 	"os/user"
 	"time"
 
-	"github.com/redis/go-redis/v9"
-
 	"github.com/toolsafe/toolsafe/approval"
 	"github.com/toolsafe/toolsafe/redisstore"
 )
@@ -66,7 +65,8 @@ Usage:
   toolsafe-approvals [flags] audit [-n N]                  the N newest decisions (default 20; 0: all)
 
 Flags:
-  -redis ADDR     the Redis (default $REDIS_ADDR, else 127.0.0.1:6379)
+  -redis ADDR     the Redis (default $REDIS_ADDR, else 127.0.0.1:6379);
+                  several, comma-separated: nodes of a Redis Cluster
   -prefix P       the Store's key prefix (default toolsafe)
   -as USER        who decides, for the audit trail (default the login name)
   -timeout D      each Redis operation (default 2s)
@@ -112,7 +112,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "toolsafe-approvals: unknown command %q\n\n%s", cmd, usage)
 		return exitUsage
 	}
-	client := redis.NewClient(redisstore.ClientOptions(o.addr))
+	client := newClient(o.addr)
 	defer client.Close()
 	store, err := redisstore.New(client, redisstore.WithPrefix(o.prefix), redisstore.WithTimeout(o.timeout))
 	if err != nil {
