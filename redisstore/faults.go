@@ -20,9 +20,11 @@ import (
 //     Redis);
 //   - a reply that says the command did not run and may run in a moment
 //     (TRYAGAIN, CLUSTERDOWN, LOADING, MASTERDOWN, READONLY, BUSY, and
-//     MOVED or ASK left after a cluster client's redirects): f runs again,
-//     after 1ms, 2ms, 4ms..., within the timeout; still so at its end, it
-//     is an outage;
+//     MOVED or ASK left after a cluster client's redirects), or on a
+//     cluster client a connection that could not be made (the slot map is
+//     loaded again: its master may have failed over): f runs again, after
+//     1ms, 2ms, 4ms..., within the timeout; still so at its end, it is an
+//     outage;
 //   - MOVED or ASK on a client that is not a cluster's: the Store is
 //     misrouted (see health.misroute), for good;
 //   - another error reply (a script's error, a key of the wrong type): the
@@ -47,7 +49,13 @@ func (s *Store) do(ctx context.Context, op operation, key string, f func(ctx con
 	var err error
 	for wait := time.Millisecond; ; wait *= 2 {
 		err = f(octx)
-		if !s.notRun(err) || !sleep(octx, wait) {
+		if !s.notRun(err) {
+			break
+		}
+		if s.cluster != nil && dialFailed(err) {
+			s.cluster.ReloadState(octx) // its node may be dead, and its replica promoted
+		}
+		if !sleep(octx, wait) {
 			break
 		}
 	}
@@ -75,9 +83,14 @@ func (s *Store) do(ctx context.Context, op operation, key string, f func(ctx con
 	return fmt.Errorf("%w: %s %s", ErrUnavailable, op, what(err, code))
 }
 
-// notRun reports whether err is a reply saying the command did not run and
-// may run in a moment: it is safe to send again.
+// notRun reports whether err says the command did not run and may run in
+// a moment: it is safe to send again. On a cluster client a connection
+// that could not be made is one: its master may have died and its replica
+// been promoted, which the slot map loaded again tells.
 func (s *Store) notRun(err error) bool {
+	if s.cluster != nil && dialFailed(err) {
+		return true
+	}
 	switch replyCode(err) {
 	case "TRYAGAIN", "CLUSTERDOWN", "LOADING", "MASTERDOWN", "READONLY", "BUSY":
 		return true
@@ -99,6 +112,13 @@ type refusal struct {
 
 func (r *refusal) Error() string {
 	return fmt.Sprintf("redisstore: %s: redis refused it (%s; its reply is logged at DEBUG)", r.op, r.code)
+}
+
+// dialFailed reports whether err is a connection that could not be made:
+// the command was never sent.
+func dialFailed(err error) bool {
+	var oe *net.OpError
+	return errors.As(err, &oe) && oe.Op == "dial"
 }
 
 // replyCode returns the code of an error reply of Redis (its first word:
