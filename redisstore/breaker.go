@@ -66,7 +66,7 @@ func (s *Store) NewBreaker(dependency string, b policy.Breaker) (*Breaker, error
 	local := builder.WithDelay(b.Delay).WithSuccessThreshold(b.Probes).Build()
 	tag := "{breaker:" + nameInKey(dependency) + "}"
 	stateTTL := max(s.cfg.stateTTL, b.Delay+s.cfg.permitTTL)
-	keys := []string{s.key(tag), s.key(tag, "probes")}
+	keys := s.breakerKeys(dependency)
 	br := &Breaker{
 		s:          s,
 		dependency: dependency,

@@ -49,7 +49,7 @@ func (s *Store) NewBudget(dependency string, ratio float64) (*Budget, error) {
 		s:          s,
 		dependency: dependency,
 		ratio:      ratio,
-		keys:       []string{s.key("{budget:" + nameInKey(dependency) + "}")},
+		keys:       []string{s.budgetKey(dependency)},
 		width:      width,
 		args: []any{width.Milliseconds(), budgetBuckets, ratio, s.cfg.minRetries,
 			(2 * s.cfg.window).Milliseconds()},

@@ -24,3 +24,8 @@ func BreakerKey(b *Breaker) string { return b.keys[0] }
 
 // BudgetKey returns the key of b's window in Redis.
 func BudgetKey(b *Budget) string { return b.keys[0] }
+
+// OldKeys returns Grants of s that keep everything where a redisstore
+// before the keys' hash tags held the prefix kept it ("PREFIX:{grants}:..."):
+// a replica of the older version.
+func OldKeys(s *Store) *Grants { return &Grants{s: s, old: true} }

@@ -270,7 +270,7 @@ func TestGrantsListManyPendingRequests(t *testing.T) {
 func TestAnErrorReplyIsNotAnOutage(t *testing.T) {
 	rs := newReplicas(t, redisAddr, 1)
 	l := rs[0].store.Ledger()
-	if err := rs[0].client.Set(background, rs[0].prefix+":run:{wrongtype}", "a string", time.Minute).Err(); err != nil {
+	if err := rs[0].client.Set(background, "{"+rs[0].prefix+":run:wrongtype}", "a string", time.Minute).Err(); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := l.Begin(background, "wrongtype", run.Entry{Tool: "charge"}); !errors.Is(err, run.ErrCorrupt) || errors.Is(err, redisstore.ErrUnavailable) {

@@ -59,10 +59,7 @@ func (l *Ledger) maxEntries() int64 {
 
 // keys are the run's keys, in one hash slot: its hash of entries and
 // counts, and the sorted sets of its entries dropped first and last.
-func (l *Ledger) keys(runID string) []string {
-	k := l.s.key("run", "{"+nameInKey(runID)+"}")
-	return []string{k, k + ":drop", k + ":keep"}
-}
+func (l *Ledger) keys(runID string) []string { return l.s.runKeys(runID) }
 
 // group names the calls of tool with input in a key's field.
 func group(tool, input string) string { return digest(tool + "\x00" + input) }

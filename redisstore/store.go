@@ -370,11 +370,6 @@ func (s *Store) async(f func()) bool {
 	return true
 }
 
-// key joins the Store's prefix and parts with ":".
-func (s *Store) key(parts ...string) string {
-	return s.cfg.prefix + ":" + strings.Join(parts, ":")
-}
-
 // nameInKey returns name as it appears in a key: itself when it is short
 // and made of letters, digits and "_.-:" only, else "~" and a hash of it
 // (so a name can hold anything, braces included, and a key stays short).

@@ -99,24 +99,30 @@ func Prefix(name string) string {
 	return "test-" + clean + "-" + hex.EncodeToString(b[:])
 }
 
-// Keys returns the keys under prefix with their TTLs (-1: none), on every
-// master of a cluster.
+// Keys returns the keys of prefix ("{PREFIX:..." and, from older
+// versions, "PREFIX:...") with their TTLs (-1: none), on every master of a
+// cluster.
 func Keys(ctx context.Context, c redis.UniversalClient, prefix string) (map[string]time.Duration, error) {
 	out := map[string]time.Duration{}
 	var mu sync.Mutex
 	scan := func(ctx context.Context, node redis.UniversalClient) error {
-		iter := node.Scan(ctx, 0, prefix+":*", 1000).Iterator()
-		for iter.Next(ctx) {
-			k := iter.Val()
-			ttl, err := node.PTTL(ctx, k).Result()
-			if err != nil {
+		for _, match := range []string{"{" + prefix + ":*", prefix + ":*"} { // tagged keys, and those of older versions
+			iter := node.Scan(ctx, 0, match, 1000).Iterator()
+			for iter.Next(ctx) {
+				k := iter.Val()
+				ttl, err := node.PTTL(ctx, k).Result()
+				if err != nil {
+					return err
+				}
+				mu.Lock()
+				out[k] = ttl
+				mu.Unlock()
+			}
+			if err := iter.Err(); err != nil {
 				return err
 			}
-			mu.Lock()
-			out[k] = ttl
-			mu.Unlock()
 		}
-		return iter.Err()
+		return nil
 	}
 	if cc, ok := c.(*redis.ClusterClient); ok {
 		return out, cc.ForEachMaster(ctx, func(ctx context.Context, n *redis.Client) error { return scan(ctx, n) })
