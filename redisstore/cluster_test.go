@@ -4,11 +4,14 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 
+	"github.com/toolsafe/toolsafe/approval"
 	"github.com/toolsafe/toolsafe/policy"
 	"github.com/toolsafe/toolsafe/redisstore"
 	"github.com/toolsafe/toolsafe/redisstore/internal/redistest"
@@ -90,6 +93,55 @@ func TestOnAClusterOfItsOwn(t *testing.T) {
 		}
 	})
 
+	// Regression (issue 33: a slot migration put the whole store into outage
+	// mode, and a raw ASK error reached a caller): while the slot of a
+	// group of grants moves to another master, key by key, under calls,
+	// every call succeeds (ASK followed, TRYAGAIN sent again within the
+	// timeout) and no outage begins.
+	t.Run("a slot moved to another master under calls is no outage", func(t *testing.T) {
+		r := newReplicas(t, cl.Addrs(), 1, redisstore.WithTimeout(5*time.Second))[0]
+		g := r.store.Grants()
+		waiting, granted := call("refund", `{"order":"M-1"}`), call("refund", `{"order":"M-2"}`)
+		if d := decide(t, g, waiting); d != approval.Pending {
+			t.Fatal(d)
+		}
+		// The group of the waiting request: its pending order is the key.
+		var key string
+		for k := range mustKeys(t, r) {
+			if strings.HasSuffix(k, ":pending") {
+				key = k
+			}
+		}
+		src, err := cl.MasterOf(background, key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		dst := masters[0]
+		if dst == src {
+			dst = masters[1]
+		}
+		moveSlot(t, cl, key, src, dst, func() {
+			if err := g.Grant(background, granted.Tool, granted.Input); err != nil {
+				t.Errorf("Grant while the slot moves: %v", err)
+			}
+			if d, err := g.Decide(background, granted); err != nil || d != approval.Approved {
+				t.Errorf("Decide while the slot moves: %v, %v", d, err)
+			}
+			if d, err := g.Decide(background, waiting); err != nil || d != approval.Pending {
+				t.Errorf("Decide of the waiting call while the slot moves: %v, %v", d, err)
+			}
+		})
+		if now, _ := cl.MasterOf(background, key); now != dst {
+			t.Fatalf("the slot is on %s, want %s", now, dst)
+		}
+		if rs := requests(t, g); len(rs) != 1 || rs[0].Call.Input != waiting.Input {
+			t.Errorf("requests after the move: %+v", rs)
+		}
+		if r.store.Outages() != 0 || len(r.logs.lines("WARN")) != 0 {
+			t.Errorf("%d outages while a slot moved; want none:\n%s", r.store.Outages(), r.logs)
+		}
+	})
+
 	// Regression (issue 33: a killed master took the whole store offline for
 	// about 50s after its replica was promoted, 26 outages logged, and the
 	// breakers on the healthy masters decided locally throughout): the
@@ -158,4 +210,94 @@ func TestOnAClusterOfItsOwn(t *testing.T) {
 			}
 		}
 	})
+}
+
+func mustKeys(t *testing.T, r *replica) map[string]time.Duration {
+	t.Helper()
+	keys, err := redistest.Keys(background, r.client, r.prefix)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return keys
+}
+
+// moveSlot moves key's slot from the master src to dst as redis-cli
+// --cluster reshard does (importing, migrating, each key MIGRATEd, then the
+// slot given to dst), calling op in a loop on another goroutine
+// throughout: one begins after each step.
+func moveSlot(t *testing.T, cl *redistest.Cluster, key, src, dst string, op func()) {
+	t.Helper()
+	from, to := redis.NewClient(&redis.Options{Addr: src}), redis.NewClient(&redis.Options{Addr: dst})
+	defer from.Close()
+	defer to.Close()
+	id := func(c *redis.Client) string {
+		v, err := c.Do(background, "CLUSTER", "MYID").Text()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	srcID, dstID := id(from), id(to)
+	slot, err := from.ClusterKeySlot(background, key).Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stop, done := make(chan struct{}), make(chan struct{})
+	began := make(chan struct{}, 1)
+	var running atomic.Bool
+	go func() {
+		defer close(done)
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			running.Store(true)
+			select {
+			case began <- struct{}{}:
+			default:
+			}
+			op()
+			running.Store(false)
+		}
+	}()
+	// next returns once an op runs after the step just made: one that was
+	// running (it may wait, TRYAGAIN, for the next steps while the keys are
+	// split, so the steps do not wait for it to end), or the next to begin.
+	next := func() {
+		select {
+		case <-began:
+		default:
+		}
+		if !running.Load() {
+			<-began
+		}
+	}
+	step := func(c *redis.Client, args ...any) {
+		t.Helper()
+		if err := c.Do(background, args...).Err(); err != nil {
+			t.Fatalf("%v: %v", args, err)
+		}
+		next()
+	}
+	step(to, "CLUSTER", "SETSLOT", slot, "IMPORTING", srcID)
+	step(from, "CLUSTER", "SETSLOT", slot, "MIGRATING", dstID)
+	keys, err := from.ClusterGetKeysInSlot(background, int(slot), 1000).Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	host, port, _ := strings.Cut(dst, ":")
+	for _, k := range keys {
+		if err := from.Migrate(background, host, port, k, 0, 5*time.Second).Err(); err != nil && !strings.Contains(err.Error(), "NOKEY") {
+			t.Fatalf("MIGRATE %s: %v", k, err)
+		}
+		next()
+	}
+	for _, c := range []*redis.Client{to, from} {
+		step(c, "CLUSTER", "SETSLOT", slot, "NODE", dstID)
+	}
+	close(stop)
+	<-done
+	_ = cl
 }
