@@ -176,7 +176,7 @@ func ExampleNew() {
 	store, err := redisstore.New(client,
 		redisstore.WithPrefix("agents-eu"),           // every key, and the channel of breaker changes
 		redisstore.WithTimeout(50*time.Millisecond),  // every Redis operation; then the Store stops asking
-		redisstore.WithRecheck(500*time.Millisecond), // the PING that ends an outage
+		redisstore.WithRecheck(500*time.Millisecond), // the recheck that ends an outage
 		redisstore.WithPermitTTL(10*time.Second),     // a half-open permit whose outcome never comes
 		redisstore.WithBudgetWindow(10*time.Second),  // the retry budgets' sliding window
 		redisstore.WithLogger(slog.Default()),        // one WARN per outage, one INFO when it ends

@@ -21,7 +21,7 @@ const ScopeName = "github.com/toolsafe/toolsafe/redisstore"
 
 // The defaults of a Store's options.
 const (
-	// defaultPrefix begins every key the Store writes: "toolsafe:...".
+	// defaultPrefix begins every key's hash tag: "{toolsafe:...}".
 	defaultPrefix = "toolsafe"
 	// DefaultTimeout bounds every Redis operation: 50ms. An operation
 	// that takes longer is given up and counts as Redis being unavailable.
@@ -112,9 +112,11 @@ type optionFunc func(*config)
 
 func (f optionFunc) apply(c *config) { f(c) }
 
-// WithPrefix sets the first part of every key the Store writes (default
-// defaultPrefix, "toolsafe"), so several fleets, or tests, can share a
-// Redis. A prefix holds letters, digits and "_.-:" only.
+// WithPrefix sets the first part of every key's hash tag (default
+// defaultPrefix, "toolsafe": "{toolsafe:breaker:billing}"), so several
+// fleets, or tests, can share a Redis, and on a Redis Cluster their keys
+// hash to slots of their own. A prefix holds letters, digits and "_.-:"
+// only.
 func WithPrefix(p string) Option {
 	return optionFunc(func(c *config) {
 		if p == "" {
@@ -148,7 +150,9 @@ func WithTimeout(d time.Duration) Option {
 }
 
 // WithRecheck sets how often an unavailable Redis is tried again (default
-// defaultRecheck, 500ms). It must not be negative.
+// defaultRecheck, 500ms): PING, or on a Redis Cluster the failed key's own
+// node (EXISTS, after asking for the slot map again). It must not be
+// negative.
 func WithRecheck(d time.Duration) Option {
 	return durationOption("recheck interval", d, func(c *config) { c.recheck = d })
 }
