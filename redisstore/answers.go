@@ -148,9 +148,18 @@ func (g *Grants) list(ctx context.Context) ([]listed, error) {
 			out = append(out, l)
 		}
 	}
-	num := func(s string) int64 { n, _ := strconv.ParseInt(s, 10, 64); return n }
+	// A request's number is when it was first listed, in µs of its node's
+	// clock (in the old keys, a count: their since when, in ms, orders them).
+	order := func(l listed) int64 {
+		n, _ := strconv.ParseInt(l.seq, 10, 64)
+		if l.old || g.old {
+			ms, _ := strconv.ParseInt(l.since, 10, 64)
+			return ms * 1000
+		}
+		return n
+	}
 	slices.SortStableFunc(out, func(a, b listed) int {
-		return cmp.Or(cmp.Compare(num(a.since), num(b.since)), cmp.Compare(a.group, b.group), cmp.Compare(num(a.seq), num(b.seq)))
+		return cmp.Or(cmp.Compare(order(a), order(b)), cmp.Compare(a.group, b.group), cmp.Compare(a.seq, b.seq))
 	})
 	if max := g.maxPending(); len(out) > max {
 		out = out[len(out)-max:]

@@ -98,7 +98,7 @@ func (s *Store) NewBreaker(dependency string, b policy.Breaker) (*Breaker, error
 type Breaker struct {
 	s          *Store
 	dependency string
-	tag        string   // the hash tag of its keys, and its name in published changes
+	tag        string   // its name in published changes: "{breaker:DEP}"
 	keys       []string // the state hash, the set of half-open permits
 	scope      *scope   // the outages of its keys' shard
 	args       []any    // threshold, window, delay ms, probes, permit TTL ms, state TTL ms

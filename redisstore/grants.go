@@ -89,8 +89,8 @@ func (g *Grants) maxPending() int {
 var errNoStore = errors.New("redisstore: these Grants were not made by Store.Grants")
 
 // keys returns the keys of the decisions for tool and input, then those
-// of the pending requests of its group (order, expiry, info, sequence,
-// since when), and the digest that names tool and input: the first half of
+// of the pending requests of its group (order, expiry, info, the old
+// versions' count, since when), and the digest that names tool and input: the first half of
 // the member that names a request in them (see member).
 func (g *Grants) keys(tool, input string) ([]string, string) {
 	ti := toolInput(tool, input)
@@ -200,7 +200,8 @@ if not redis.call('ZSCORE', KEYS[2], ARGV[1]) then
   if ARGV[6] == '1' then return 'n' end
   local n = redis.call('ZCARD', KEYS[2])
   if n >= max then forget(redis.call('ZRANGE', KEYS[2], 0, n - max)) end
-  redis.call('ZADD', KEYS[2], redis.call('INCR', KEYS[5]), ARGV[1])
+  -- ordered by when first listed, to the microsecond: across groups too
+  redis.call('ZADD', KEYS[2], tonumber(t[1]) * 1000000 + tonumber(t[2]), ARGV[1])
   redis.call('HSET', KEYS[6], ARGV[1], now)
 end
 redis.call('ZADD', KEYS[3], now + ttl, ARGV[1])

@@ -68,8 +68,8 @@ func (s *Store) grantGroupsAll() []string {
 func (s *Store) oldGrantGroup() string { return s.key("{grants}") }
 
 // grantKeys are, in group base, the decisions for the digest ti of a tool
-// and input, then the pending requests (order, expiry, info, sequence,
-// since when).
+// and input, then the pending requests (order, expiry, info, the count
+// that numbered them in the versions before, since when).
 func grantKeys(base, ti string) []string {
 	return []string{base + ":decisions:" + ti, base + ":pending", base + ":expiry", base + ":info", base + ":seq", base + ":since"}
 }
