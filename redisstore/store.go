@@ -28,7 +28,7 @@ const (
 	// On loopback an operation takes tens of microseconds.
 	DefaultTimeout = 50 * time.Millisecond
 	// defaultRecheck is how often an unavailable Redis is tried again
-	// (with PING) until it answers: 500ms.
+	// (PING, or the failed key's node of a cluster) until it answers: 500ms.
 	defaultRecheck = 500 * time.Millisecond
 	// defaultStateTTL is how long a breaker's or a retry budget's state
 	// lives in Redis after its last change: 1 hour (an open breaker lives
@@ -73,8 +73,9 @@ var ErrUnavailable = errors.New("redisstore: redis is unavailable")
 // circuit breakers, retry budgets, grants and run ledgers. Every replica
 // makes one on the same Redis with the same prefix. Every Redis operation
 // is bounded by the timeout (WithTimeout); once one fails, the Store sends
-// nothing to Redis until a PING every WithRecheck interval answers, and
-// breakers and budgets decide locally meanwhile. A Store is safe for
+// nothing to that Redis (on a Redis Cluster, that master) until a recheck
+// every WithRecheck interval answers, and breakers and budgets decide
+// locally meanwhile. A Store is safe for
 // concurrent use. Close stops its background work; it does not close the
 // client.
 type Store struct {
