@@ -66,7 +66,7 @@ rm -f "$dir/ports"
 for p in "${ports[@]}"; do
   redis-server --port "$p" --bind 127.0.0.1 --save '' --appendonly no --daemonize no \
     --cluster-enabled yes --cluster-config-file "$dir/nodes-$p.conf" --cluster-node-timeout 3000 \
-    --cluster-require-full-coverage no --dir "$dir" --logfile "$dir/$p.log" &
+    --cluster-require-full-coverage no --dir "$dir" --logfile "$dir/$p.log" </dev/null >/dev/null 2>&1 &
   echo $! >"$dir/$p.pid"
 done
 for p in "${ports[@]}"; do
