@@ -1,11 +1,13 @@
 package redisstore
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha1"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -67,8 +69,6 @@ redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now - tonumber(ARGV[1]))
 return redis.call('ZREVRANGE', KEYS[1], 0, tonumber(ARGV[2]) - 1)
 `)
 
-func (g *Grants) auditKey() string { return g.s.key("{grants}", "audit") }
-
 func (g *Grants) auditTTL() time.Duration {
 	if g.AuditTTL > 0 {
 		return g.AuditTTL
@@ -84,37 +84,85 @@ func (g *Grants) maxAudit() int {
 }
 
 // Requests returns the calls waiting for a decision on any replica, oldest
-// first, as Pending does, with their IDs and since when they wait: what an
+// first, as Pending does (one script for each of the 16 groups the
+// requests are kept in), with their IDs and since when they wait: what an
 // approvals inbox lists (package inbox). It returns an error wrapping
 // ErrUnavailable when Redis is unavailable.
 func (g *Grants) Requests(ctx context.Context) ([]approval.Request, error) {
 	if g.s == nil {
 		return nil, errNoStore
 	}
-	keys, _ := g.keys("", "")
-	var raw []string
-	err := g.s.do(ctx, opPending, func(ctx context.Context) error {
-		var err error
-		raw, err = requestsScript.Run(ctx, g.s.client, keys).StringSlice()
-		return err
-	})
+	ls, err := g.list(ctx)
 	if err != nil {
-		g.s.health.refused(stateGrants)
 		return nil, err
 	}
-	out := make([]approval.Request, 0, len(raw)/4)
-	for i := 0; i+3 < len(raw); i += 4 {
-		member, seq, info, since := raw[i], raw[i+1], raw[i+2], raw[i+3]
-		var c approval.CallInfo
-		if err := json.Unmarshal([]byte(info), &c); err != nil {
-			return nil, fmt.Errorf("redisstore: a pending request in Redis is not valid: %w", err)
+	out := make([]approval.Request, 0, len(ls))
+	for _, l := range ls {
+		sum := sha1.Sum([]byte(l.info)) // Redis's redis.sha1hex, which the answer checks
+		id := l.seq + "." + l.member + "." + hex.EncodeToString(sum[:])
+		if l.old {
+			id = oldID + id
 		}
-		sum := sha1.Sum([]byte(info)) // Redis's redis.sha1hex, which the answer checks
-		out = append(out, approval.Request{
-			ID:    seq + "." + member + "." + hex.EncodeToString(sum[:]),
-			Since: fromMillis(since),
-			Call:  withCanonical(c),
+		out = append(out, approval.Request{ID: id, Since: fromMillis(l.since), Call: withCanonical(l.call)})
+	}
+	return out, nil
+}
+
+// oldID begins the ID of a request kept in the old keys (ReadOldKeys).
+const oldID = "old-"
+
+// listed is a pending request as requestsScript answers it.
+type listed struct {
+	group             int // its group's place in Grants.groups
+	member, seq, info string
+	since             string
+	old               bool // in the old keys
+	call              approval.CallInfo
+}
+
+// list returns the pending requests of every group, oldest first (by
+// since when they wait, then by group and number), the newest MaxPending
+// of them.
+func (g *Grants) list(ctx context.Context) ([]listed, error) {
+	if g.s == nil {
+		return nil, errNoStore
+	}
+	var out []listed
+	for i, base := range g.groups() {
+		keys := grantKeys(base, "")
+		var raw []string
+		err := g.s.do(ctx, opPending, keys[1], func(ctx context.Context) error {
+			var err error
+			raw, err = requestsScript.Run(ctx, g.s.client, keys).StringSlice()
+			return err
 		})
+		if err != nil {
+			g.s.health.refused(stateGrants)
+			return nil, err
+		}
+		for j := 0; j+3 < len(raw); j += 4 {
+			l := listed{group: i, member: raw[j], seq: raw[j+1], info: raw[j+2], since: raw[j+3], old: base == g.s.oldGrantGroup() && !g.old}
+			if err := json.Unmarshal([]byte(l.info), &l.call); err != nil {
+				return nil, fmt.Errorf("redisstore: a pending request in Redis is not valid: %w", err)
+			}
+			out = append(out, l)
+		}
+	}
+	// A request's number is when it was first listed, in µs of its node's
+	// clock (in the old keys, a count: their since when, in ms, orders them).
+	order := func(l listed) int64 {
+		n, _ := strconv.ParseInt(l.seq, 10, 64)
+		if l.old || g.old {
+			ms, _ := strconv.ParseInt(l.since, 10, 64)
+			return ms * 1000
+		}
+		return n
+	}
+	slices.SortStableFunc(out, func(a, b listed) int {
+		return cmp.Or(cmp.Compare(order(a), order(b)), cmp.Compare(a.group, b.group), cmp.Compare(a.seq, b.seq))
+	})
+	if max := g.maxPending(); len(out) > max {
+		out = out[len(out)-max:]
 	}
 	return out, nil
 }
@@ -136,15 +184,20 @@ func (g *Grants) Answer(ctx context.Context, id string, d approval.Decision, by,
 	if err := approval.CheckAnswer(d, by); err != nil {
 		return approval.Record{}, err
 	}
-	seq, member, sum, ok := parseRequestID(id)
-	if !ok {
+	bare, old := strings.CutPrefix(id, oldID)
+	seq, member, sum, ok := parseRequestID(bare)
+	if !ok || old && !g.ReadOldKeys {
 		return approval.Record{}, fmt.Errorf("redisstore: %w", approval.ErrNotPending)
 	}
-	keys := append(g.keysOf(member[:32]), g.auditKey())
+	base := g.groupOf(member[:32])
+	if old {
+		base = g.s.oldGrantGroup()
+	}
+	keys := append(grantKeys(base, member[:32]), auditKey(base))
 	answer, _ := json.Marshal(storedAnswer{RequestID: id, Decision: d.String(), By: by, Comment: comment})
 	kind := map[approval.Decision]string{approval.Approved: "a", approval.Denied: "d"}[d]
 	var res []any
-	err := g.s.do(ctx, opAnswer, func(ctx context.Context) error {
+	err := g.s.do(ctx, opAnswer, keys[0], func(ctx context.Context) error {
 		var err error
 		res, err = answerScript.Run(ctx, g.s.client, keys, member, seq, sum, kind, g.ttl().Milliseconds(), DefaultMaxDecisions,
 			answer, g.auditTTL().Milliseconds(), g.maxAudit()).Slice()
@@ -165,29 +218,40 @@ func (g *Grants) Answer(ctx context.Context, id string, d approval.Decision, by,
 }
 
 // Audit returns the records of answers kept in Redis (see AuditTTL and
-// MaxAudit), newest first, at most limit of them; limit ≤ 0 means all. It
+// MaxAudit), newest first, at most limit of them; limit ≤ 0 means all (at
+// most MaxAudit). It reads each of the 16 groups, one script each. It
 // returns an error wrapping ErrUnavailable when Redis is unavailable.
 func (g *Grants) Audit(ctx context.Context, limit int) ([]approval.Record, error) {
 	if g.s == nil {
 		return nil, errNoStore
 	}
-	var raw []string
-	err := g.s.do(ctx, opAudit, func(ctx context.Context) error {
-		var err error
-		raw, err = auditScript.Run(ctx, g.s.client, []string{g.auditKey()}, g.auditTTL().Milliseconds(), max(limit, 0)).StringSlice()
-		return err
-	})
-	if err != nil {
-		g.s.health.refused(stateGrants)
-		return nil, err
-	}
-	out := make([]approval.Record, 0, len(raw))
-	for _, s := range raw {
-		r, err := decodeRecord(s)
+	var out []approval.Record
+	for _, base := range g.groups() {
+		var raw []string
+		err := g.s.do(ctx, opAudit, auditKey(base), func(ctx context.Context) error {
+			var err error
+			raw, err = auditScript.Run(ctx, g.s.client, []string{auditKey(base)}, g.auditTTL().Milliseconds(), max(limit, 0)).StringSlice()
+			return err
+		})
 		if err != nil {
+			g.s.health.refused(stateGrants)
 			return nil, err
 		}
-		out = append(out, r)
+		for _, s := range raw {
+			r, err := decodeRecord(s)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, r)
+		}
+	}
+	slices.SortStableFunc(out, func(a, b approval.Record) int { return b.At.Compare(a.At) })
+	n := g.maxAudit()
+	if limit > 0 {
+		n = min(n, limit)
+	}
+	if len(out) > n {
+		out = out[:n]
 	}
 	return out, nil
 }

@@ -66,11 +66,13 @@ func (s *Store) NewBreaker(dependency string, b policy.Breaker) (*Breaker, error
 	local := builder.WithDelay(b.Delay).WithSuccessThreshold(b.Probes).Build()
 	tag := "{breaker:" + nameInKey(dependency) + "}"
 	stateTTL := max(s.cfg.stateTTL, b.Delay+s.cfg.permitTTL)
+	keys := s.breakerKeys(dependency)
 	br := &Breaker{
 		s:          s,
 		dependency: dependency,
 		tag:        tag,
-		keys:       []string{s.key(tag), s.key(tag, "probes")},
+		keys:       keys,
+		scope:      s.health.watch(keys[0]),
 		args: []any{
 			b.FailureThreshold, window, b.Delay.Milliseconds(), b.Probes,
 			s.cfg.permitTTL.Milliseconds(), stateTTL.Milliseconds(),
@@ -96,8 +98,9 @@ func (s *Store) NewBreaker(dependency string, b policy.Breaker) (*Breaker, error
 type Breaker struct {
 	s          *Store
 	dependency string
-	tag        string   // the hash tag of its keys, and its name in published changes
+	tag        string   // its name in published changes: "{breaker:DEP}"
 	keys       []string // the state hash, the set of half-open permits
+	scope      *scope   // the outages of its keys' shard
 	args       []any    // threshold, window, delay ms, probes, permit TTL ms, state TTL ms
 	local      circuitbreaker.CircuitBreaker[string]
 	inARow     bool // failures count in a row, not within a window

@@ -78,7 +78,7 @@ func (b *Breaker) RecordFailure() { b.record("failure", false) }
 func (b *Breaker) record(op string, ok bool) {
 	b.mu.Lock()
 	var p permit
-	if b.s.health.outages.Load() == b.synced && len(b.held) > 0 {
+	if b.scope.outages.Load() == b.synced && len(b.held) > 0 {
 		p, b.held = b.held[0], b.held[1:]
 	}
 	if ok && p.id == "" && b.cachedLocked() && b.trustedLocked() && b.inARow && b.state == circuitbreaker.ClosedState && b.failures == 0 && time.Since(b.learned) < b.s.cfg.maxAge {
@@ -109,7 +109,7 @@ func (b *Breaker) record(op string, ok bool) {
 // replica never reuses a permit whose Redis entry may have expired.
 func (b *Breaker) ReleasePermit() {
 	b.mu.Lock()
-	if b.s.health.outages.Load() != b.synced || len(b.held) == 0 {
+	if b.scope.outages.Load() != b.synced || len(b.held) == 0 {
 		b.mu.Unlock()
 		return // none held, or forgotten in an outage: nothing in Redis to give back
 	}

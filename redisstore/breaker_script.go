@@ -139,7 +139,7 @@ func (b *Breaker) run(op string, kind operation, p permit) (answer, error) {
 
 func (b *Breaker) runScript(op string, kind operation, p permit) (answer, error) {
 	var res []any
-	err := b.s.do(context.Background(), kind, func(ctx context.Context) error {
+	err := b.s.do(context.Background(), kind, b.keys[0], func(ctx context.Context) error {
 		args := make([]any, 0, 12)
 		args = append(args, op)
 		args = append(args, b.args...)

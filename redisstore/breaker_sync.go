@@ -7,7 +7,7 @@ import "github.com/failsafe-go/failsafe-go/circuitbreaker"
 // held (Redis may have lost them, or let them expire) and the epoch (a
 // restarted Redis counts again from zero).
 func (b *Breaker) learnLocked(a answer) {
-	if n := b.s.health.outages.Load(); n != b.synced {
+	if n := b.scope.outages.Load(); n != b.synced {
 		b.synced = n
 		b.epoch, b.version, b.inc = -1, -1, ""
 		b.held = nil
@@ -43,7 +43,7 @@ func (b *Breaker) learnLocked(a answer) {
 // localLocked returns the local breaker, first set to the fleet's state
 // as last learned when an outage began since it was last set.
 func (b *Breaker) localLocked() circuitbreaker.CircuitBreaker[string] {
-	if n := b.s.health.outages.Load(); n != b.seeded {
+	if n := b.scope.outages.Load(); n != b.seeded {
 		b.seeded = n
 		switch {
 		case b.epoch < 0: // nothing learned: keep the local state
@@ -64,7 +64,7 @@ func (b *Breaker) localLocked() circuitbreaker.CircuitBreaker[string] {
 // of now, but for its age: learned from Redis since the last outage, and
 // Redis available.
 func (b *Breaker) cachedLocked() bool {
-	return b.epoch >= 0 && !b.onLocal && b.synced == b.s.health.outages.Load() && b.s.Available()
+	return b.epoch >= 0 && !b.onLocal && b.synced == b.scope.outages.Load() && b.s.health.available(b.keys[0])
 }
 
 // trustedLocked reports whether the subscription to changes has been

@@ -49,7 +49,7 @@ func (s *Store) NewBudget(dependency string, ratio float64) (*Budget, error) {
 		s:          s,
 		dependency: dependency,
 		ratio:      ratio,
-		keys:       []string{s.key("{budget:" + nameInKey(dependency) + "}")},
+		keys:       []string{s.budgetKey(dependency)},
 		width:      width,
 		args: []any{width.Milliseconds(), budgetBuckets, ratio, s.cfg.minRetries,
 			(2 * s.cfg.window).Milliseconds()},
@@ -105,7 +105,7 @@ func (b *Budget) Admit(ctx context.Context, retry bool) bool {
 		b.mu.Lock()
 		b.seen.add(now, 1, 0)
 		b.pending.add(now, 1, 0)
-		if b.flushing || time.Since(b.lastSent) < flushInterval || !b.s.Available() {
+		if b.flushing || time.Since(b.lastSent) < flushInterval || !b.s.health.available(b.keys[0]) {
 			b.mu.Unlock()
 			return true
 		}
@@ -243,7 +243,7 @@ func (b *Budget) send(ctx context.Context, op operation, now int64, out []int64,
 		return false, nil
 	}
 	var admitted int64
-	err := b.s.do(ctx, op, func(ctx context.Context) error {
+	err := b.s.do(ctx, op, b.keys[0], func(ctx context.Context) error {
 		args := make([]any, 0, len(b.args)+1+len(out))
 		args = append(args, b.args[:4]...)
 		if retry {

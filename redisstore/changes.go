@@ -136,8 +136,8 @@ func (c *changes) broken(stop <-chan struct{}, err error) bool {
 		return false
 	default:
 	}
-	if c.s.Available() {
-		c.s.health.fail(opSubscribe, err)
+	if c.s.health.available(c.channel) {
+		c.s.health.fail(opSubscribe, c.channel, err)
 	}
 	t := time.NewTimer(c.s.cfg.recheck)
 	defer t.Stop()

@@ -7,6 +7,7 @@ import (
 	"log"
 	"log/slog"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/toolsafe/toolsafe/approval"
@@ -22,11 +23,21 @@ import (
 	"github.com/toolsafe/toolsafe/redisstore"
 )
 
+// exampleClient is a client of the Redis in REDIS_ADDR: one address is one
+// Redis; several, comma-separated, are nodes of a Redis Cluster.
+func exampleClient() redis.UniversalClient {
+	addrs := strings.Split(os.Getenv("REDIS_ADDR"), ",")
+	if len(addrs) > 1 {
+		return redis.NewClusterClient(redisstore.ClusterOptions(addrs...))
+	}
+	return redis.NewClient(redisstore.ClientOptions(addrs[0]))
+}
+
 // newStore is what each replica does at start: a client of the Redis in
 // REDIS_ADDR and a Store on it. The prefix is the example's own, so that
 // it starts from nothing.
 func newStore(prefix string) (*redisstore.Store, func()) {
-	client := redis.NewClient(redisstore.ClientOptions(os.Getenv("REDIS_ADDR")))
+	client := exampleClient()
 	store, err := redisstore.New(client, redisstore.WithPrefix(prefix))
 	if err != nil {
 		log.Fatal(err)
@@ -165,7 +176,7 @@ func ExampleNew() {
 	store, err := redisstore.New(client,
 		redisstore.WithPrefix("agents-eu"),           // every key, and the channel of breaker changes
 		redisstore.WithTimeout(50*time.Millisecond),  // every Redis operation; then the Store stops asking
-		redisstore.WithRecheck(500*time.Millisecond), // the PING that ends an outage
+		redisstore.WithRecheck(500*time.Millisecond), // the recheck that ends an outage
 		redisstore.WithPermitTTL(10*time.Second),     // a half-open permit whose outcome never comes
 		redisstore.WithBudgetWindow(10*time.Second),  // the retry budgets' sliding window
 		redisstore.WithLogger(slog.Default()),        // one WARN per outage, one INFO when it ends
@@ -176,6 +187,30 @@ func ExampleNew() {
 	}
 	defer store.Close() // stops the recheck, the subscription and the budgets' flushes
 	fmt.Println("available:", store.Available(), "outages:", store.Outages())
+}
+
+// A Store on a Redis Cluster: the client knows some of its nodes (any of
+// them will do; it learns the others), loads the slot map again every
+// second and after each redirect, and never sends a script twice. An
+// outage covers the master that failed; the keys of the others go on
+// sharing. Compiled, not run: it needs a cluster.
+func ExampleClusterOptions() {
+	client := redis.NewClusterClient(redisstore.ClusterOptions("10.0.0.1:6379", "10.0.0.2:6379", "10.0.0.3:6379"))
+	defer client.Close()
+	store, err := redisstore.New(client, redisstore.WithPrefix("agents-eu"))
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer store.Close()
+	billing, err := store.CircuitBreaker("billing", policy.Breaker{FailureThreshold: 5})
+	if err != nil {
+		log.Fatal(err)
+	}
+	fetchInvoice := middleware.Func("fetch_invoice", "fetches an invoice", func(context.Context, string) (string, error) {
+		return `{"number":"INV-1001"}`, nil
+	})
+	invoice := toolsafe.Wrap(fetchInvoice, toolsafe.WithCircuitBreaker(billing))
+	fmt.Println(invoice.Name())
 }
 
 // The retries of every replica share one budget: at most a fifth of the

@@ -18,3 +18,14 @@ func Subscribed(s *Store) <-chan struct{} { return s.changes.ready }
 // BeginScriptHash is the SHA1 of the ledger's begin script, as EVALSHA
 // names it.
 func BeginScriptHash() string { return beginScript.Hash() }
+
+// BreakerKey returns the key of b's state in Redis.
+func BreakerKey(b *Breaker) string { return b.keys[0] }
+
+// BudgetKey returns the key of b's window in Redis.
+func BudgetKey(b *Budget) string { return b.keys[0] }
+
+// OldKeys returns Grants of s that keep everything where a redisstore
+// before the keys' hash tags held the prefix kept it ("PREFIX:{grants}:..."):
+// a replica of the older version.
+func OldKeys(s *Store) *Grants { return &Grants{s: s, old: true} }

@@ -67,14 +67,14 @@ func (g *Grants) Backlog(ctx context.Context) ([]approval.Backlog, error) {
 // locally until Redis answers).
 func (b *Budget) Remaining(ctx context.Context) (int, error) {
 	now := b.bucket()
-	if !b.s.Available() {
+	if !b.s.health.available(b.keys[0]) { // the budget's own shard
 		b.mu.Lock()
 		attempts, retries := b.seen.sum(now)
 		b.mu.Unlock()
 		return remaining(retries, attempts, b.ratio, b.s.cfg.minRetries), nil
 	}
 	var counts []int64
-	err := b.s.do(ctx, opRemaining, func(ctx context.Context) error {
+	err := b.s.do(ctx, opRemaining, b.keys[0], func(ctx context.Context) error {
 		var err error
 		counts, err = budgetReadScript.Run(ctx, b.s.client, b.keys, b.args[0], b.args[1]).Int64Slice()
 		return err

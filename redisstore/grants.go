@@ -41,17 +41,33 @@ type Grants struct {
 	// be decided; zero means approval.DefaultGrantTTL (1 hour).
 	TTL time.Duration
 	// MaxPending caps the pending requests listed, the oldest dropped
-	// first; zero means approval.DefaultMaxPending (1,000). At most
+	// first; zero means approval.DefaultMaxPending (1,000). Redis keeps at
+	// most as many in each of the 16 groups the requests are spread over,
+	// and Pending lists the newest MaxPending of all. At most
 	// DefaultMaxDecisions decisions wait for one tool and input.
 	MaxPending int
 	// AuditTTL is how long the record of an Answer is kept; zero means
 	// approval.DefaultAuditTTL (30 days). Keep it the same in every replica.
 	AuditTTL time.Duration
 	// MaxAudit caps the records of Answer kept, the oldest dropped first;
-	// zero means approval.DefaultMaxAudit (10,000).
+	// zero means approval.DefaultMaxAudit (10,000). Redis keeps at most as
+	// many in each of the 16 groups, and Audit lists the newest of all.
 	MaxAudit int
+	// ReadOldKeys makes the Grants also use what a redisstore before the
+	// keys' hash tags held the prefix kept, all in one hash slot
+	// ("PREFIX:{grants}:..."): Decide uses its decisions first (and leaves a
+	// request pending there as it is), Requests and Pending list its
+	// requests (their IDs begin with "old-"), Answer decides them where they
+	// are, Revoke takes back its decisions too, and Audit lists its records.
+	// Grant, Deny and new requests go to the new keys. Set it in every
+	// replica while a replica of the older version runs, and for TTL (1
+	// hour) after the last one stopped: nothing that could still be used is
+	// left in the old keys then (the README's "Moving to the keys of a
+	// Redis Cluster"). It costs each Decide one more script.
+	ReadOldKeys bool
 
-	s *Store
+	s   *Store
+	old bool // tests: keep everything in the old keys, as the versions before did
 }
 
 var _ approval.Approver = (*Grants)(nil)
@@ -73,30 +89,44 @@ func (g *Grants) maxPending() int {
 var errNoStore = errors.New("redisstore: these Grants were not made by Store.Grants")
 
 // keys returns the keys of the decisions for tool and input, then those
-// of the pending requests (order, expiry, info, sequence, since when), and
-// the digest that names tool and input: the first half of the member that
-// names a request in them (see member).
+// of the pending requests of its group (order, expiry, info, the old
+// versions' count, since when), and the digest that names tool and input: the first half of
+// the member that names a request in them (see member).
 func (g *Grants) keys(tool, input string) ([]string, string) {
+	ti := toolInput(tool, input)
+	return grantKeys(g.groupOf(ti), ti), ti
+}
+
+// toolInput is the digest that names tool with its canonical input.
+func toolInput(tool, input string) string {
 	canon, err := canonical.JSON(input)
 	if err != nil {
 		canon = input
 	}
 	// The tool's length first: no NUL in a name can move where the tool
 	// ends and the input begins.
-	ti := digest(strconv.Itoa(len(tool)) + ":" + tool + canon)
-	return g.keysOf(ti), ti
+	return digest(strconv.Itoa(len(tool)) + ":" + tool + canon)
 }
 
-// keysOf is keys for the digest ti of a tool and input.
-func (g *Grants) keysOf(ti string) []string {
-	return []string{
-		g.s.key("{grants}", "decisions", ti),
-		g.s.key("{grants}", "pending"),
-		g.s.key("{grants}", "expiry"),
-		g.s.key("{grants}", "info"),
-		g.s.key("{grants}", "seq"),
-		g.s.key("{grants}", "since"),
+// groupOf is the key base of the group of the digest ti.
+func (g *Grants) groupOf(ti string) string {
+	if g.old {
+		return g.s.oldGrantGroup()
 	}
+	return g.s.grantGroup(ti)
+}
+
+// groups are the key bases of the groups the Grants lists: every group,
+// then the old keys' one with ReadOldKeys.
+func (g *Grants) groups() []string {
+	if g.old {
+		return []string{g.s.oldGrantGroup()}
+	}
+	out := g.s.grantGroupsAll()
+	if g.ReadOldKeys {
+		out = append(out, g.s.oldGrantGroup())
+	}
+	return out
 }
 
 // member names the request of call among the pending ones: the digest of
@@ -130,8 +160,9 @@ forget(redis.call('ZRANGEBYSCORE', KEYS[3], '-inf', now))
 // approval.CallInfo.AnsweredAs), else the oldest given for any call, and
 // answers 'a' or 'd'; or lists the request as pending and answers 'p'.
 // ARGV: member, TTL ms, max pending, the request as JSON, the other
-// request's half. A decision is "kind:expiry ms", then ":" and the
-// request's half for an answer.
+// request's half, and "1" to use a decision only: a request not listed
+// already is not listed, and the script answers 'n'. A decision is
+// "kind:expiry ms", then ":" and the request's half for an answer.
 var decideScript = redis.NewScript(forgetExpired + `
 local mine, also = string.sub(ARGV[1], 33), ARGV[5]
 local ds = redis.call('LRANGE', KEYS[1], 0, -1)
@@ -166,9 +197,11 @@ if take then
 end
 local ttl, max = tonumber(ARGV[2]), tonumber(ARGV[3])
 if not redis.call('ZSCORE', KEYS[2], ARGV[1]) then
+  if ARGV[6] == '1' then return 'n' end
   local n = redis.call('ZCARD', KEYS[2])
   if n >= max then forget(redis.call('ZRANGE', KEYS[2], 0, n - max)) end
-  redis.call('ZADD', KEYS[2], redis.call('INCR', KEYS[5]), ARGV[1])
+  -- ordered by when first listed, to the microsecond: across groups too
+  redis.call('ZADD', KEYS[2], tonumber(t[1]) * 1000000 + tonumber(t[2]), ARGV[1])
   redis.call('HSET', KEYS[6], ARGV[1], now)
 end
 redis.call('ZADD', KEYS[3], now + ttl, ARGV[1])
@@ -234,16 +267,6 @@ redis.call('DEL', KEYS[1])
 return n
 `)
 
-// pendingScript answers the pending requests, oldest first, as JSON.
-var pendingScript = redis.NewScript(forgetExpired + `
-local out = {}
-chunks(redis.call('ZRANGE', KEYS[2], 0, -1), function(c)
-  local vals = redis.call('HMGET', KEYS[4], unpack(c))
-  for i = 1, #c do out[#out + 1] = vals[i] end
-end)
-return out
-`)
-
 // Decide uses up the oldest decision answered for call's own request (by
 // any replica), else the oldest Grant or Deny of call.Tool with call.Input,
 // or answers Pending and lists the call's request in Pending. It
@@ -263,18 +286,17 @@ func (g *Grants) Decide(ctx context.Context, call approval.CallInfo) (approval.D
 	if err != nil {
 		return approval.Pending, fmt.Errorf("redisstore: %w", err)
 	}
-	keys, ti := g.keys(call.Tool, call.Input)
-	as := call.AnsweredAs()
-	also := digest(as[len(as)-1])
-	var kind string
-	err = g.s.do(ctx, opDecide, func(ctx context.Context) error {
-		var err error
-		kind, err = decideScript.Run(ctx, g.s.client, keys, member(ti, call), g.ttl().Milliseconds(), g.maxPending(), info, also).Text()
-		return err
-	})
-	if err != nil {
-		g.s.health.refused(stateGrants)
-		return approval.Pending, err
+	ti := toolInput(call.Tool, call.Input)
+	kind := "n"
+	if g.ReadOldKeys {
+		if kind, err = g.decide(ctx, g.s.oldGrantGroup(), ti, call, info, true); err != nil {
+			return approval.Pending, err
+		}
+	}
+	if kind == "n" {
+		if kind, err = g.decide(ctx, g.groupOf(ti), ti, call, info, false); err != nil {
+			return approval.Pending, err
+		}
 	}
 	switch kind {
 	case "a":
@@ -283,6 +305,24 @@ func (g *Grants) Decide(ctx context.Context, call approval.CallInfo) (approval.D
 		return approval.Denied, nil
 	}
 	return approval.Pending, nil
+}
+
+// decide runs decideScript in the group base: onlyUse uses a decision and
+// keeps a request listed already, and answers "n" otherwise.
+func (g *Grants) decide(ctx context.Context, base, ti string, call approval.CallInfo, info []byte, onlyUse bool) (string, error) {
+	keys := grantKeys(base, ti)
+	as := call.AnsweredAs()
+	also := digest(as[len(as)-1])
+	var kind string
+	err := g.s.do(ctx, opDecide, keys[0], func(ctx context.Context) error {
+		var err error
+		kind, err = decideScript.Run(ctx, g.s.client, keys, member(ti, call), g.ttl().Milliseconds(), g.maxPending(), info, also, flag(onlyUse)).Text()
+		return err
+	})
+	if err != nil {
+		g.s.health.refused(stateGrants)
+	}
+	return kind, err
 }
 
 // Grant approves one call (one attempt, for a destructive tool) of tool
@@ -315,7 +355,7 @@ func (g *Grants) add(ctx context.Context, tool, input, kind string) error {
 	}
 	keys, ti := g.keys(tool, input)
 	var n int64
-	err := g.s.do(ctx, opGrant, func(ctx context.Context) error {
+	err := g.s.do(ctx, opGrant, keys[0], func(ctx context.Context) error {
 		var err error
 		n, err = addScript.Run(ctx, g.s.client, keys, ti, kind, g.ttl().Milliseconds(), DefaultMaxDecisions).Int64()
 		return err
@@ -337,50 +377,46 @@ func (g *Grants) Revoke(ctx context.Context, tool, input string) (int, error) {
 	if g.s == nil {
 		return 0, errNoStore
 	}
-	keys, _ := g.keys(tool, input)
-	var n int64
-	err := g.s.do(ctx, opRevoke, func(ctx context.Context) error {
-		var err error
-		n, err = revokeScript.Run(ctx, g.s.client, keys).Int64()
-		return err
-	})
-	if err != nil {
-		g.s.health.refused(stateGrants)
-		return 0, err
+	ti := toolInput(tool, input)
+	bases := []string{g.groupOf(ti)}
+	if g.ReadOldKeys {
+		bases = append(bases, g.s.oldGrantGroup())
 	}
-	return int(n), nil
+	total := 0
+	for _, base := range bases {
+		keys := grantKeys(base, ti)
+		var n int64
+		err := g.s.do(ctx, opRevoke, keys[0], func(ctx context.Context) error {
+			var err error
+			n, err = revokeScript.Run(ctx, g.s.client, keys).Int64()
+			return err
+		})
+		if err != nil {
+			g.s.health.refused(stateGrants)
+			return total, err
+		}
+		total += int(n)
+	}
+	return total, nil
 }
 
 // Pending returns the calls waiting for a decision on any replica, oldest
 // first, one per request (tool, input and run, or outside a run call ID;
-// the latest call of it): what a program shows the person who approves. It returns an error wrapping
+// the latest call of it): what a program shows the person who approves;
+// the newest MaxPending of them. It reads each of the 16 groups the
+// requests are kept in, one script each. It returns an error wrapping
 // ErrUnavailable when Redis is unavailable.
 func (g *Grants) Pending(ctx context.Context) ([]approval.CallInfo, error) {
 	if g.s == nil {
 		return nil, errNoStore
 	}
-	keys, _ := g.keys("", "")
-	var raw []any
-	err := g.s.do(ctx, opPending, func(ctx context.Context) error {
-		var err error
-		raw, err = pendingScript.Run(ctx, g.s.client, keys).Slice()
-		return err
-	})
+	ls, err := g.list(ctx)
 	if err != nil {
-		g.s.health.refused(stateGrants)
 		return nil, err
 	}
-	var out []approval.CallInfo
-	for _, r := range raw {
-		s, ok := r.(string)
-		if !ok {
-			continue // expired between the two reads of the script: none
-		}
-		var c approval.CallInfo
-		if err := json.Unmarshal([]byte(s), &c); err != nil {
-			return nil, fmt.Errorf("redisstore: a pending request in Redis is not valid: %w", err)
-		}
-		out = append(out, c)
+	out := make([]approval.CallInfo, 0, len(ls))
+	for _, l := range ls {
+		out = append(out, l.call)
 	}
 	return out, nil
 }

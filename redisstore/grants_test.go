@@ -270,11 +270,20 @@ func TestGrantsListManyPendingRequests(t *testing.T) {
 func TestAnErrorReplyIsNotAnOutage(t *testing.T) {
 	rs := newReplicas(t, redisAddr, 1)
 	l := rs[0].store.Ledger()
-	if err := rs[0].client.Set(background, rs[0].prefix+":run:{wrongtype}", "a string", time.Minute).Err(); err != nil {
+	if err := rs[0].client.Set(background, "{"+rs[0].prefix+":run:wrongtype}", "a string", time.Minute).Err(); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := l.Begin(background, "wrongtype", run.Entry{Tool: "charge"}); !errors.Is(err, run.ErrCorrupt) || errors.Is(err, redisstore.ErrUnavailable) {
+	_, err := l.Begin(background, "wrongtype", run.Entry{Tool: "charge"})
+	if !errors.Is(err, run.ErrCorrupt) || errors.Is(err, redisstore.ErrUnavailable) {
 		t.Fatalf("Begin on a key of the wrong type: %v; want run.ErrCorrupt, not ErrUnavailable", err)
+	}
+	// Regression (issue 33: a raw ASK reached a caller): the error names
+	// the reply's code, never Redis's own words, which go to DEBUG.
+	if msg := err.Error(); !strings.Contains(msg, "WRONGTYPE") || strings.Contains(msg, "Operation against a key") {
+		t.Errorf("Begin's error %q; want the reply's code without its text", msg)
+	}
+	if !strings.Contains(rs[0].logs.String(), "Operation against a key") {
+		t.Errorf("Redis's reply is not at DEBUG:\n%s", rs[0].logs)
 	}
 	if !rs[0].store.Available() || rs[0].store.Outages() != 0 {
 		t.Errorf("available %v after %d outages; want no outage", rs[0].store.Available(), rs[0].store.Outages())

@@ -59,10 +59,7 @@ func (l *Ledger) maxEntries() int64 {
 
 // keys are the run's keys, in one hash slot: its hash of entries and
 // counts, and the sorted sets of its entries dropped first and last.
-func (l *Ledger) keys(runID string) []string {
-	k := l.s.key("run", "{"+nameInKey(runID)+"}")
-	return []string{k, k + ":drop", k + ":keep"}
-}
+func (l *Ledger) keys(runID string) []string { return l.s.runKeys(runID) }
 
 // group names the calls of tool with input in a key's field.
 func group(tool, input string) string { return digest(tool + "\x00" + input) }
@@ -84,7 +81,7 @@ func (l *Ledger) Begin(ctx context.Context, runID string, e run.Entry) (run.Begu
 		return run.Begun{}, err
 	}
 	var reply []any
-	err = l.s.do(ctx, opBegin, func(ctx context.Context) error {
+	err = l.s.do(ctx, opBegin, l.keys(runID)[0], func(ctx context.Context) error {
 		v, err := beginScript.Run(ctx, l.s.client, l.keys(runID), group(e.Tool, e.Input), e.N, flag(e.ReadOnly),
 			flag(e.Alternative), body, e.Tool, e.Key, l.maxEntries(), l.ttl().Milliseconds(), e.Claim).Slice()
 		reply = v
@@ -110,7 +107,7 @@ func (l *Ledger) Finish(ctx context.Context, runID string, e run.Entry) (run.Fin
 		return run.Finished{}, err
 	}
 	var reply []any
-	err = l.s.do(ctx, opFinish, func(ctx context.Context) error {
+	err = l.s.do(ctx, opFinish, l.keys(runID)[0], func(ctx context.Context) error {
 		v, err := finishScript.Run(ctx, l.s.client, l.keys(runID), group(e.Tool, e.Input), e.N, e.Key,
 			statusCode(e.Status()), body, flag(e.Final()), e.Tool, l.ttl().Milliseconds(), e.Claim, flag(e.ReadOnly)).Slice()
 		reply = v
@@ -132,11 +129,11 @@ func corrupted(err error) error {
 	if errors.Is(err, ErrUnavailable) {
 		return err
 	}
-	var re redis.Error
-	if !errors.As(err, &re) {
+	var rf *refusal
+	if !errors.As(err, &rf) || rf.reply == nil {
 		return err
 	}
-	msg := re.Error()
+	msg := rf.reply.Error()
 	for _, p := range []string{"CORRUPT", "WRONGTYPE"} {
 		if strings.HasPrefix(msg, p) {
 			return fmt.Errorf("%w: %w", run.ErrCorrupt, err)
@@ -156,7 +153,7 @@ func (l *Ledger) Holds(ctx context.Context, runID string) (bool, error) {
 		return false, errNoLedgerStore
 	}
 	var n int64
-	err := l.s.do(ctx, opHolds, func(ctx context.Context) error {
+	err := l.s.do(ctx, opHolds, l.keys(runID)[0], func(ctx context.Context) error {
 		v, err := l.s.client.Exists(ctx, l.keys(runID)[0]).Result()
 		n = v
 		return err
@@ -179,7 +176,8 @@ func (l *Ledger) Entries(ctx context.Context, runID string) ([]run.Entry, error)
 	ks := l.keys(runID)
 	var members []redis.Z
 	var fields []any
-	err := l.s.do(ctx, opEntries, func(ctx context.Context) error {
+	err := l.s.do(ctx, opEntries, ks[0], func(ctx context.Context) error {
+		members = nil // sent again after a reply that it did not run
 		for _, k := range ks[1:] {
 			zs, err := l.s.client.ZRangeWithScores(ctx, k, 0, -1).Result()
 			if err != nil {

@@ -229,7 +229,7 @@ func TestACorruptLedgerEntryIsNotAnOutage(t *testing.T) {
 			if r := refund.Run(run.With(background, "run-bad", ledger), `{"order":"A-1001"}`); r.Status() != "ok" {
 				t.Fatalf("the refund: %v", r.Kind())
 			}
-			tt.corrupt(t, rs[0], rs[0].prefix+":run:{run-bad}")
+			tt.corrupt(t, rs[0], "{"+rs[0].prefix+":run:run-bad}")
 			resumed := run.With(background, "run-bad", ledger)
 			for i := range 2 {
 				r := refund.Run(resumed, `{"order":"A-1001"}`)

@@ -17,7 +17,6 @@ import (
 	"github.com/toolsafe/toolsafe/approval"
 	"github.com/toolsafe/toolsafe/run"
 
-	"github.com/redis/go-redis/v9"
 	"github.com/tmc/langchaingo/agents"
 	"github.com/tmc/langchaingo/llms/fake"
 	"github.com/tmc/langchaingo/tools"
@@ -167,7 +166,7 @@ func replicaMain(role string) int {
 
 func replicaRun(role string) (string, error) {
 	ctx := context.Background()
-	client := redis.NewClient(redisstore.ClientOptions(os.Getenv("REDIS_ADDR")))
+	client := redistest.NewClient(os.Getenv("REDIS_ADDR"))
 	defer client.Close()
 	store, err := redisstore.New(client, redisstore.WithPrefix(os.Getenv(replicaPrefixEnv)))
 	if err != nil {

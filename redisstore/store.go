@@ -1,7 +1,6 @@
 package redisstore
 
 import (
-	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
@@ -22,14 +21,14 @@ const ScopeName = "github.com/toolsafe/toolsafe/redisstore"
 
 // The defaults of a Store's options.
 const (
-	// defaultPrefix begins every key the Store writes: "toolsafe:...".
+	// defaultPrefix begins every key's hash tag: "{toolsafe:...}".
 	defaultPrefix = "toolsafe"
 	// DefaultTimeout bounds every Redis operation: 50ms. An operation
 	// that takes longer is given up and counts as Redis being unavailable.
 	// On loopback an operation takes tens of microseconds.
 	DefaultTimeout = 50 * time.Millisecond
 	// defaultRecheck is how often an unavailable Redis is tried again
-	// (with PING) until it answers: 500ms.
+	// (PING, or the failed key's node of a cluster) until it answers: 500ms.
 	defaultRecheck = 500 * time.Millisecond
 	// defaultStateTTL is how long a breaker's or a retry budget's state
 	// lives in Redis after its last change: 1 hour (an open breaker lives
@@ -56,23 +55,32 @@ const (
 )
 
 // ErrUnavailable is the error, wrapped, of every operation that failed
-// because Redis did not answer in time, could not be reached, or answered
-// with an error. errors.Is(err, ErrUnavailable) tells it. Grants and
-// Ledger return it, so toolsafe fails closed (no approval is assumed, a
-// replay is not trusted); breakers and retry budgets never return it: they
-// decide locally instead.
+// because Redis did not answer in time, could not be reached, or could not
+// serve it (loading, a cluster that is down or moving the key's slot,
+// retried within the timeout first), and of every operation skipped
+// meanwhile. errors.Is(err, ErrUnavailable) tells it. Grants and Ledger
+// return it, so toolsafe fails closed (no approval is assumed, a replay is
+// not trusted); breakers and retry budgets never return it: they decide
+// locally instead. On a Redis Cluster an outage covers the master that
+// failed: operations on keys of the other masters go on. A client of one
+// node pointed at a cluster (a MOVED or ASK reply) makes every operation
+// fail with it from then on, after one WARN that names the fix
+// (ClusterOptions). The error's text names the operation and what
+// happened, never Redis's own words (they are logged at DEBUG).
 var ErrUnavailable = errors.New("redisstore: redis is unavailable")
 
 // Store keeps toolsafe's shared state in Redis for a fleet of replicas:
 // circuit breakers, retry budgets, grants and run ledgers. Every replica
 // makes one on the same Redis with the same prefix. Every Redis operation
 // is bounded by the timeout (WithTimeout); once one fails, the Store sends
-// nothing to Redis until a PING every WithRecheck interval answers, and
-// breakers and budgets decide locally meanwhile. A Store is safe for
+// nothing to that Redis (on a Redis Cluster, that master) until a recheck
+// every WithRecheck interval answers, and breakers and budgets decide
+// locally meanwhile. A Store is safe for
 // concurrent use. Close stops its background work; it does not close the
 // client.
 type Store struct {
-	client  redis.UniversalClient
+	client  onceClient           // the program's client, sending each script once
+	cluster *redis.ClusterClient // the same, when it is a cluster's; else nil
 	cfg     config
 	replica string // this process in permit IDs: host, pid, random
 	// incarnation names a breaker's hash when this replica creates it.
@@ -105,9 +113,11 @@ type optionFunc func(*config)
 
 func (f optionFunc) apply(c *config) { f(c) }
 
-// WithPrefix sets the first part of every key the Store writes (default
-// defaultPrefix, "toolsafe"), so several fleets, or tests, can share a
-// Redis. A prefix holds letters, digits and "_.-:" only.
+// WithPrefix sets the first part of every key's hash tag (default
+// defaultPrefix, "toolsafe": "{toolsafe:breaker:billing}"), so several
+// fleets, or tests, can share a Redis, and on a Redis Cluster their keys
+// hash to slots of their own. A prefix holds letters, digits and "_.-:"
+// only.
 func WithPrefix(p string) Option {
 	return optionFunc(func(c *config) {
 		if p == "" {
@@ -141,7 +151,9 @@ func WithTimeout(d time.Duration) Option {
 }
 
 // WithRecheck sets how often an unavailable Redis is tried again (default
-// defaultRecheck, 500ms). It must not be negative.
+// defaultRecheck, 500ms): PING, or on a Redis Cluster the failed key's own
+// node (EXISTS, after asking for the slot map again). It must not be
+// negative.
 func WithRecheck(d time.Duration) Option {
 	return durationOption("recheck interval", d, func(c *config) { c.recheck = d })
 }
@@ -214,12 +226,16 @@ func WithMeterProvider(mp metric.MeterProvider) Option {
 	return optionFunc(func(c *config) { c.meter = mp })
 }
 
-// New returns a Store on client. The client must bound its operations by
-// their contexts (redis.Options.ContextTimeoutEnabled, as ClientOptions
-// sets), or a slow Redis could hold a call past the Store's timeout: New
-// refuses a *redis.Client or *redis.ClusterClient without it. For another
-// kind of client make sure of it yourself. It returns an error naming
-// every invalid option.
+// New returns a Store on client: a *redis.Client on one Redis (make it
+// with ClientOptions), a *redis.ClusterClient on a Redis Cluster (make it
+// with ClusterOptions), or another kind of go-redis client. The client
+// must bound its operations by their contexts (ContextTimeoutEnabled, as
+// both sets), or a slow Redis could hold a call past the Store's timeout:
+// New refuses a *redis.Client or *redis.ClusterClient without it. For
+// another kind of client make sure of it yourself. The Store never has the
+// client send a Lua script twice (a script may have run before its answer
+// was lost), whatever its retry options. It returns an error naming every
+// invalid option.
 func New(client redis.UniversalClient, opts ...Option) (*Store, error) {
 	cfg := config{
 		prefix:     defaultPrefix,
@@ -237,9 +253,9 @@ func New(client redis.UniversalClient, opts ...Option) (*Store, error) {
 		}
 	}
 	if client == nil {
-		cfg.errs = append(cfg.errs, errors.New("the client is nil: make one with redis.NewClient(redisstore.ClientOptions(addr))"))
+		cfg.errs = append(cfg.errs, errors.New("the client is nil: make one with redis.NewClient(redisstore.ClientOptions(addr)), or redis.NewClusterClient(redisstore.ClusterOptions(addrs...)) for a Redis Cluster"))
 	} else if !contextTimeouts(client) {
-		cfg.errs = append(cfg.errs, errors.New("the client does not bound its operations by their contexts: set ContextTimeoutEnabled in its options (redisstore.ClientOptions does)"))
+		cfg.errs = append(cfg.errs, errors.New("the client does not bound its operations by their contexts: set ContextTimeoutEnabled in its options (redisstore.ClientOptions and ClusterOptions do)"))
 	}
 	if len(cfg.errs) > 0 {
 		return nil, fmt.Errorf("redisstore: %w", errors.Join(cfg.errs...))
@@ -247,7 +263,8 @@ func New(client redis.UniversalClient, opts ...Option) (*Store, error) {
 	if cfg.meter == nil {
 		cfg.meter = otel.GetMeterProvider()
 	}
-	s := &Store{client: client, cfg: cfg, replica: replicaID(), m: newInstruments(cfg.meter)}
+	s := &Store{client: onceClient{client}, cfg: cfg, replica: replicaID(), m: newInstruments(cfg.meter)}
+	s.cluster, _ = client.(*redis.ClusterClient)
 	s.incarnation = s.replica
 	s.health = newHealth(s)
 	s.changes = newChanges(s)
@@ -272,13 +289,53 @@ func contextTimeouts(client redis.UniversalClient) bool {
 // by the Store's timeout; one dial per try, and no retry of a failed
 // command by the client (the Store falls back instead of waiting, and a
 // script may have run before its answer was lost). Change what you need
-// before redis.NewClient.
+// before redis.NewClient. For a Redis Cluster use ClusterOptions: a
+// client of one node reaches only the keys of that node's slots, and the
+// Store refuses to work through it (see ErrUnavailable).
 func ClientOptions(addr string) *redis.Options {
 	return &redis.Options{
 		Addr:                  addr,
 		ContextTimeoutEnabled: true,
 		DialerRetries:         1,
 		MaxRetries:            -1,
+	}
+}
+
+// clusterStateReload is how often, at most, a cluster client made with
+// ClusterOptions loads the cluster's slot map again while it sends
+// commands: 1s (go-redis's default is 60s). After a failover the Store's
+// operations on the failed master's slots therefore reach its promoted
+// replica within about a second; the Store also asks for the map again at
+// each recheck of a shard that is down.
+const clusterStateReload = time.Second
+
+// ClusterOptions returns options for a go-redis cluster client of a Store
+// on the Redis Cluster whose nodes include addrs (some or all of them,
+// "127.0.0.1:7000"): every operation bounded by its context
+// (ContextTimeoutEnabled), so by the Store's timeout; one dial per try; the
+// slot map loaded again every second while commands flow (go-redis's
+// default is a minute), at each recheck of a master that is down,
+// and at once after a MOVED reply; MOVED and ASK redirects followed (up to
+// go-redis's 3), a command whose connection failed not sent again (the
+// Store never has a script sent twice). Work go-redis does without a
+// caller's context (loading the slot map, dialing for it) is bounded by
+// 1s. Change what you need before redis.NewClusterClient.
+//
+// Keys that a script uses together share a hash tag, so every operation
+// is on one node; an outage is scoped to the master that failed (see
+// ErrUnavailable). Run the cluster with cluster-require-full-coverage no,
+// so that the masters that are up keep serving while a failed master's
+// replica is promoted.
+func ClusterOptions(addrs ...string) *redis.ClusterOptions {
+	return &redis.ClusterOptions{
+		Addrs:                      addrs,
+		ContextTimeoutEnabled:      true,
+		DialerRetries:              1,
+		MaxRetries:                 -1,
+		DialTimeout:                time.Second,
+		ReadTimeout:                time.Second,
+		WriteTimeout:               time.Second,
+		ClusterStateReloadInterval: clusterStateReload,
 	}
 }
 
@@ -291,57 +348,15 @@ func (s *Store) Close() error {
 	return nil
 }
 
-// Available reports whether the Store uses Redis now: false from an
-// operation that failed until Redis answers a recheck.
-func (s *Store) Available() bool { return !s.health.down.Load() }
+// Available reports whether the Store uses all of Redis now: false from
+// an operation that failed until Redis answers a recheck. On a Redis
+// Cluster, false while any master's outage lasts; operations on the other
+// masters' keys go on meanwhile.
+func (s *Store) Available() bool { return s.health.down.Load() == 0 }
 
-// Outages returns how many times Redis became unavailable since New.
+// Outages returns how many outages began since New: on a Redis Cluster,
+// one per master that failed, each time it failed.
 func (s *Store) Outages() int64 { return s.health.outages.Load() }
-
-// do runs f with a context bounded by the Store's timeout (and ctx), and
-// returns its error wrapped with ErrUnavailable. Redis that did not answer
-// is counted unavailable, unless ctx itself ended first: a caller giving
-// up says nothing about Redis. When Redis is unavailable already, do does
-// not call f and returns ErrUnavailable at once.
-func (s *Store) do(ctx context.Context, op operation, f func(ctx context.Context) error) error {
-	if s.health.down.Load() {
-		return fmt.Errorf("%w (%s skipped until it answers again)", ErrUnavailable, op)
-	}
-	octx, cancel := context.WithTimeout(ctx, s.cfg.timeout)
-	start := time.Now()
-	err := f(octx)
-	cancel()
-	s.m.observe(op, time.Since(start))
-	if err == nil || errors.Is(err, redis.Nil) {
-		return nil
-	}
-	if ctx.Err() != nil {
-		return ctx.Err()
-	}
-	if refusedByServer(err) {
-		// Redis answered, with an error about this operation (a script's,
-		// a key of the wrong type): the operation failed, Redis did not.
-		return fmt.Errorf("redisstore: %s: %w", op, err)
-	}
-	s.health.fail(op, err)
-	return fmt.Errorf("%w: %s: %w", ErrUnavailable, op, err)
-}
-
-// refusedByServer reports whether err is an error reply of a Redis that
-// works, as opposed to one that cannot serve now (loading, busy with a
-// script, a read-only replica, out of memory, a cluster that is down).
-func refusedByServer(err error) bool {
-	var re redis.Error
-	if !errors.As(err, &re) {
-		return false
-	}
-	for _, p := range []string{"LOADING", "BUSY", "READONLY", "MASTERDOWN", "CLUSTERDOWN", "TRYAGAIN", "OOM", "NOSCRIPT"} {
-		if strings.HasPrefix(re.Error(), p) {
-			return false
-		}
-	}
-	return true
-}
 
 // async runs f on a goroutine of the Store's, which Close waits for, and
 // reports whether it did: not once the Store is closed.
@@ -358,11 +373,6 @@ func (s *Store) async(f func()) bool {
 		f()
 	}()
 	return true
-}
-
-// key joins the Store's prefix and parts with ":".
-func (s *Store) key(parts ...string) string {
-	return s.cfg.prefix + ":" + strings.Join(parts, ":")
 }
 
 // nameInKey returns name as it appears in a key: itself when it is short

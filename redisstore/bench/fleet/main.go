@@ -3,12 +3,16 @@
 //
 //	go run -C redisstore ./bench/fleet            # about 35 seconds
 //	go run -C redisstore ./bench/fleet -short -check
+//	go run -C redisstore ./bench/fleet -cluster   # on a Redis Cluster, a master killed
 //
 // (The command lives in the redisstore module, so that the core module
 // never requires go-redis; -C runs it from the repository's root.)
 //
 // It starts a redis-server of its own on a free port of 127.0.0.1 (Debian's
-// redis-server must be installed), or uses the Redis in REDIS_ADDR; one
+// redis-server must be installed), with -cluster a Redis Cluster of its own
+// (3 masters with a replica each, as scripts/redis-cluster.sh makes it), or
+// uses the Redis in REDIS_ADDR (several addresses, comma-separated: a
+// cluster's nodes); one
 // flaky billing upstream on 127.0.0.1 (toolsafetest.Upstream); and 4
 // replica processes, real OS processes (this program, started again), with
 // 50 callers each. Every caller calls fetch_invoice, pausing about 100ms
@@ -27,7 +31,10 @@
 //  4. Redis killed (shared only): the upstream answers, Redis is killed
 //     (SIGKILL) a third into the phase and restarted, empty, two thirds in.
 //     With REDIS_ADDR, which is not the program's to kill, it is paused
-//     instead (CLIENT PAUSE) for that third.
+//     instead (CLIENT PAUSE) for that third. With -cluster the master that
+//     holds the breaker's state is killed (SIGKILL) a third into the phase
+//     and stays dead: its replica is promoted (about 4s later), and the
+//     phase lasts until 3s after the promotion, at least its length.
 //
 // Per phase it prints the calls, the upstream requests and requests per
 // logical call fleet-wide, the retries, how long until every replica
@@ -47,8 +54,10 @@
 // requests per logical call fleet-wide and at most Probes probes at once;
 // no lost result and no late return in any phase, Redis killed included;
 // Redis adds at most 1ms at p99 per attempt on loopback; each replica logs
-// one warning per outage and shares again once Redis is back. With -check
-// the exit status is 1 when a goal is missed.
+// one warning per outage and shares again once Redis is back (with
+// -cluster, within 2s of the promotion); no call is answered twice by the
+// upstream (applied twice). With -check the exit status is 1 when a goal is
+// missed.
 package main
 
 import (
@@ -84,6 +93,9 @@ const (
 
 var phaseNames = [phaseCount]string{"warm-up", "upstream down", "upstream back", "redis killed"}
 
+// masterKilled is the last phase's name on a cluster.
+const masterKilled = "master killed"
+
 // lateTolerance is how far past its deadline a call may return without
 // being late: time for a busy machine to run the caller again.
 const lateTolerance = 10 * time.Millisecond
@@ -102,6 +114,7 @@ type Config struct {
 	Ratio          float64        // the retry budget: the largest share of attempts that may be retries
 	DownLatency    time.Duration  // how long the down upstream takes to answer 503
 	Recheck        time.Duration  // the stores' recheck of an unavailable Redis
+	Cluster        bool           // a Redis Cluster of its own, a master killed in the last phase
 	Verbose        bool           // the replicas' logs to standard error
 }
 
@@ -135,6 +148,7 @@ func main() {
 	flag.DurationVar(&c.Phase, "phase", c.Phase, "length of each phase")
 	flag.DurationVar(&c.Think, "think", c.Think, "mean pause of a caller between calls")
 	flag.BoolVar(&c.Verbose, "v", false, "print the replicas' logs on standard error")
+	flag.BoolVar(&c.Cluster, "cluster", false, "on a Redis Cluster of its own (3 masters, a replica each); a master is killed in the last phase")
 	flag.Parse()
 	if *short {
 		c.Phase = 2 * time.Second
@@ -152,7 +166,7 @@ func main() {
 // Summary is what a run found, and the goals it missed.
 type Summary struct {
 	RequestsPerCallDown float64
-	Lost, Late          int
+	Lost, Late, Twice   int
 	Missed              []string
 }
 
@@ -166,18 +180,36 @@ type modeRun struct {
 	lost     [phaseCount]int
 	keys     int
 	noTTL    int
-	redisAt  [2]time.Time // when Redis was killed and restarted (paused and resumed)
+	redisAt  [2]time.Time // when Redis was killed and restarted (paused and resumed; on a cluster, the master killed and its replica promoted)
+	twice    int          // calls the upstream answered more than once
+	layout   string       // on a cluster: which master held which key, and which was killed
+}
+
+// target is the Redis of a run: REDIS_ADDR's, or a server or cluster of
+// the program's own.
+type target struct {
+	addr    string // one address, or a cluster's, comma-separated
+	srv     *redistest.Server
+	cluster *redistest.Cluster
+	version string
+}
+
+func (t *target) close() {
+	if t.srv != nil {
+		t.srv.Close()
+	}
+	if t.cluster != nil {
+		t.cluster.Close()
+	}
 }
 
 // Run runs the benchmark and writes its report to w.
 func Run(ctx context.Context, c Config, w io.Writer) (Summary, error) {
-	redisAddr, srv, version, err := redisFor(ctx)
+	tg, err := redisFor(ctx, c.Cluster)
 	if err != nil {
 		return Summary{}, err
 	}
-	if srv != nil {
-		defer srv.Close()
-	}
+	defer tg.close()
 	up := newUpstream(c.DownLatency)
 	defer up.Close()
 
@@ -185,15 +217,18 @@ func Run(ctx context.Context, c Config, w io.Writer) (Summary, error) {
 	fmt.Fprintf(w, "  policies: breaker %d failures in a row, open %v, %d probes; %d retries (%v ×%g), budget %g%%; attempt timeout %v, deadline %v\n",
 		c.Breaker.FailureThreshold, c.Breaker.Delay, c.Breaker.Probes, c.MaxRetries, c.Backoff.Base, c.Backoff.Multiplier, c.Ratio*100, c.AttemptTimeout, c.Deadline)
 	how := "killed (SIGKILL) and restarted, empty"
-	if srv == nil {
+	switch {
+	case tg.cluster != nil:
+		how = "a cluster of 3 masters with a replica each; the breaker's master killed (SIGKILL), its replica promoted,"
+	case tg.srv == nil:
 		how = "paused (CLIENT PAUSE): REDIS_ADDR is not this program's to kill"
 	}
-	fmt.Fprintf(w, "  upstream %s: down, it answers 503 after %v; redis %s at %s, %s in the last phase\n\n", up.URL(), c.DownLatency, version, redisAddr, how)
+	fmt.Fprintf(w, "  upstream %s: down, it answers 503 after %v; %s at %s, %s in the last phase\n\n", up.URL(), c.DownLatency, tg.version, tg.addr, how)
 
 	var runs []*modeRun
 	for _, shared := range []bool{false, true} {
 		up.reset()
-		m, err := runMode(ctx, c, shared, redisAddr, srv, up)
+		m, err := runMode(ctx, c, shared, tg, up)
 		if err != nil {
 			return Summary{}, err
 		}
@@ -202,34 +237,41 @@ func Run(ctx context.Context, c Config, w io.Writer) (Summary, error) {
 	return report(w, c, runs), nil
 }
 
-// redisFor returns the Redis of the run: REDIS_ADDR's, or a server of its
-// own (srv), and its version.
-func redisFor(ctx context.Context) (addr string, srv *redistest.Server, version string, err error) {
-	if os.Getenv("REDIS_ADDR") != "" {
-		addr, err = redistest.Addr()
-		if err != nil {
-			return "", nil, "", err
+// redisFor returns the Redis of the run: REDIS_ADDR's, or a server or a
+// cluster (with cluster) of its own.
+func redisFor(ctx context.Context, cluster bool) (*target, error) {
+	tg := &target{}
+	var err error
+	switch {
+	case cluster:
+		if tg.cluster, err = redistest.StartCluster(nil); err != nil {
+			return nil, err
 		}
-	} else {
-		srv, err = redistest.Start(nil)
-		if err != nil {
-			return "", nil, "", fmt.Errorf("%w (or set REDIS_ADDR)", err)
+		tg.addr = tg.cluster.Addrs()
+	case os.Getenv("REDIS_ADDR") != "":
+		if tg.addr, err = redistest.Addr(); err != nil {
+			return nil, err
 		}
-		addr = srv.Addr()
+	default:
+		if tg.srv, err = redistest.Start(nil); err != nil {
+			return nil, fmt.Errorf("%w (or set REDIS_ADDR)", err)
+		}
+		tg.addr = tg.srv.Addr()
 	}
-	client := redis.NewClient(&redis.Options{Addr: addr})
+	client := redis.NewClient(&redis.Options{Addr: redistest.Addrs(tg.addr)[0]})
 	defer client.Close()
 	info, err := client.Info(ctx, "server").Result()
 	if err != nil {
-		return "", nil, "", err
+		tg.close()
+		return nil, err
 	}
-	version = "redis"
+	tg.version = "redis"
 	for _, line := range strings.Split(info, "\n") {
 		if v, ok := strings.CutPrefix(strings.TrimSpace(line), "redis_version:"); ok {
-			version = "redis " + v
+			tg.version = "redis " + v
 		}
 	}
-	return addr, srv, version, nil
+	return tg, nil
 }
 
 // proc is one replica process.
@@ -247,7 +289,7 @@ func (p *proc) send(line string) error {
 
 // runMode runs the phases with every replica's own breaker and budget, or
 // with them shared.
-func runMode(ctx context.Context, c Config, shared bool, redisAddr string, srv *redistest.Server, up *upstream) (*modeRun, error) {
+func runMode(ctx context.Context, c Config, shared bool, tg *target, up *upstream) (*modeRun, error) {
 	exe, err := os.Executable()
 	if err != nil {
 		return nil, err
@@ -267,7 +309,7 @@ func runMode(ctx context.Context, c Config, shared bool, redisAddr string, srv *
 		}
 	}()
 	for i := range procs {
-		rc := replicaConfig{Index: i, Shared: shared, Redis: redisAddr, Prefix: prefix,
+		rc := replicaConfig{Index: i, Shared: shared, Redis: tg.addr, Prefix: prefix,
 			Upstream: up.URL(), Callers: c.Callers, Think: c.Think, Verbose: c.Verbose, Config: c,
 			Backoff: backoff{c.Backoff.Base, c.Backoff.Max, c.Backoff.Multiplier, c.Backoff.Jitter}}
 		if procs[i], err = startReplica(ctx, exe, rc); err != nil {
@@ -280,15 +322,16 @@ func runMode(ctx context.Context, c Config, shared bool, redisAddr string, srv *
 		}
 	}
 
-	if err := runPhases(ctx, c, procs, srv, redisAddr, up, m); err != nil {
+	if err := runPhases(ctx, c, procs, tg, prefix, up, m); err != nil {
 		return nil, err
 	}
 	if err := stopReplicas(c, procs, m); err != nil {
 		return nil, err
 	}
 	tally(m, up)
+	m.twice = up.twice()
 	if shared {
-		if err := checkKeys(ctx, redisAddr, prefix, m); err != nil {
+		if err := checkKeys(ctx, tg.addr, prefix, m); err != nil {
 			return nil, err
 		}
 	}
@@ -326,7 +369,7 @@ func startReplica(ctx context.Context, exe string, rc replicaConfig) (*proc, err
 
 // runPhases runs the phases of m's mode, the last (Redis cut off) only
 // when shared, telling the upstream and every replica when each begins.
-func runPhases(ctx context.Context, c Config, procs []*proc, srv *redistest.Server, redisAddr string, up *upstream, m *modeRun) error {
+func runPhases(ctx context.Context, c Config, procs []*proc, tg *target, prefix string, up *upstream, m *modeRun) error {
 	last := phaseBack
 	if m.shared {
 		last = phaseRedis
@@ -350,7 +393,11 @@ func runPhases(ctx context.Context, c Config, procs []*proc, srv *redistest.Serv
 			length = c.Phase / 2
 		}
 		if ph == phaseRedis {
-			if err := cutRedis(ctx, srv, redisAddr, length, m); err != nil {
+			cut := cutRedis
+			if tg.cluster != nil {
+				cut = killMaster
+			}
+			if err := cut(ctx, tg, prefix, length, m); err != nil {
 				return err
 			}
 			continue
@@ -416,19 +463,19 @@ func tally(m *modeRun, up *upstream) {
 
 // cutRedis runs the last phase: Redis is cut off a third into it, and back
 // two thirds in.
-func cutRedis(ctx context.Context, srv *redistest.Server, addr string, length time.Duration, m *modeRun) error {
+func cutRedis(ctx context.Context, tg *target, _ string, length time.Duration, m *modeRun) error {
 	third := length / 3
 	time.Sleep(third)
 	m.redisAt[0] = time.Now()
-	if srv != nil {
-		srv.Kill()
+	if tg.srv != nil {
+		tg.srv.Kill()
 		time.Sleep(third)
 		m.redisAt[1] = time.Now()
-		if err := srv.Restart(); err != nil {
+		if err := tg.srv.Restart(); err != nil {
 			return err
 		}
 	} else {
-		client := redis.NewClient(&redis.Options{Addr: addr})
+		client := redis.NewClient(&redis.Options{Addr: redistest.Addrs(tg.addr)[0]})
 		err := client.ClientPause(ctx, third).Err()
 		client.Close()
 		if err != nil {
@@ -441,10 +488,60 @@ func cutRedis(ctx context.Context, srv *redistest.Server, addr string, length ti
 	return nil
 }
 
+// killMaster runs the last phase on a cluster: the master that holds the
+// breaker's state is killed a third into it, and stays dead; the phase
+// lasts until 3s after its replica is promoted, at least its length.
+func killMaster(ctx context.Context, tg *target, prefix string, length time.Duration, m *modeRun) error {
+	start := time.Now()
+	client := redistest.NewClient(tg.addr)
+	keys, err := redistest.Keys(ctx, client, prefix)
+	client.Close()
+	if err != nil {
+		return err
+	}
+	var breakerKey, budgetKey string
+	for k := range keys {
+		switch {
+		case strings.Contains(k, "breaker") && strings.HasSuffix(k, "billing}"):
+			breakerKey = k
+		case strings.Contains(k, "budget"):
+			budgetKey = k
+		}
+	}
+	if breakerKey == "" {
+		return fmt.Errorf("no breaker key under %s to find the master of", prefix)
+	}
+	victim, err := tg.cluster.MasterOf(ctx, breakerKey)
+	if err != nil {
+		return err
+	}
+	layout := []string{fmt.Sprintf("breaker %s on %s (killed)", breakerKey, victim)}
+	if budgetKey != "" {
+		if at, err := tg.cluster.MasterOf(ctx, budgetKey); err == nil {
+			layout = append(layout, fmt.Sprintf("budget %s on %s", budgetKey, at))
+		}
+	}
+	m.layout = strings.Join(layout, "; ")
+	time.Sleep(time.Until(start.Add(length / 3)))
+	m.redisAt[0] = time.Now()
+	tg.cluster.Node(victim).Kill()
+	promoted, err := tg.cluster.WaitPromoted(victim, 60*time.Second)
+	if err != nil {
+		return err
+	}
+	m.redisAt[1] = promoted
+	end := start.Add(length)
+	if after := promoted.Add(3 * time.Second); after.After(end) {
+		end = after
+	}
+	time.Sleep(time.Until(end))
+	return tg.cluster.Node(victim).Restart() // it rejoins as a replica
+}
+
 // checkKeys counts the keys of the run in Redis and those without a TTL,
 // and deletes them.
 func checkKeys(ctx context.Context, addr, prefix string, m *modeRun) error {
-	client := redis.NewClient(&redis.Options{Addr: addr})
+	client := redistest.NewClient(addr)
 	defer client.Close()
 	keys, err := redistest.Keys(ctx, client, prefix)
 	if err != nil {

@@ -28,6 +28,7 @@ import (
 	"github.com/toolsafe/toolsafe/middleware"
 	"github.com/toolsafe/toolsafe/policy"
 	"github.com/toolsafe/toolsafe/redisstore"
+	"github.com/toolsafe/toolsafe/redisstore/internal/redistest"
 )
 
 // replicaConfig is what the orchestrator tells a replica process, as JSON
@@ -137,7 +138,7 @@ func replicaMain(raw string) error {
 
 // sharedStore is a replica's Redis store and the breaker it shares.
 type sharedStore struct {
-	client  *redis.Client
+	client  redis.UniversalClient
 	store   *redisstore.Store
 	breaker *redisstore.Breaker
 }
@@ -179,7 +180,7 @@ func replicaPolicies(rc replicaConfig, c Config, logger *slog.Logger, mp *sdkmet
 			toolsafe.WithRetry(retry), toolsafe.With(markProbes))
 		return opts, nil, nil
 	}
-	s := &sharedStore{client: redis.NewClient(redisstore.ClientOptions(rc.Redis))}
+	s := &sharedStore{client: redistest.NewClient(rc.Redis)} // several addresses: a cluster's
 	fail := func(err error) ([]toolsafe.Option, *sharedStore, error) {
 		s.close()
 		return nil, nil, err

@@ -45,6 +45,9 @@ func rowOf(m *modeRun, ph int) row {
 	if m.shared {
 		r.mode = "shared"
 	}
+	if ph == phaseRedis && m.layout != "" {
+		r.phase = masterKilled
+	}
 	var over []time.Duration
 	latest := int64(0)
 	every := true
@@ -103,7 +106,7 @@ func report(w io.Writer, c Config, runs []*modeRun) Summary {
 	printTable(w, rows)
 	st := printStores(w, shared)
 	s := checkGoals(w, c, rows, shared, st)
-	fmt.Fprintf(w, "\nfleet: %d replicas, requests per call while down %.4f, lost %d, late %d\n", c.Replicas, s.RequestsPerCallDown, s.Lost, s.Late)
+	fmt.Fprintf(w, "\nfleet: %d replicas, requests per call while down %.4f, lost %d, late %d, applied twice %d\n", c.Replicas, s.RequestsPerCallDown, s.Lost, s.Late, s.Twice)
 	return s
 }
 
@@ -157,7 +160,8 @@ func printTable(w io.Writer, rows []row) {
 // storeTotals is what the shared run's stores saw, fleet-wide.
 type storeTotals struct {
 	outages, warnings int64
-	sharing           int // replicas sharing again at the end
+	sharing           int           // replicas sharing again at the end
+	recoveredBy       time.Duration // the last recovery after Redis was back (on a cluster, after the promotion); -1: none
 }
 
 // printStores prints what the shared run's stores saw (outages, warnings,
@@ -165,7 +169,7 @@ type storeTotals struct {
 func printStores(w io.Writer, shared *modeRun) storeTotals {
 	var st storeTotals
 	var recoveries, decidedLocally int64
-	var recoveredBy time.Duration = -1
+	recoveredBy := time.Duration(-1)
 	for _, rep := range shared.reports {
 		st.outages += rep.Outages
 		recoveries += rep.Recoveries
@@ -178,8 +182,14 @@ func printStores(w io.Writer, shared *modeRun) storeTotals {
 			recoveredBy = max(recoveredBy, time.Unix(0, rep.Recovered).Sub(shared.redisAt[1]))
 		}
 	}
-	fmt.Fprintf(w, "\nshared stores: %d outages seen by %d replicas, %d warnings logged, %d recoveries (the last %s after Redis was back), %d decisions taken locally meanwhile; %d of %d replicas sharing again at the end\n",
-		st.outages, len(shared.reports), st.warnings, recoveries, ms(recoveredBy), decidedLocally, st.sharing, len(shared.reports))
+	st.recoveredBy = recoveredBy
+	back := "Redis was back"
+	if shared.layout != "" {
+		back = "the promotion"
+		fmt.Fprintf(w, "\nslot layout: %s; the replica was promoted %s after the kill\n", shared.layout, ms(shared.redisAt[1].Sub(shared.redisAt[0])))
+	}
+	fmt.Fprintf(w, "\nshared stores: %d outages seen by %d replicas, %d warnings logged, %d recoveries (the last %s after %s), %d decisions taken locally meanwhile; %d of %d replicas sharing again at the end\n",
+		st.outages, len(shared.reports), st.warnings, recoveries, ms(recoveredBy), back, decidedLocally, st.sharing, len(shared.reports))
 	ops := map[string]int64{}
 	var total int64
 	for _, rep := range shared.reports {
@@ -211,7 +221,7 @@ func checkGoals(w io.Writer, c Config, rows []row, shared *modeRun, st storeTota
 		lost += r.lost
 		late += r.late
 	}
-	s.Lost, s.Late = lost, late
+	s.Lost, s.Late, s.Twice = lost, late, shared.twice
 	down := rows[1] // shared, upstream down
 	s.RequestsPerCallDown = down.perCall()
 	goal := func(ok bool, format string, args ...any) {
@@ -236,6 +246,10 @@ func checkGoals(w io.Writer, c Config, rows []row, shared *modeRun, st storeTota
 	goal(worst <= time.Millisecond, "Redis adds %s at p99 per attempt while it is up (≤ 1ms)", ms(worst))
 	goal(st.warnings == st.outages && st.outages >= int64(len(shared.reports)), "every replica logged each outage once (%d warnings, %d outages)", st.warnings, st.outages)
 	goal(st.sharing == len(shared.reports), "%d of %d replicas shared again once Redis was back", st.sharing, len(shared.reports))
+	if shared.layout != "" {
+		goal(st.recoveredBy >= 0 && st.recoveredBy <= 2*time.Second, "every replica shared again %s after the promotion (≤ 2s)", ms(st.recoveredBy))
+	}
+	goal(shared.twice == 0, "%d calls answered twice by the upstream, shared mode (0: none applied twice)", shared.twice)
 	goal(shared.noTTL == 0, "%d keys without a TTL (0)", shared.noTTL)
 	return s
 }

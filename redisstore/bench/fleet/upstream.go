@@ -26,11 +26,11 @@ type upstream struct {
 	requests    [phaseCount]int
 	probing     int
 	mostProbing [phaseCount]int
-	answered    map[string]bool // call IDs answered 200
+	answered    map[string]int // call IDs answered 200, and how often
 }
 
 func newUpstream(latency time.Duration) *upstream {
-	u := &upstream{latency: latency, answered: map[string]bool{}}
+	u := &upstream{latency: latency, answered: map[string]int{}}
 	u.Upstream = toolsafetest.NewUpstream(http.HandlerFunc(u.serve))
 	return u
 }
@@ -65,7 +65,7 @@ func (u *upstream) serve(w http.ResponseWriter, r *http.Request) {
 	}
 	if id := r.Header.Get("X-Call"); id != "" {
 		u.mu.Lock()
-		u.answered[id] = true
+		u.answered[id]++
 		u.mu.Unlock()
 	}
 	fmt.Fprint(w, `{"number":"INV-1001","amount_eur":25}`)
@@ -86,12 +86,26 @@ func (u *upstream) reset() {
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	u.requests, u.mostProbing, u.probing = [phaseCount]int{}, [phaseCount]int{}, 0
-	u.answered = map[string]bool{}
+	u.answered = map[string]int{}
+}
+
+// twice returns how many calls the upstream answered more than once: a
+// call applied twice, were the tool's effect not idempotent.
+func (u *upstream) twice() int {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	n := 0
+	for _, c := range u.answered {
+		if c > 1 {
+			n++
+		}
+	}
+	return n
 }
 
 // wasAnswered reports whether the upstream answered the call id.
 func (u *upstream) wasAnswered(id string) bool {
 	u.mu.Lock()
 	defer u.mu.Unlock()
-	return u.answered[id]
+	return u.answered[id] > 0
 }

@@ -7,10 +7,12 @@
 //	toolsafe-approvals [flags] deny [-comment TEXT] ID
 //	toolsafe-approvals [flags] audit [-n N]
 //
-// The flags: -redis ADDR (default $REDIS_ADDR, else 127.0.0.1:6379),
+// The flags: -redis ADDR (default $REDIS_ADDR, else 127.0.0.1:6379;
+// several, comma-separated, are nodes of a Redis Cluster),
 // -prefix (the Store's key prefix, default "toolsafe"), -as USER (who
 // decides, for the audit trail; default the login name), -timeout (each
-// Redis operation, default 2s). An ID is one list printed: it names the
+// Redis operation, default 2s), -old-keys (also what a fleet of a version
+// before the cluster keys kept: redisstore.Grants.ReadOldKeys). An ID is one list printed: it names the
 // request exactly as shown, so approve covers nothing else, and a request
 // answered already (by anyone) or asked again with other details is
 // refused. Text from inputs and comments is printed with control
@@ -42,8 +44,6 @@ import (
 	"os/user"
 	"time"
 
-	"github.com/redis/go-redis/v9"
-
 	"github.com/toolsafe/toolsafe/approval"
 	"github.com/toolsafe/toolsafe/redisstore"
 )
@@ -66,10 +66,13 @@ Usage:
   toolsafe-approvals [flags] audit [-n N]                  the N newest decisions (default 20; 0: all)
 
 Flags:
-  -redis ADDR     the Redis (default $REDIS_ADDR, else 127.0.0.1:6379)
+  -redis ADDR     the Redis (default $REDIS_ADDR, else 127.0.0.1:6379);
+                  several, comma-separated: nodes of a Redis Cluster
   -prefix P       the Store's key prefix (default toolsafe)
   -as USER        who decides, for the audit trail (default the login name)
   -timeout D      each Redis operation (default 2s)
+  -old-keys       also list and answer what a fleet of a version before the
+                  cluster keys kept (redisstore.Grants.ReadOldKeys)
 
 Exit status: 0 on success, 1 when the request no longer waits as listed, 2
 on a usage error, 3 when Redis is unavailable, 4 when the store refused the
@@ -83,6 +86,7 @@ func main() {
 type options struct {
 	addr, prefix, as string
 	timeout          time.Duration
+	oldKeys          bool
 }
 
 // run runs the command with args (without the program name) and returns
@@ -95,6 +99,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&o.prefix, "prefix", "toolsafe", "")
 	fs.StringVar(&o.as, "as", loginName(), "")
 	fs.DurationVar(&o.timeout, "timeout", 2*time.Second, "")
+	fs.BoolVar(&o.oldKeys, "old-keys", false, "")
 	if err := fs.Parse(args); err != nil || fs.NArg() == 0 {
 		if err != nil && !errors.Is(err, flag.ErrHelp) {
 			fmt.Fprintln(stderr, "toolsafe-approvals:", err)
@@ -112,7 +117,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "toolsafe-approvals: unknown command %q\n\n%s", cmd, usage)
 		return exitUsage
 	}
-	client := redis.NewClient(redisstore.ClientOptions(o.addr))
+	client := newClient(o.addr)
 	defer client.Close()
 	store, err := redisstore.New(client, redisstore.WithPrefix(o.prefix), redisstore.WithTimeout(o.timeout))
 	if err != nil {
@@ -121,6 +126,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	defer store.Close()
 	g := store.Grants()
+	g.ReadOldKeys = o.oldKeys
 	switch cmd {
 	case "list":
 		return list(ctx, g, stdout, stderr)

@@ -9,7 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/redis/go-redis/v9"
 	"go.uber.org/goleak"
 
 	"github.com/toolsafe/toolsafe/approval"
@@ -34,7 +33,7 @@ func TestMain(m *testing.M) {
 func fleet(t *testing.T) (*redisstore.Grants, func(args ...string) (int, string, string)) {
 	t.Helper()
 	prefix := redistest.Prefix(t.Name())
-	client := redis.NewClient(redisstore.ClientOptions(redisAddr))
+	client := redistest.NewClient(redisAddr)
 	t.Cleanup(func() { redistest.CheckTTLs(t, client, prefix); client.Close() })
 	// A machine busy enough to take longer than the Store's 50ms must not
 	// turn a test about what the command prints into an outage.

@@ -22,31 +22,65 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/toolsafe/toolsafe/redisstore"
 )
 
 // HowToStart says how to get a Redis for the tests.
-const HowToStart = `redisstore's tests need a real Redis. Start one and name it in REDIS_ADDR:
+const HowToStart = `redisstore's tests need a real Redis, or a real Redis Cluster. Start one and name it in REDIS_ADDR:
 
     apt-get install -y redis-server && redis-server --port 6390 --bind 127.0.0.1 --save '' &
     REDIS_ADDR=127.0.0.1:6390 go test -race ./...
 
-(.ci/run does this for you.)`
+or, for a cluster of 3 masters with a replica each (several addresses, comma-separated):
+
+    REDIS_ADDR=$(bash scripts/redis-cluster.sh start /tmp/toolsafe-cluster) go test -race ./...
+
+(.ci/run does both for you.)`
 
 // Addr returns the address in REDIS_ADDR after checking that a Redis
-// answers there; otherwise an error that says how to start one.
+// answers there (every master of it, for several addresses: a cluster's);
+// otherwise an error that says how to start one.
 func Addr() (string, error) {
 	addr := os.Getenv("REDIS_ADDR")
 	if addr == "" {
 		return "", errors.New("REDIS_ADDR is not set.\n" + HowToStart)
 	}
-	c := redis.NewClient(&redis.Options{Addr: addr, DialTimeout: time.Second, MaxRetries: -1})
+	c := NewClient(addr)
 	defer c.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	if err := c.Ping(ctx).Err(); err != nil {
+	err := c.Ping(ctx).Err()
+	if cc, ok := c.(*redis.ClusterClient); ok && err == nil {
+		err = cc.ForEachShard(ctx, func(ctx context.Context, n *redis.Client) error { return n.Ping(ctx).Err() })
+	}
+	if err != nil {
 		return "", fmt.Errorf("no Redis answers at REDIS_ADDR=%s (%v).\n%s", addr, err, HowToStart)
 	}
 	return addr, nil
+}
+
+// NewClient returns a client of the Redis at addrs, as a program of
+// redisstore would make it: one address (host:port) is one Redis
+// (redisstore.ClientOptions); several, comma-separated, are nodes of a
+// Redis Cluster (redisstore.ClusterOptions).
+func NewClient(addrs string) redis.UniversalClient {
+	list := Addrs(addrs)
+	if len(list) == 1 {
+		return redis.NewClient(redisstore.ClientOptions(list[0]))
+	}
+	return redis.NewClusterClient(redisstore.ClusterOptions(list...))
+}
+
+// Addrs splits comma-separated addresses.
+func Addrs(addrs string) []string {
+	var out []string
+	for _, a := range strings.Split(addrs, ",") {
+		if a = strings.TrimSpace(a); a != "" {
+			out = append(out, a)
+		}
+	}
+	return out
 }
 
 // Prefix returns a key prefix no other test uses.
@@ -65,19 +99,35 @@ func Prefix(name string) string {
 	return "test-" + clean + "-" + hex.EncodeToString(b[:])
 }
 
-// Keys returns the keys under prefix with their TTLs (-1: none).
+// Keys returns the keys of prefix ("{PREFIX:..." and, from older
+// versions, "PREFIX:...") with their TTLs (-1: none), on every master of a
+// cluster.
 func Keys(ctx context.Context, c redis.UniversalClient, prefix string) (map[string]time.Duration, error) {
 	out := map[string]time.Duration{}
-	iter := c.Scan(ctx, 0, prefix+":*", 1000).Iterator()
-	for iter.Next(ctx) {
-		k := iter.Val()
-		ttl, err := c.PTTL(ctx, k).Result()
-		if err != nil {
-			return nil, err
+	var mu sync.Mutex
+	scan := func(ctx context.Context, node redis.UniversalClient) error {
+		for _, match := range []string{"{" + prefix + ":*", prefix + ":*"} { // tagged keys, and those of older versions
+			iter := node.Scan(ctx, 0, match, 1000).Iterator()
+			for iter.Next(ctx) {
+				k := iter.Val()
+				ttl, err := node.PTTL(ctx, k).Result()
+				if err != nil {
+					return err
+				}
+				mu.Lock()
+				out[k] = ttl
+				mu.Unlock()
+			}
+			if err := iter.Err(); err != nil {
+				return err
+			}
 		}
-		out[k] = ttl
+		return nil
 	}
-	return out, iter.Err()
+	if cc, ok := c.(*redis.ClusterClient); ok {
+		return out, cc.ForEachMaster(ctx, func(ctx context.Context, n *redis.Client) error { return scan(ctx, n) })
+	}
+	return out, scan(ctx, c)
 }
 
 // CheckTTLs fails t when a key under prefix has no TTL, and deletes them
@@ -101,9 +151,10 @@ func CheckTTLs(t testing.TB, c redis.UniversalClient, prefix string) {
 // Server is a redis-server process of the caller's own, on 127.0.0.1 on a
 // free port, with no persistence unless started by StartDurable.
 type Server struct {
-	port int
-	log  io.Writer
-	dir  string // the append-only file's directory, "" for none
+	port  int
+	log   io.Writer
+	dir   string   // the append-only file's directory, "" for none
+	extra []string // more of its configuration (a cluster node's)
 
 	mu   sync.Mutex
 	cmd  *exec.Cmd
@@ -157,6 +208,7 @@ func (s *Server) start() error {
 		args = append(args, DurableConfig...)
 		args = append(args, "--dir", s.dir)
 	}
+	args = append(args, s.extra...)
 	cmd := exec.Command("redis-server", args...)
 	out, err := cmd.StdoutPipe()
 	if err != nil {
@@ -202,6 +254,13 @@ func (s *Server) start() error {
 // Addr is the server's address, "127.0.0.1:PORT"; it stays the same across
 // Restart.
 func (s *Server) Addr() string { return "127.0.0.1:" + strconv.Itoa(s.port) }
+
+// Running reports whether the server runs: started, and not killed since.
+func (s *Server) Running() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.cmd != nil
+}
 
 // Kill kills the server with SIGKILL, as a crash would, and waits for it
 // to exit. Its data is gone.
