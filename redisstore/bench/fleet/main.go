@@ -56,8 +56,9 @@
 // Redis adds at most 1ms at p99 per attempt on loopback; each replica logs
 // one warning per outage and shares again once Redis is back (with
 // -cluster, within 2s of the promotion); no call is answered twice by the
-// upstream (applied twice). With -check the exit status is 1 when a goal is
-// missed.
+// upstream (applied twice). With -check the exit status is 1 when a goal of
+// behaviour is missed; the speed goal (Redis's p99) fails it only with
+// -check-speed as well, since a busy machine misses it with the same code.
 package main
 
 import (
@@ -142,7 +143,8 @@ func main() {
 	}
 	c := DefaultConfig()
 	short := flag.Bool("short", false, "phases of 2s instead of 4s: for CI")
-	check := flag.Bool("check", false, "exit with status 1 when a goal is missed")
+	check := flag.Bool("check", false, "exit with status 1 when a goal of behaviour is missed (requests, probes, lost, late, warnings, sharing again, applied twice, TTLs)")
+	checkSpeed := flag.Bool("check-speed", false, "with -check, exit with status 1 when the speed goal (what Redis adds at p99) is missed too: judge it on a quiet machine")
 	flag.IntVar(&c.Replicas, "replicas", c.Replicas, "replica processes")
 	flag.IntVar(&c.Callers, "callers", c.Callers, "callers per replica")
 	flag.DurationVar(&c.Phase, "phase", c.Phase, "length of each phase")
@@ -158,7 +160,7 @@ func main() {
 		fmt.Fprintln(os.Stderr, "fleet:", err)
 		os.Exit(2)
 	}
-	if *check && len(s.Missed) > 0 {
+	if *check && (len(s.Missed) > 0 || *checkSpeed && len(s.MissedSpeed) > 0) {
 		os.Exit(1)
 	}
 }
@@ -167,7 +169,8 @@ func main() {
 type Summary struct {
 	RequestsPerCallDown float64
 	Lost, Late, Twice   int
-	Missed              []string
+	Missed              []string // goals of behaviour
+	MissedSpeed         []string // the speed goal: Redis's p99
 }
 
 // modeRun is what one mode's replicas and upstream saw.

@@ -224,14 +224,22 @@ func checkGoals(w io.Writer, c Config, rows []row, shared *modeRun, st storeTota
 	s.Lost, s.Late, s.Twice = lost, late, shared.twice
 	down := rows[1] // shared, upstream down
 	s.RequestsPerCallDown = down.perCall()
-	goal := func(ok bool, format string, args ...any) {
+	record := func(speed, ok bool, format string, args ...any) {
 		mark := "ok  "
 		if !ok {
 			mark = "MISS"
-			s.Missed = append(s.Missed, fmt.Sprintf(format, args...))
+			if speed {
+				s.MissedSpeed = append(s.MissedSpeed, fmt.Sprintf(format, args...))
+			} else {
+				s.Missed = append(s.Missed, fmt.Sprintf(format, args...))
+			}
 		}
 		fmt.Fprintf(w, "goal %s "+format+"\n", append([]any{mark}, args...)...)
 	}
+	goal := func(ok bool, format string, args ...any) { record(false, ok, format, args...) }
+	// A speed goal depends on the machine as much as on the code: a busy
+	// machine misses it with the same code (see -check-speed).
+	speedGoal := func(ok bool, format string, args ...any) { record(true, ok, format, args...) }
 	goal(down.perCall() <= 1.1, "shared, upstream down: %.4f requests per logical call fleet-wide (≤ 1.1; local: %.4f)", down.perCall(), rows[0].perCall())
 	mostProbes := 0
 	for _, r := range rows {
@@ -243,7 +251,7 @@ func checkGoals(w io.Writer, c Config, rows []row, shared *modeRun, st storeTota
 	goal(lost == 0, "%d lost results in all phases, both modes, Redis killed included (0)", lost)
 	goal(late == 0, "%d late returns in all phases, both modes, Redis killed included (0)", late)
 	worst := max(rows[1].redis99, rows[3].redis99)
-	goal(worst <= time.Millisecond, "Redis adds %s at p99 per attempt while it is up (≤ 1ms)", ms(worst))
+	speedGoal(worst <= time.Millisecond, "Redis adds %s at p99 per attempt while it is up (≤ 1ms)", ms(worst))
 	goal(st.warnings == st.outages && st.outages >= int64(len(shared.reports)), "every replica logged each outage once (%d warnings, %d outages)", st.warnings, st.outages)
 	goal(st.sharing == len(shared.reports), "%d of %d replicas shared again once Redis was back", st.sharing, len(shared.reports))
 	if shared.layout != "" {
