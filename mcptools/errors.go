@@ -87,9 +87,9 @@ func (t *Tool) failure(ctx context.Context, span trace.Span, ex *exchange, err e
 		return transportFailure(ex, err)
 	}
 	if ex.askedForInput() {
-		// The server asked for input, and the client could not give it (it
-		// has no handler): the SDK's own multi round-trip failed, or the
-		// server's tool failed on the refusal.
+		// The server answered the latest round with an input request,
+		// which the SDK's own multi round-trip could not fulfil (the
+		// client has no handler): the server waits, and did not act.
 		return t.needsInput()
 	}
 	code := strconv.FormatInt(we.Code, 10)

@@ -1,0 +1,189 @@
+package mcptools_test
+
+import (
+	"context"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/toolsafe/toolsafe"
+	"github.com/toolsafe/toolsafe/fallback"
+	"github.com/toolsafe/toolsafe/mcptools"
+	"github.com/toolsafe/toolsafe/middleware"
+)
+
+// connectWith connects a client made with opts to srv through
+// mcptools.Transport, at protocol version 2025-11-25 (a session with an
+// ID); the session is closed when the test ends.
+func connectWith(t *testing.T, srv *httpServer, opts *mcp.ClientOptions) *mcp.ClientSession {
+	t.Helper()
+	client := mcp.NewClient(&mcp.Implementation{Name: "toolsafe-test", Version: "v1"}, opts)
+	transport := mcptools.Transport(&mcp.StreamableClientTransport{Endpoint: srv.URL(), DisableStandaloneSSE: true, MaxRetries: -1})
+	session, err := client.Connect(context.Background(), transport, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	if err != nil {
+		t.Fatalf("connecting through the proxy: %v", err)
+	}
+	t.Cleanup(func() { _ = session.Close() })
+	return session
+}
+
+// counter is a tool of the program's own that counts its calls: the
+// alternative of a fallback.
+func counter(name string, n *atomic.Int32) *toolsafe.Tool {
+	return toolsafe.Wrap(middleware.Func(name, "The "+name+" tool.", func(context.Context, string) (string, error) {
+		n.Add(1)
+		return name + " done", nil
+	}))
+}
+
+// Attack: a server's tool with side effects charges, asks the client's
+// model to write the receipt (sampling, a request the client answers),
+// then fails with an internal error. mcptools read the sampling request it
+// saw on the call's stream as an input request nobody could answer and
+// told the model the tool "needs a person's input" as a semantic
+// tool-error, which proves nothing was applied: the outcome was not
+// unknown, and the fallback charged again. A request the server sent
+// during the call proves nothing about what it did before.
+func TestARequestTheServerSentDuringACallIsNoProofNothingWasApplied(t *testing.T) {
+	var charges atomic.Int32
+	server := mcp.NewServer(&mcp.Implementation{Name: "billing", Version: "v1"}, nil)
+	server.AddTool(&mcp.Tool{Name: "charge", Description: "Charges a card.", InputSchema: objectSchema},
+		func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			charges.Add(1)
+			if _, err := req.Session.CreateMessage(ctx, &mcp.CreateMessageParams{MaxTokens: 50,
+				Messages: []*mcp.SamplingMessage{{Role: "user", Content: &mcp.TextContent{Text: "Write a receipt."}}}}); err != nil {
+				return nil, err
+			}
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: secret}
+		})
+	srv := newHTTPServer(t, server, nil)
+	session := connectWith(t, srv, &mcp.ClientOptions{
+		CreateMessageHandler: func(context.Context, *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
+			return &mcp.CreateMessageResult{Model: "scripted", Role: "assistant", Content: &mcp.TextContent{Text: "Receipt."}}, nil
+		},
+	})
+	ts, err := mcptools.List(context.Background(), session)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var backup atomic.Int32
+	r := toolsafe.Wrap(toolNamed(t, ts, "charge"), toolsafe.WithRetry(fast()),
+		toolsafe.WithFallback(fallback.To(counter("charge_backup", &backup)))).Run(context.Background(), `{"city":"Oslo"}`)
+	if r.Failure == nil || r.Failure.SideEffect != middleware.SideEffectUnknown || charges.Load() != 1 || backup.Load() != 0 {
+		t.Fatalf("%s (%s), %d charges, %d by the fallback; want an unknown outcome, 1 charge, no fallback",
+			r.Observation(), r.Kind(), charges.Load(), backup.Load())
+	}
+	if obs := r.Observation(); strings.Contains(obs, "needs a person") || !strings.Contains(obs, "may have been applied") {
+		t.Errorf("the model saw %q; want it told the charge may have been applied", obs)
+	}
+}
+
+// Attack: a proxy answers 200 and cuts the response stream of a tool with
+// side effects halfway through its result, under a fallback: the outcome
+// is unknown, and the fallback must not run.
+func TestAStreamCutMidResultIsNeverRoutedToAFallback(t *testing.T) {
+	srv := newHTTPServer(t, billingServer(), nil)
+	session, _ := srv.connect("2025-11-25", nil)
+	ts, err := mcptools.List(context.Background(), session)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv.inject(cutMid)
+	var backup atomic.Int32
+	r := toolsafe.Wrap(toolNamed(t, ts, "charge"), toolsafe.WithRetry(fast()), toolsafe.WithTimeout(10*time.Second),
+		toolsafe.WithFallback(fallback.To(counter("charge_backup", &backup)))).Run(context.Background(), `{"city":"Oslo"}`)
+	proxy, server := srv.counts()
+	if r.Failure == nil || r.Failure.SideEffect != middleware.SideEffectUnknown || proxy != 1 || server != 1 || backup.Load() != 0 {
+		t.Fatalf("%s (%s), %d at the proxy, %d at the server, %d by the fallback; want an unknown outcome after 1 request, no fallback",
+			r.Observation(), r.Kind(), proxy, server, backup.Load())
+	}
+}
+
+// Attack: a tool an untrusted server annotates read-only hangs past the
+// attempt timeout. Its hint loosens nothing: it is not sent again, and the
+// model is told it may have been applied.
+func TestAnUntrustedReadOnlyToolThatHangsIsNotSentAgain(t *testing.T) {
+	release := make(chan struct{})
+	t.Cleanup(func() { close(release) })
+	var calls atomic.Int32
+	s := startServer(t, nil, func(s *mcp.Server) {
+		rawTool(s, "lookup", func(ctx context.Context, _ *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			calls.Add(1)
+			select {
+			case <-release:
+			case <-ctx.Done():
+			}
+			return text("found"), nil
+		})
+	})
+	ts, err := mcptools.List(context.Background(), s.session) // untrusted
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := toolsafe.Wrap(ts[0], toolsafe.WithRetry(fast()), toolsafe.WithTimeout(50*time.Millisecond)).Run(context.Background(), `{}`)
+	if r.Kind() != middleware.KindTimeout || r.Attempts != 1 || calls.Load() != 1 || r.Failure.SideEffect != middleware.SideEffectUnknown {
+		t.Fatalf("%s (%s) after %d attempts, %d calls; want a timeout after 1, outcome unknown", r.Observation(), r.Kind(), r.Attempts, calls.Load())
+	}
+}
+
+// Attack: the SDK's own multi round-trip answers a server's input request
+// (the client has an elicitation handler), the server charges on the
+// second round and then fails with an internal error. The input request
+// of the first round was answered; it says nothing of the second round's
+// outcome, which is unknown: the fallback must not run.
+func TestAnAnsweredInputRequestIsNoProofTheNextRoundDidNothing(t *testing.T) {
+	for _, overHTTP := range []bool{false, true} {
+		name := map[bool]string{false: "in memory", true: "over Streamable HTTP to a stateless server"}[overHTTP]
+		t.Run(name, func(t *testing.T) {
+			var charges atomic.Int32
+			server := mcp.NewServer(&mcp.Implementation{Name: "billing", Version: "v1"}, nil)
+			server.AddTool(&mcp.Tool{Name: "charge", Description: "Charges a card.", InputSchema: objectSchema},
+				func(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+					if req.Params.InputResponses["confirm"] == nil {
+						return &mcp.CallToolResult{InputRequests: mcp.InputRequestMap{"confirm": &mcp.ElicitParams{
+							Message: "Charge the card?", RequestedSchema: map[string]any{"type": "object"}}}}, nil
+					}
+					charges.Add(1)
+					return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: secret}
+				})
+			client := mcp.NewClient(&mcp.Implementation{Name: "toolsafe-test", Version: "v1"}, &mcp.ClientOptions{
+				ElicitationHandler: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+					return &mcp.ElicitResult{Action: "accept"}, nil
+				},
+			})
+			var transport mcp.Transport
+			if overHTTP {
+				srv := newHTTPServer(t, server, &mcp.StreamableHTTPOptions{Stateless: true})
+				transport = &mcp.StreamableClientTransport{Endpoint: srv.URL(), DisableStandaloneSSE: true}
+			} else {
+				ct, st := mcp.NewInMemoryTransports()
+				served, err := server.Connect(context.Background(), st, nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				t.Cleanup(func() { _ = served.Wait() })
+				transport = ct
+			}
+			session, err := client.Connect(context.Background(), mcptools.Transport(transport), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { _ = session.Close() })
+			ts, err := mcptools.List(context.Background(), session)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var backup atomic.Int32
+			r := toolsafe.Wrap(ts[0], toolsafe.WithRetry(fast()),
+				toolsafe.WithFallback(fallback.To(counter("charge_backup", &backup)))).Run(context.Background(), `{}`)
+			if r.Failure == nil || r.Failure.SideEffect != middleware.SideEffectUnknown || charges.Load() != 1 || backup.Load() != 0 {
+				t.Fatalf("%s (%s), %d charges, %d by the fallback; want an unknown outcome, 1 charge, no fallback",
+					r.Observation(), r.Kind(), charges.Load(), backup.Load())
+			}
+		})
+	}
+}
