@@ -11,6 +11,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/toolsafe/toolsafe"
+	"github.com/toolsafe/toolsafe/approval"
 	"github.com/toolsafe/toolsafe/fallback"
 	"github.com/toolsafe/toolsafe/mcptools"
 	"github.com/toolsafe/toolsafe/middleware"
@@ -185,5 +186,47 @@ func TestAnAnsweredInputRequestIsNoProofTheNextRoundDidNothing(t *testing.T) {
 					r.Observation(), r.Kind(), charges.Load(), backup.Load())
 			}
 		})
+	}
+}
+
+// The sibling through WithInputApprover: the person approves, the call is
+// sent again with the answer, and the server charges and then fails. The
+// outcome is unknown, not "needs a person's input", and no fallback runs.
+func TestAnInputRequestAPersonAnsweredIsNoProofTheNextRoundDidNothing(t *testing.T) {
+	var charges atomic.Int32
+	server := mcp.NewServer(&mcp.Implementation{Name: "billing", Version: "v1"}, nil)
+	server.AddTool(&mcp.Tool{Name: "charge", Description: "Charges a card.", InputSchema: objectSchema},
+		func(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			if req.Params.InputResponses["confirm"] == nil {
+				return &mcp.CallToolResult{InputRequests: mcp.InputRequestMap{"confirm": &mcp.ElicitParams{
+					Message: "Charge the card?", RequestedSchema: map[string]any{"type": "object"}}}}, nil
+			}
+			charges.Add(1)
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: secret}
+		})
+	ct, st := mcp.NewInMemoryTransports()
+	served, err := server.Connect(context.Background(), st, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	client := mcp.NewClient(&mcp.Implementation{Name: "toolsafe-test", Version: "v1"},
+		&mcp.ClientOptions{MultiRoundTrip: &mcp.MultiRoundTripOptions{Disabled: true}})
+	session, err := client.Connect(context.Background(), mcptools.Transport(ct), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = session.Close(); _ = served.Wait() })
+	approve := approval.ApproverFunc(func(context.Context, approval.CallInfo) (approval.Decision, error) { return approval.Approved, nil })
+	ts, err := mcptools.List(context.Background(), session, mcptools.WithInputApprover(approve))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var backup atomic.Int32
+	r := toolsafe.Wrap(ts[0], toolsafe.WithRetry(fast()),
+		toolsafe.WithFallback(fallback.To(counter("charge_backup", &backup)))).Run(context.Background(), `{}`)
+	if r.Failure == nil || r.Failure.SideEffect != middleware.SideEffectUnknown || charges.Load() != 1 || backup.Load() != 0 ||
+		strings.Contains(r.Observation(), "needs a person") {
+		t.Fatalf("%s (%s), %d charges, %d by the fallback; want an unknown outcome, 1 charge, no fallback",
+			r.Observation(), r.Kind(), charges.Load(), backup.Load())
 	}
 }
