@@ -3,6 +3,7 @@ package mcptools_test
 import (
 	"context"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -228,5 +229,47 @@ func TestAnInputRequestAPersonAnsweredIsNoProofTheNextRoundDidNothing(t *testing
 		strings.Contains(r.Observation(), "needs a person") {
 		t.Fatalf("%s (%s), %d charges, %d by the fallback; want an unknown outcome, 1 charge, no fallback",
 			r.Observation(), r.Kind(), charges.Load(), backup.Load())
+	}
+}
+
+// Attack: a tool declared with an idempotency key (WithSideEffects
+// SideEffectsWithKey, or side_effects: idempotent in a policies file) is
+// sent again after an outcome that is unknown, on the promise that the
+// upstream applies the attempts of one call once. mcptools never sent the
+// key: the server could not tell the second attempt from a new charge.
+// Now every tools/call carries it in params._meta
+// (mcptools.IdempotencyKeyMeta), the same on every attempt, and on the
+// session WithReconnect rebuilt in between.
+func TestAReconnectDuringACallWithAnIdempotencyKeyChargesOnce(t *testing.T) {
+	var mu sync.Mutex
+	seen := map[string]int{} // tools/call requests by key
+	var charges atomic.Int32
+	server := mcp.NewServer(&mcp.Implementation{Name: "billing", Version: "v1"}, nil)
+	server.AddTool(&mcp.Tool{Name: "charge", Description: "Charges a card.", InputSchema: objectSchema},
+		func(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			key, _ := req.Params.Meta[mcptools.IdempotencyKeyMeta].(string)
+			mu.Lock()
+			seen[key]++
+			first := seen[key] == 1
+			mu.Unlock()
+			if key == "" || first {
+				charges.Add(1)
+			}
+			return text("charged"), nil
+		})
+	srv := newHTTPServer(t, server, nil)
+	session, reconnect := srv.connect("2025-11-25", nil)
+	ts, err := mcptools.List(context.Background(), session, reconnect)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv.inject(cutStream, forget) // the answer lost; then the session forgotten
+	r := toolsafe.Wrap(toolNamed(t, ts, "charge"), toolsafe.WithSideEffects(middleware.SideEffectsWithKey),
+		toolsafe.WithRetry(fast()), toolsafe.WithTimeout(10*time.Second)).Run(context.Background(), `{"city":"Oslo"}`)
+	mu.Lock()
+	defer mu.Unlock()
+	if r.Failure != nil || r.Attempts != 2 || charges.Load() != 1 || len(seen) != 1 || seen[""] != 0 {
+		t.Fatalf("%s after %d attempts, %d charges, requests by key %v; want charged once after 2 attempts, both with one key",
+			r.Observation(), r.Attempts, charges.Load(), seen)
 	}
 }

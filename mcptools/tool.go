@@ -211,7 +211,7 @@ func (t *Tool) send(ctx context.Context, input string) (string, error) {
 	ex := &exchange{}
 	ctx = withExchange(ctx, ex)
 	session, attrs := t.conn.current()
-	params := &mcp.CallToolParams{Name: t.def.Name, Arguments: json.RawMessage(input), Meta: traceMeta(ctx, t.propagator)}
+	params := &mcp.CallToolParams{Name: t.def.Name, Arguments: json.RawMessage(input), Meta: callMeta(ctx, t.propagator)}
 	start := time.Now()
 	res, err := t.callOn(ctx, span, session, attrs, params)
 	if err != nil && ctx.Err() == nil && t.conn.reconnect != nil && undelivered(err) {
@@ -250,6 +250,32 @@ func (t *Tool) send(ctx context.Context, input string) (string, error) {
 	out, err := t.result(ctx, res)
 	t.metric.record(ctx, start, attrs, errorTypeOf(err), "")
 	return out, err
+}
+
+// IdempotencyKeyMeta is the params._meta key under which each tools/call
+// carries the call's idempotency key (middleware.IdempotencyKey): the same
+// for every attempt of one call, on whichever session sends it, and for
+// the call a resumed run sends again, different for every other call. A
+// server that applies the requests carrying one key once lets a tool be
+// declared with a key (toolsafe.WithSideEffects(SideEffectsWithKey), or
+// side_effects: idempotent in a policies file), which toolsafe sends again
+// after an outcome that is unknown. MCP has no key of its own yet; the
+// name follows its rule for _meta keys (a reverse-DNS prefix that is not
+// the protocol's).
+const IdempotencyKeyMeta = "io.github.toolsafe/idempotency-key"
+
+// callMeta is the params._meta of a tools/call sent with ctx: its trace
+// context (see traceMeta) and its idempotency key; nil when there is
+// neither.
+func callMeta(ctx context.Context, p propagation.TextMapPropagator) mcp.Meta {
+	meta := traceMeta(ctx, p)
+	if key := middleware.IdempotencyKey(ctx); key != "" {
+		if meta == nil {
+			meta = mcp.Meta{}
+		}
+		meta[IdempotencyKeyMeta] = key
+	}
+	return meta
 }
 
 // callOn sends params on session, with attrs on span.
