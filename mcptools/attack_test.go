@@ -2,6 +2,7 @@ package mcptools_test
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -16,6 +17,7 @@ import (
 	"github.com/toolsafe/toolsafe/fallback"
 	"github.com/toolsafe/toolsafe/mcptools"
 	"github.com/toolsafe/toolsafe/middleware"
+	"github.com/toolsafe/toolsafe/run"
 )
 
 // connectWith connects a client made with opts to srv through
@@ -271,5 +273,54 @@ func TestAReconnectDuringACallWithAnIdempotencyKeyChargesOnce(t *testing.T) {
 	if r.Failure != nil || r.Attempts != 2 || charges.Load() != 1 || len(seen) != 1 || seen[""] != 0 {
 		t.Fatalf("%s after %d attempts, %d charges, requests by key %v; want charged once after 2 attempts, both with one key",
 			r.Observation(), r.Attempts, charges.Load(), seen)
+	}
+}
+
+// callIDKey carries a test's model call ID for toolsafe.WithCallIDFunc.
+type callIDKey struct{}
+
+// Attack (issue 32, item 8's sibling): outside a run, two calls whose IDs
+// the model gave (call-A, call-B) ask the same question with the same
+// arguments. The gate binds such requests to their call IDs, but the
+// input requests mcptools put to the approver did not say the IDs were
+// known: the inbox listed one request for both, and the answer a person
+// gave for call-B's question let call-A's through. Two known calls are two
+// requests, and an answer decides only its own.
+func TestInputRequestsOfTwoCallsWithKnownIDsAreTwoRequests(t *testing.T) {
+	session, deleted := confirmingServer(t)
+	grants := approval.NewGrants()
+	ts, err := mcptools.List(context.Background(), session, mcptools.WithInputApprover(grants))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tool := toolsafe.Wrap(ts[0], toolsafe.WithCallIDFunc(func(ctx context.Context) string {
+		id, _ := ctx.Value(callIDKey{}).(string)
+		return id
+	}))
+	ctxA := context.WithValue(context.Background(), callIDKey{}, "call-A")
+	ctxB := context.WithValue(context.Background(), callIDKey{}, "call-B")
+	var arA, arB *approval.Required
+	if _, err := tool.Call(ctxA, `{"id":"A-7"}`); !errors.As(err, &arA) {
+		t.Fatalf("call-A: %v; want a pause", err)
+	}
+	if _, err := tool.Call(ctxB, `{"id":"A-7"}`); !errors.As(err, &arB) {
+		t.Fatalf("call-B: %v; want a pause", err)
+	}
+	requests := grants.Requests()
+	if len(requests) != 2 {
+		t.Fatalf("the inbox lists %d requests (%+v); want one per call", len(requests), requests)
+	}
+	for _, req := range requests {
+		if req.Call.CallID == "call-B" {
+			if _, err := grants.Answer(req.ID, approval.Approved, "ana", ""); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if r := tool.Run(run.Resume(ctxA, arA), `{"id":"A-7"}`); r.Kind() != middleware.KindApprovalRequired || deleted.Load() != 0 {
+		t.Fatalf("call-A resumed: %s (%s), %d deleted; want it still paused, nothing deleted", r.Observation(), r.Kind(), deleted.Load())
+	}
+	if r := tool.Run(run.Resume(ctxB, arB), `{"id":"A-7"}`); r.Output != "Alert A-7 deleted." || deleted.Load() != 1 {
+		t.Errorf("call-B resumed: %s (%s), %d deleted; want it deleted once", r.Observation(), r.Kind(), deleted.Load())
 	}
 }

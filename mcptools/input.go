@@ -149,6 +149,7 @@ func (t *Tool) inputRequest(ctx context.Context, params *mcp.CallToolParams, q q
 		IdempotencyKey: middleware.IdempotencyKey(ctx),
 		RunID:          run.ID(ctx),
 		CanonicalInput: canon,
+		CallIDKnown:    middleware.CallIDKnown(ctx),
 	}, nil
 }
 
