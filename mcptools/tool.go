@@ -49,7 +49,9 @@ const permissive = `{"type":"object"}`
 // New returns the tool of session described by def, as tools/list returned
 // it (see List, which calls New for each tool listed). The input schema is
 // compiled once, here. New returns an error when session or def is nil, def
-// has no name, WithRename makes the name empty, or def's input schema cannot
+// has no name, WithRename makes the name empty or one that ends with
+// " (input requested)", in any case (how the approvals inbox names a server's input
+// requests; see WithInputApprover), or def's input schema cannot
 // be compiled (see argschema.Compile: it must be a JSON Schema of an object
 // and may not refer to other documents). A def without an input schema takes
 // any JSON object.
@@ -76,6 +78,9 @@ func newTool(cn *conn, def *mcp.Tool, c config) (*Tool, error) {
 		if name == "" {
 			return nil, fmt.Errorf("mcptools: tool %q: WithRename made its name empty", def.Name)
 		}
+	}
+	if len(name) >= len(inputRequested) && strings.EqualFold(name[len(name)-len(inputRequested):], inputRequested) {
+		return nil, fmt.Errorf("mcptools: tool %q: its name ends as the approvals inbox names a server's input requests (%q), so a person could not tell a call of it from a question; give it another name with WithRename, or leave it out with WithFilter", def.Name, inputRequested)
 	}
 	raw := []byte(permissive)
 	if def.InputSchema != nil {
