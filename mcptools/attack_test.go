@@ -349,3 +349,67 @@ func TestAToolNamedLikeAnInputRequestIsRefused(t *testing.T) {
 		t.Fatalf("List with a rename: %v, %d tools; want both", err, len(ts))
 	}
 }
+
+// Attack: the server forgets the session while a call with side effects
+// is still running on it (a replica behind a load balancer restarted
+// while another still streams the call's answer). The next call is
+// answered 404, and the SDK then fails the whole connection, the running
+// call with it, with the same "session not found". mcptools read that as
+// proof the running call was never delivered: with WithReconnect it sent
+// the charge again on the new session (two charges); without, it told the
+// model the server had forgotten the session, not that the charge may have
+// been applied. Only a call whose own request was answered 404 (or never
+// sent) was not delivered; the running one's outcome is unknown. The call
+// answered 404 is sent on a new session at once.
+func TestACallStillRunningWhenTheServerForgetsItsSessionIsNotSentAgain(t *testing.T) {
+	for _, withReconnect := range []bool{true, false} {
+		name := map[bool]string{true: "with WithReconnect", false: "without"}[withReconnect]
+		t.Run(name, func(t *testing.T) {
+			entered, release := make(chan struct{}), make(chan struct{})
+			var slowCharges atomic.Int32
+			server := billingServer()
+			server.AddTool(&mcp.Tool{Name: "slow_charge", Description: "Charges slowly.", InputSchema: objectSchema},
+				func(ctx context.Context, _ *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+					if slowCharges.Add(1) > 1 {
+						return text("charged slowly again"), nil
+					}
+					close(entered)
+					select { // until the other call is answered 404
+					case <-release:
+					case <-ctx.Done():
+					}
+					return text("charged slowly"), nil
+				})
+			srv := newHTTPServer(t, server, nil)
+			session, reconnect := srv.connect("2025-11-25", nil)
+			opts := []mcptools.Option{}
+			if withReconnect {
+				opts = append(opts, reconnect)
+			}
+			ts, err := mcptools.List(context.Background(), session, opts...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			slowDone := make(chan middleware.Result, 1)
+			go func() {
+				slowDone <- toolsafe.Wrap(toolNamed(t, ts, "slow_charge"), toolsafe.WithRetry(fast())).Run(context.Background(), `{}`)
+			}()
+			<-entered
+			srv.inject(forget)
+			r := toolsafe.Wrap(toolNamed(t, ts, "charge"), toolsafe.WithRetry(fast())).Run(context.Background(), `{"city":"Oslo"}`)
+			close(release)
+			slow := <-slowDone
+			if slowCharges.Load() != 1 || slow.Failure == nil || slow.Failure.SideEffect != middleware.SideEffectUnknown ||
+				!strings.Contains(slow.Observation(), "may have been applied") {
+				t.Errorf("the running charge: %s (%s), charged %d times; want charged once, the model told it may have been applied",
+					slow.Observation(), slow.Kind(), slowCharges.Load())
+			}
+			switch {
+			case withReconnect && (r.Failure != nil || r.Output != "charged"):
+				t.Errorf("the call answered 404: %s (%s); want it charged on a new session", r.Observation(), r.Kind())
+			case !withReconnect && (r.Failure == nil || r.Failure.SideEffect == middleware.SideEffectUnknown):
+				t.Errorf("the call answered 404: %s (%s); want it told the session is gone, nothing applied", r.Observation(), r.Kind())
+			}
+		})
+	}
+}

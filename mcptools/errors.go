@@ -76,6 +76,11 @@ func (t *Tool) failure(ctx context.Context, span trace.Span, ex *exchange, err e
 		return err
 	}
 	switch {
+	case errors.Is(err, mcp.ErrSessionMissing) && !t.forgotten(ex, err):
+		// The SDK failed the session, and this call running on it, when
+		// another request was answered 404: this one was delivered.
+		te := middleware.NewToolError("%s", reasonLost).WithCause(err)
+		return typed(middleware.Transient(te), errorTypeResponseLost)
 	case errors.Is(err, mcp.ErrSessionMissing):
 		return typed(refused(reasonGone, middleware.NotApplied(err)), "404")
 	case errors.Is(err, mcp.ErrConnectionClosed):
@@ -97,6 +102,23 @@ func (t *Tool) failure(ctx context.Context, span trace.Span, ex *exchange, err e
 		span.SetAttributes(semconv.RPCResponseStatusCodeKey.String(code))
 	}
 	return typed(t.codeFailure(ctx, we, err), code)
+}
+
+// forgotten reports whether err, which says the server no longer knows
+// the session (mcp.ErrSessionMissing), says so of this call, whose
+// request ex recorded: its own request was answered 404, or it was never
+// sent, on a session whose calls Transport records. The SDK fails every
+// call still running on the session with the same error once one request
+// is answered 404: those were delivered, and their outcome is unknown.
+// Without a record nothing proves which it was.
+func (t *Tool) forgotten(ex *exchange, err error) bool {
+	if !errors.Is(err, mcp.ErrSessionMissing) {
+		return false
+	}
+	if posted, _, status, _ := ex.seen(); posted {
+		return status == http.StatusNotFound
+	}
+	return t.conn.records.Load()
 }
 
 // transportFailure maps a failure of the transport (the SDK's -32005, or

@@ -219,7 +219,10 @@ func (t *Tool) send(ctx context.Context, input string) (string, error) {
 	params := &mcp.CallToolParams{Name: t.def.Name, Arguments: json.RawMessage(input), Meta: callMeta(ctx, t.propagator)}
 	start := time.Now()
 	res, err := t.callOn(ctx, span, session, attrs, params)
-	if err != nil && ctx.Err() == nil && t.conn.reconnect != nil && undelivered(err) {
+	if posted, _, _, _ := ex.seen(); posted {
+		t.conn.records.Store(true)
+	}
+	if err != nil && ctx.Err() == nil && t.conn.reconnect != nil && t.undelivered(ex, err) {
 		fresh, rerr := t.conn.renew(ctx, session)
 		if rerr != nil {
 			t.metric.record(ctx, start, attrs, errorTypeSessionClosed, "")
@@ -291,11 +294,12 @@ func (t *Tool) callOn(ctx context.Context, span trace.Span, session *mcp.ClientS
 	return session.CallTool(ctx, params)
 }
 
-// undelivered reports whether err says the session never delivered the call:
-// the server answered 404 for the session (it restarted, or forgot it), or
-// the connection was closed before the call was written.
-func undelivered(err error) bool {
-	return errors.Is(err, mcp.ErrSessionMissing) || errors.Is(err, mcp.ErrConnectionClosed)
+// undelivered reports whether err says the session never delivered the
+// call, whose request ex recorded: the server answered its request 404
+// (it restarted, or forgot the session; see forgotten), or the connection
+// was closed before the call was written.
+func (t *Tool) undelivered(ex *exchange, err error) bool {
+	return t.forgotten(ex, err) || errors.Is(err, mcp.ErrConnectionClosed)
 }
 
 // result turns the result of a tools/call into the model's text or a
