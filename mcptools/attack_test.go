@@ -3,6 +3,7 @@ package mcptools_test
 import (
 	"context"
 	"errors"
+	"net/http"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -409,6 +410,50 @@ func TestACallStillRunningWhenTheServerForgetsItsSessionIsNotSentAgain(t *testin
 				t.Errorf("the call answered 404: %s (%s); want it charged on a new session", r.Observation(), r.Kind())
 			case !withReconnect && (r.Failure == nil || r.Failure.SideEffect == middleware.SideEffectUnknown):
 				t.Errorf("the call answered 404: %s (%s); want it told the session is gone, nothing applied", r.Observation(), r.Kind())
+			}
+		})
+	}
+}
+
+// Attack: a 503 whose Retry-After is larger than the call's deadline,
+// huge, negative, or an HTTP-date. A wait past the deadline (or past
+// policy.Retry's MaxWait) is not slept toward: the call ends at once,
+// nothing applied, and the model is told how long the server asked to
+// wait; a value that is no Retry-After (negative) is a 503 without one,
+// retried after the backoff; a date is a wait until then.
+func TestARetryAfterPastTheDeadlineEndsTheCallAtOnce(t *testing.T) {
+	for _, c := range []struct {
+		name, wait string
+		attempts   int
+		saw        string
+		minWait    time.Duration
+	}{
+		{name: "an hour, past a 5s deadline", wait: "3600", attempts: 1, saw: "asked to wait 1h before"},
+		{name: "past the largest duration", wait: "99999999999999999999999", attempts: 1, saw: "asked to wait"},
+		{name: "negative: no Retry-After", wait: "-5", attempts: 2, saw: "charged"},
+		{name: "an HTTP-date 2s ahead", wait: time.Now().Add(3 * time.Second).UTC().Format(http.TimeFormat), attempts: 2, saw: "charged", minWait: time.Second},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			srv := newHTTPServer(t, billingServer(), nil)
+			srv.wait = c.wait
+			session, _ := srv.connect("2025-11-25", nil)
+			ts, err := mcptools.List(context.Background(), session)
+			if err != nil {
+				t.Fatal(err)
+			}
+			srv.inject(answer503)
+			r := toolsafe.Wrap(toolNamed(t, ts, "charge"), toolsafe.WithRetry(fast()), toolsafe.WithDeadline(5*time.Second)).
+				Run(context.Background(), `{"city":"Oslo"}`)
+			_, server := srv.counts()
+			if r.Attempts != c.attempts || !strings.Contains(r.Observation(), c.saw) || server != c.attempts-1 {
+				t.Fatalf("%s (%s) after %d attempts, %d at the server; want %d attempts, the model told %q",
+					r.Observation(), r.Kind(), r.Attempts, server, c.attempts, c.saw)
+			}
+			if r.Failure != nil && r.Failure.SideEffect == middleware.SideEffectUnknown {
+				t.Errorf("outcome unknown after a 503: %s", r.Observation())
+			}
+			if c.minWait > 0 && (len(r.Delays) != 1 || r.Delays[0] < c.minWait) {
+				t.Errorf("waits %v; want one of at least %v", r.Delays, c.minWait)
 			}
 		})
 	}

@@ -2,6 +2,7 @@ package mcptools_test
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"io"
@@ -46,7 +47,8 @@ type httpServer struct {
 	mu       sync.Mutex
 	proxy    *http.Server
 	faults   []fault
-	arrived  int // tools/call requests at the proxy
+	wait     string // the Retry-After of answer503 and answer429; "" for "1"
+	arrived  int    // tools/call requests at the proxy
 	received atomic.Int32
 }
 
@@ -171,7 +173,10 @@ func (s *httpServer) serveProxy(w http.ResponseWriter, r *http.Request) {
 	}
 	switch f {
 	case answer503, answer429:
-		w.Header().Set("Retry-After", "1")
+		s.mu.Lock()
+		wait := cmp.Or(s.wait, "1")
+		s.mu.Unlock()
+		w.Header().Set("Retry-After", wait)
 		code := http.StatusServiceUnavailable
 		if f == answer429 {
 			code = http.StatusTooManyRequests
