@@ -12,6 +12,9 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"go.opentelemetry.io/otel/attribute"
+	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
+	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 
 	"github.com/toolsafe/toolsafe"
 	"github.com/toolsafe/toolsafe/approval"
@@ -456,5 +459,53 @@ func TestARetryAfterPastTheDeadlineEndsTheCallAtOnce(t *testing.T) {
 				t.Errorf("waits %v; want one of at least %v", r.Delays, c.minWait)
 			}
 		})
+	}
+}
+
+// Attack: a server answers every call with a JSON-RPC error of a code of
+// its own choosing, a new one each time. error.type (span and metric) and
+// rpc.response.status_code took the code as it came: a server could grow
+// mcp.client.operation.duration by a series per call. Codes outside
+// JSON-RPC's reserved range (-32768 to -32000) are "_OTHER", the
+// conventions' value for an error type they do not know, and carry no
+// status code.
+func TestAServerChoosingErrorCodesCannotGrowTheMetricsSeries(t *testing.T) {
+	reader := sdkmetric.NewManualReader()
+	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
+	t.Cleanup(func() { _ = mp.Shutdown(context.Background()) })
+	var n atomic.Int64
+	s := startServer(t, nil, func(s *mcp.Server) {
+		rawTool(s, "lookup", func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return nil, &jsonrpc.Error{Code: 1000 + n.Add(1), Message: secret}
+		})
+	})
+	tool := only(t, s, mcptools.WithMeterProvider(mp))
+	tr := newTracing(t)
+	for range 5 {
+		toolsafe.Wrap(tool, toolsafe.WithTracing(tr.hook)).Run(context.Background(), `{}`)
+	}
+	for _, a := range tr.attempts() {
+		et, _ := attr(a.Attributes(), "error.type")
+		code, hasCode := attr(a.Attributes(), "rpc.response.status_code")
+		if et != "_OTHER" || hasCode {
+			t.Errorf("an attempt span has error.type %q, rpc.response.status_code %q; want _OTHER and none", et, code)
+		}
+	}
+	var rm metricdata.ResourceMetrics
+	if err := reader.Collect(context.Background(), &rm); err != nil {
+		t.Fatal(err)
+	}
+	series := map[string]bool{}
+	for _, sm := range rm.ScopeMetrics {
+		for _, m := range sm.Metrics {
+			if m.Name == "mcp.client.operation.duration" {
+				for _, p := range m.Data.(metricdata.Histogram[float64]).DataPoints {
+					series[p.Attributes.Encoded(attribute.DefaultEncoder())] = true
+				}
+			}
+		}
+	}
+	if len(series) != 1 {
+		t.Errorf("%d series of mcp.client.operation.duration for 5 codes: %v; want 1", len(series), series)
 	}
 }

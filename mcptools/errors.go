@@ -97,11 +97,27 @@ func (t *Tool) failure(ctx context.Context, span trace.Span, ex *exchange, err e
 		// client has no handler): the server waits, and did not act.
 		return t.needsInput()
 	}
-	code := strconv.FormatInt(we.Code, 10)
-	if span != nil {
+	code := codeType(we.Code)
+	if span != nil && code != errorTypeOther {
 		span.SetAttributes(semconv.RPCResponseStatusCodeKey.String(code))
 	}
 	return typed(t.codeFailure(ctx, we, err), code)
+}
+
+// errorTypeOther is the error.type of a JSON-RPC error whose code is the
+// server's own choice (the conventions' value for a type they do not
+// know): such codes are unbounded, and would make a metric series each.
+const errorTypeOther = "_OTHER"
+
+// codeType is the error.type of a JSON-RPC error with code: the code, in
+// JSON-RPC's reserved range (-32768 to -32000, where the protocol's, MCP's
+// and the servers' implementation-defined codes are) or 0 (go-sdk's code
+// for a handler's plain error); else errorTypeOther.
+func codeType(code int64) string {
+	if code != 0 && (code < -32768 || code > -32000) {
+		return errorTypeOther
+	}
+	return strconv.FormatInt(code, 10)
 }
 
 // forgotten reports whether err, which says the server no longer knows
