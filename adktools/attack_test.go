@@ -1,0 +1,143 @@
+package adktools_test
+
+import (
+	"context"
+	"encoding/json"
+	"iter"
+	"strings"
+	"sync"
+	"testing"
+
+	"google.golang.org/adk/v2/agent"
+	"google.golang.org/adk/v2/model"
+	"google.golang.org/adk/v2/session"
+	"google.golang.org/genai"
+
+	"github.com/toolsafe/toolsafe"
+	"github.com/toolsafe/toolsafe/adktools"
+	"github.com/toolsafe/toolsafe/internal/refunds"
+	"github.com/toolsafe/toolsafe/middleware"
+	"github.com/toolsafe/toolsafe/toolsafetest"
+)
+
+// recording is a scripted model that keeps every request ADK sends it, as
+// JSON: the model's whole view of the run.
+type recording struct {
+	*scripted
+	mu   sync.Mutex
+	seen []string
+}
+
+func (m *recording) GenerateContent(ctx context.Context, req *model.LLMRequest, stream bool) iter.Seq2[*model.LLMResponse, error] {
+	b, _ := json.Marshal(req.Contents)
+	m.mu.Lock()
+	m.seen = append(m.seen, string(b))
+	m.mu.Unlock()
+	return m.scripted.GenerateContent(ctx, req, stream)
+}
+
+func (m *recording) everything() string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return strings.Join(m.seen, "\n")
+}
+
+// tokenOf is the pause token in a Request.ID ("<ADK id>#<token>").
+func tokenOf(t *testing.T, r adktools.Request) string {
+	t.Helper()
+	i := strings.LastIndex(r.ID, "#")
+	if i < 0 {
+		t.Fatalf("request %q carries no token", r.ID)
+	}
+	return r.ID[i+1:]
+}
+
+// answerIn runs msg in session s, whatever ADK makes of it (it may end the
+// run with an error of its own for an answer it cannot place).
+func answerIn(ctx context.Context, l *loop, s string, msg *genai.Content) []*session.Event {
+	var evs []*session.Event
+	for ev, err := range l.r.Run(ctx, "user", s, msg, agent.RunConfig{}) {
+		if err == nil && ev != nil {
+			evs = append(evs, ev)
+		}
+	}
+	return evs
+}
+
+// Attacks on ADK's confirmations: a pause token never reaches the model's
+// history; an answer replayed into another session whose call has the same
+// ID, or carrying the token of another call of the same session, decides
+// nothing; and each pause's own answer still applies its refund once.
+func TestAnADKAnswerDecidesOnlyItsOwnPauseInItsOwnSession(t *testing.T) {
+	ledger := refunds.NewLedger()
+	up := toolsafetest.NewUpstream(ledger.Handler())
+	t.Cleanup(up.Close)
+	w := adktools.Wrap(refund(t, up.URL()), toolsafe.WithApproval(adktools.Confirmations(nil)),
+		toolsafe.WithSideEffects(middleware.SideEffectsWithKey))
+	m := &recording{scripted: script(
+		// s1: two refunds at once, call-1 and call-2.
+		calls(call("call-1", "refund", map[string]any{"order": "A-1", "amount_eur": 900}),
+			call("call-2", "refund", map[string]any{"order": "A-2", "amount_eur": 50})),
+		// s2: a refund whose call ID is also call-1.
+		calls(call("call-1", "refund", map[string]any{"order": "B-1", "amount_eur": 9000})),
+		say("Done."), say("Done."), say("Done."), say("Done."), say("Done."),
+	)}
+	l := newLoop(t, m, w)
+	ctx, ended := traced(t)
+	s1 := requestsIn(l.run(t, ctx, "s1", ask("Refund A-1 and A-2.")))
+	s2 := requestsIn(l.run(t, ctx, "s2", ask("Refund B-1.")))
+	if len(s1) != 2 || len(s2) != 1 {
+		t.Fatalf("requests: s1 %+v, s2 %+v; want two and one", s1, s2)
+	}
+	byCall := map[string]adktools.Request{}
+	for _, r := range s1 {
+		byCall[r.Pause.CallID] = r
+	}
+	one, two := byCall["call-1"], byCall["call-2"]
+
+	// s1's answer for its call-1, replayed into s2, whose call-1 waits too.
+	answerIn(ctx, l, "s2", adktools.Answer(one.ID, true))
+	// call-1's request in s1, carrying call-2's token.
+	swapped := one.ID[:strings.LastIndex(one.ID, "#")+1] + tokenOf(t, two)
+	answerIn(ctx, l, "s1", adktools.Answer(swapped, true))
+	// s2's answer, carrying s1's call-1 token.
+	answerIn(ctx, l, "s2", adktools.Answer(s2[0].ID[:strings.LastIndex(s2[0].ID, "#")+1]+tokenOf(t, one), true))
+	if ledger.Applied() != 0 || up.Requests(refunds.Path) != 0 {
+		t.Fatalf("%d refunds applied from %d requests by answers to other pauses; want none", ledger.Applied(), up.Requests(refunds.Path))
+	}
+	// Each pause's own answer applies its own refund, once.
+	answerIn(ctx, l, "s2", adktools.Answer(s2[0].ID, true))
+	answerIn(ctx, l, "s1", adktools.Answer(one.ID, true))
+	if ledger.Applied() != 2 || up.Requests(refunds.Path) != 2 {
+		t.Fatalf("%d refunds applied from %d requests; want the two confirmed ones", ledger.Applied(), up.Requests(refunds.Path))
+	}
+	// ADK v2.2.0 records the event of parallel calls whole, its actions
+	// with the confirmations asked, on its execute_tool (merged) span as
+	// gcp.vertex.agent.tool_response: the one place a token reaches a span
+	// (the README says so). No other attribute, toolsafe's none, has it.
+	var inSpans strings.Builder
+	for _, sp := range ended() {
+		for _, kv := range sp.Attributes() {
+			if kv.Key != "gcp.vertex.agent.tool_response" {
+				inSpans.WriteString(kv.Value.Emit() + "\n")
+			}
+		}
+		for _, e := range sp.Events() {
+			for _, kv := range e.Attributes {
+				inSpans.WriteString(kv.Value.Emit() + "\n")
+			}
+		}
+	}
+	if inSpans.Len() == 0 {
+		t.Fatal("no span attributes recorded")
+	}
+	for _, tok := range []string{tokenOf(t, one), tokenOf(t, two), tokenOf(t, s2[0])} {
+		if strings.Contains(m.everything(), tok) {
+			t.Errorf("the pause token %s reached the model's history", tok)
+		}
+		if strings.Contains(inSpans.String(), tok) {
+			t.Errorf("the pause token %s reached a span", tok)
+		}
+	}
+}
+
