@@ -140,4 +140,3 @@ func TestAnADKAnswerDecidesOnlyItsOwnPauseInItsOwnSession(t *testing.T) {
 		}
 	}
 }
-
