@@ -1,9 +1,12 @@
 package adktools_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"io"
 	"iter"
+	"net/http"
 	"strings"
 	"sync"
 	"testing"
@@ -137,6 +140,54 @@ func TestAnADKAnswerDecidesOnlyItsOwnPauseInItsOwnSession(t *testing.T) {
 		}
 		if strings.Contains(inSpans.String(), tok) {
 			t.Errorf("the pause token %s reached a span", tok)
+		}
+	}
+}
+
+// Attack: the model gives two refunds of one turn the same call ID, so
+// one pause is kept over the other in the session's state (and ADK asks
+// one confirmation per call ID). What the person confirms is what runs, or
+// nothing: never the refund they were not shown.
+func TestTwoCallsWithOneIDInOneTurnApplyOnlyWhatEachRequestShowed(t *testing.T) {
+	ledger := refunds.NewLedger()
+	var mu sync.Mutex
+	var bodies []string
+	up := toolsafetest.NewUpstream(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		mu.Lock()
+		bodies = append(bodies, string(b))
+		mu.Unlock()
+		r.Body = io.NopCloser(bytes.NewReader(b))
+		ledger.Handler().ServeHTTP(w, r)
+	}))
+	t.Cleanup(up.Close)
+	w := adktools.Wrap(refund(t, up.URL()), toolsafe.WithApproval(adktools.Confirmations(nil)),
+		toolsafe.WithSideEffects(middleware.SideEffectsWithKey))
+	m := script(calls(call("call-1", "refund", map[string]any{"order": "A-1", "amount_eur": 900}),
+		call("call-1", "refund", map[string]any{"order": "A-1", "amount_eur": 9000})),
+		say("Done."), say("Done."), say("Done."))
+	l := newLoop(t, m, w)
+	reqs := requestsIn(answerIn(context.Background(), l, "s1", ask("Refund A-1.")))
+	if len(reqs) == 0 {
+		t.Fatal("nothing was asked")
+	}
+	var shown []string
+	for _, r := range reqs {
+		shown = append(shown, r.Pause.Input)
+		answerIn(context.Background(), l, "s1", adktools.Answer(r.ID, true))
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	for _, b := range bodies {
+		var got, want map[string]any
+		_ = json.Unmarshal([]byte(b), &got)
+		ok := false
+		for _, in := range shown {
+			_ = json.Unmarshal([]byte(in), &want)
+			ok = ok || got["amount_eur"] == want["amount_eur"]
+		}
+		if !ok {
+			t.Errorf("the upstream was sent %s; the person confirmed only %v", b, shown)
 		}
 	}
 }
