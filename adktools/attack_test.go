@@ -9,17 +9,23 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"google.golang.org/adk/v2/agent"
 	"google.golang.org/adk/v2/model"
 	"google.golang.org/adk/v2/session"
+	"google.golang.org/adk/v2/tool/mcptoolset"
 	"google.golang.org/genai"
 
 	"github.com/toolsafe/toolsafe"
 	"github.com/toolsafe/toolsafe/adktools"
 	"github.com/toolsafe/toolsafe/internal/refunds"
 	"github.com/toolsafe/toolsafe/middleware"
+	"github.com/toolsafe/toolsafe/policy"
 	"github.com/toolsafe/toolsafe/toolsafetest"
 )
 
@@ -189,5 +195,67 @@ func TestTwoCallsWithOneIDInOneTurnApplyOnlyWhatEachRequestShowed(t *testing.T) 
 		if !ok {
 			t.Errorf("the upstream was sent %s; the person confirmed only %v", b, shown)
 		}
+	}
+}
+
+// readonly is the read-only ADK context a program lists a toolset's tools
+// with before it builds its agent.
+type readonly struct{ context.Context }
+
+func (readonly) UserContent() *genai.Content          { return nil }
+func (readonly) InvocationID() string                 { return "" }
+func (readonly) AgentName() string                    { return "clerk" }
+func (readonly) ReadonlyState() session.ReadonlyState { return nil }
+func (readonly) UserID() string                       { return "user" }
+func (readonly) AppName() string                      { return "billing" }
+func (readonly) SessionID() string                    { return "" }
+func (readonly) Branch() string                       { return "" }
+
+// Attack: an MCP server's tool reached through ADK's own mcptoolset and
+// wrapped by adktools. ADK drops the tool's annotations, so toolsafe took
+// it for a tool without side effects: a charge that acted and then failed
+// with an internal error was retried, and charged three times. With no
+// annotations to read, an MCP tool has the specification's defaults (not
+// read-only, not idempotent): side effects without a key, so it is not sent
+// again, and the model is told it may have been applied. An explicit
+// option still wins.
+func TestAnMCPToolThroughADKsToolsetIsNotRetriedAfterItMayHaveActed(t *testing.T) {
+	var charges atomic.Int32
+	server := mcp.NewServer(&mcp.Implementation{Name: "billing", Version: "v1"}, nil)
+	server.AddTool(&mcp.Tool{Name: "charge", Description: "Charges a card.",
+		InputSchema: json.RawMessage(`{"type":"object","properties":{"order":{"type":"string"}}}`)},
+		func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			charges.Add(1)
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "SECRET db down"}
+		})
+	ct, st := mcp.NewInMemoryTransports()
+	served, err := server.Connect(context.Background(), st, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = served.Close() })
+	set, err := mcptoolset.New(mcptoolset.Config{Transport: ct})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts, err := set.Tools(readonly{context.Background()})
+	if err != nil || len(ts) != 1 {
+		t.Fatalf("the toolset's tools: %v, %d", err, len(ts))
+	}
+	retry := toolsafe.WithRetry(policy.Retry{MaxRetries: 2, Backoff: noWait})
+	charge := adktools.Wrap(ts[0].(adktools.FunctionTool), retry)
+	m := script(calls(call("call-1", "charge", map[string]any{"order": "A-1"})), say("I could not tell."))
+	newLoop(t, m, charge).run(t, context.Background(), "s1", ask("Charge A-1."))
+	msg, _ := m.response(t, "call-1")["error"].(string)
+	if charges.Load() != 1 || !strings.Contains(msg, "may have been applied") || strings.Contains(msg, "SECRET") {
+		t.Fatalf("%d charges, the model was told %q; want 1 charge, told it may have been applied", charges.Load(), msg)
+	}
+	// The program says the tool only reads: it is retried.
+	charges.Store(0)
+	read := adktools.Wrap(ts[0].(adktools.FunctionTool), retry, toolsafe.WithSideEffects(middleware.NoSideEffects))
+	m = script(calls(call("call-2", "charge", map[string]any{"order": "A-1"})), say("It failed."))
+	newLoop(t, m, read).run(t, context.Background(), "s2", ask("Charge A-1."))
+	if charges.Load() != 3 {
+		t.Errorf("%d calls with WithSideEffects(NoSideEffects); want 3: the option wins", charges.Load())
 	}
 }
