@@ -509,3 +509,39 @@ func TestAServerChoosingErrorCodesCannotGrowTheMetricsSeries(t *testing.T) {
 		t.Errorf("%d series of mcp.client.operation.duration for 5 codes: %v; want 1", len(series), series)
 	}
 }
+
+// Attack: the faults of Streamable HTTP against a stateless server of the
+// 2026-07-28 protocol, whose specification tells a client to re-issue a
+// request whose response stream broke: a cut stream or a dropped
+// connection after the server acted is an unknown outcome, sent once; a
+// 503 is sent again after its Retry-After.
+func TestTransportFaultsOfAStatelessServerAreToldAsTheyAre(t *testing.T) {
+	for _, c := range []struct {
+		name    string
+		f       fault
+		server  int
+		unknown bool
+	}{
+		{"a stream cut after the request arrived", cutStream, 1, true},
+		{"a stream cut mid-result", cutMid, 1, true},
+		{"a connection dropped after the request arrived", dropAfter, 1, true},
+		{"a 503 with Retry-After", answer503, 1, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			srv := newHTTPServer(t, billingServer(), &mcp.StreamableHTTPOptions{Stateless: true})
+			session, _ := srv.connect("", nil)
+			ts, err := mcptools.List(context.Background(), session)
+			if err != nil {
+				t.Fatal(err)
+			}
+			srv.inject(c.f)
+			r := toolsafe.Wrap(toolNamed(t, ts, "charge"), toolsafe.WithRetry(fast()), toolsafe.WithTimeout(10*time.Second)).
+				Run(context.Background(), `{"city":"Oslo"}`)
+			_, server := srv.counts()
+			unknown := r.Failure != nil && r.Failure.SideEffect == middleware.SideEffectUnknown
+			if server != c.server || unknown != c.unknown {
+				t.Fatalf("%s (%s), %d at the server, unknown %v; want %d, unknown %v", r.Observation(), r.Kind(), server, unknown, c.server, c.unknown)
+			}
+		})
+	}
+}
