@@ -128,12 +128,12 @@ func TestAnADKAnswerDecidesOnlyItsOwnPauseInItsOwnSession(t *testing.T) {
 	for _, sp := range ended() {
 		for _, kv := range sp.Attributes() {
 			if kv.Key != "gcp.vertex.agent.tool_response" {
-				inSpans.WriteString(kv.Value.Emit() + "\n")
+				inSpans.WriteString(kv.Value.String() + "\n")
 			}
 		}
 		for _, e := range sp.Events() {
 			for _, kv := range e.Attributes {
-				inSpans.WriteString(kv.Value.Emit() + "\n")
+				inSpans.WriteString(kv.Value.String() + "\n")
 			}
 		}
 	}

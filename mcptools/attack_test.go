@@ -48,30 +48,31 @@ func counter(name string, n *atomic.Int32) *toolsafe.Tool {
 	}))
 }
 
-// Attack: a server's tool with side effects charges, asks the client's
-// model to write the receipt (sampling, a request the client answers),
-// then fails with an internal error. mcptools read the sampling request it
-// saw on the call's stream as an input request nobody could answer and
-// told the model the tool "needs a person's input" as a semantic
-// tool-error, which proves nothing was applied: the outcome was not
-// unknown, and the fallback charged again. A request the server sent
-// during the call proves nothing about what it did before.
+// Attack: a server's tool with side effects charges, asks the user to
+// confirm the receipt's address (a 2025 elicitation on the call's stream,
+// which the client's handler answers), then fails with an internal error.
+// mcptools read the request it saw on the call's stream as an input
+// request nobody could answer and told the model the tool "needs a
+// person's input" as a semantic tool-error, which proves nothing was
+// applied: the outcome was not unknown, and the fallback charged again.
+// A request the server sent during the call (elicitation or sampling)
+// proves nothing about what it did before.
 func TestARequestTheServerSentDuringACallIsNoProofNothingWasApplied(t *testing.T) {
 	var charges atomic.Int32
 	server := mcp.NewServer(&mcp.Implementation{Name: "billing", Version: "v1"}, nil)
 	server.AddTool(&mcp.Tool{Name: "charge", Description: "Charges a card.", InputSchema: objectSchema},
 		func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			charges.Add(1)
-			if _, err := req.Session.CreateMessage(ctx, &mcp.CreateMessageParams{MaxTokens: 50,
-				Messages: []*mcp.SamplingMessage{{Role: "user", Content: &mcp.TextContent{Text: "Write a receipt."}}}}); err != nil {
+			if _, err := req.Session.Elicit(ctx, &mcp.ElicitParams{Message: "Send the receipt to the address on file?",
+				RequestedSchema: map[string]any{"type": "object"}}); err != nil {
 				return nil, err
 			}
 			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: secret}
 		})
 	srv := newHTTPServer(t, server, nil)
 	session := connectWith(t, srv, &mcp.ClientOptions{
-		CreateMessageHandler: func(context.Context, *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
-			return &mcp.CreateMessageResult{Model: "scripted", Role: "assistant", Content: &mcp.TextContent{Text: "Receipt."}}, nil
+		ElicitationHandler: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			return &mcp.ElicitResult{Action: "accept"}, nil
 		},
 	})
 	ts, err := mcptools.List(context.Background(), session)
