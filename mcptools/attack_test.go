@@ -546,3 +546,47 @@ func TestTransportFaultsOfAStatelessServerAreToldAsTheyAre(t *testing.T) {
 		})
 	}
 }
+
+// Attack: one Grants answers both the gate of a destructive MCP tool and
+// its server's input requests. The person's approval of the call (the
+// gate's request, "delete_alert") does not answer the server's question
+// ("delete_alert (input requested)"), nor the other way round: each is
+// asked, and the alert is deleted once, after both.
+func TestTheGatesApprovalDoesNotAnswerTheServersQuestion(t *testing.T) {
+	session, deleted := confirmingServer(t)
+	grants := approval.NewGrants()
+	ts, err := mcptools.List(context.Background(), session, mcptools.WithInputApprover(grants))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tool := toolsafe.Wrap(ts[0], toolsafe.WithApproval(grants), toolsafe.WithDestructive())
+	ctx := run.With(context.Background(), "run-1", nil)
+	answerOnly := func(tool string) {
+		t.Helper()
+		reqs := grants.Requests()
+		if len(reqs) != 1 || reqs[0].Call.Tool != tool {
+			t.Fatalf("the inbox lists %+v; want one request of %s", reqs, tool)
+		}
+		if _, err := grants.Answer(reqs[0].ID, approval.Approved, "ana", ""); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var ar *approval.Required
+	if _, err := tool.Call(ctx, `{"id":"A-7"}`); !errors.As(err, &ar) || ar.Tool != "delete_alert" {
+		t.Fatalf("%v; want the gate's pause", err)
+	}
+	answerOnly("delete_alert")
+	if _, err := tool.Call(run.Resume(ctx, ar), `{"id":"A-7"}`); !errors.As(err, &ar) || ar.Tool != "delete_alert (input requested)" || deleted.Load() != 0 {
+		t.Fatalf("%v, %d deleted; want the server's question asked, nothing deleted", err, deleted.Load())
+	}
+	answerOnly("delete_alert (input requested)")
+	// The resumed call passes the gate again (every attempt of a
+	// destructive tool): the gate's approval was used, so it asks again.
+	if _, err := tool.Call(run.Resume(ctx, ar), `{"id":"A-7"}`); !errors.As(err, &ar) || ar.Tool != "delete_alert" || deleted.Load() != 0 {
+		t.Fatalf("%v, %d deleted; want the gate to ask again, nothing deleted", err, deleted.Load())
+	}
+	answerOnly("delete_alert")
+	if r := tool.Run(run.Resume(ctx, ar), `{"id":"A-7"}`); r.Output != "Alert A-7 deleted." || deleted.Load() != 1 {
+		t.Fatalf("%s (%s), %d deleted; want it deleted once", r.Observation(), r.Kind(), deleted.Load())
+	}
+}
