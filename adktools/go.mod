@@ -3,6 +3,7 @@ module github.com/toolsafe/toolsafe/adktools
 go 1.26.5
 
 require (
+	github.com/modelcontextprotocol/go-sdk v1.7.0
 	github.com/toolsafe/toolsafe v0.1.0
 	go.opentelemetry.io/otel/sdk v1.46.0
 	go.uber.org/goleak v1.3.0
@@ -10,8 +11,15 @@ require (
 )
 
 require (
+	cloud.google.com/go/auth/oauth2adapt v0.2.8 // indirect
 	github.com/goccy/go-yaml v1.19.2 // indirect
 	github.com/google/safehtml v0.1.0 // indirect
+	github.com/segmentio/asm v1.1.3 // indirect
+	github.com/segmentio/encoding v0.5.4 // indirect
+	github.com/yosida95/uritemplate/v3 v3.0.2 // indirect
+	golang.org/x/oauth2 v0.36.0 // indirect
+	golang.org/x/sync v0.25.0 // indirect
+	golang.org/x/time v0.15.0 // indirect
 )
 
 require (

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
 	"sync"
 	"time"
 
@@ -100,6 +101,30 @@ func newInner(t FunctionTool) (*inner, error) {
 		in.schema = b
 	}
 	return in, nil
+}
+
+// mcpInner is the inner tool of an MCP server's tool that ADK's
+// mcptoolset made. ADK drops the tool's annotations, so nothing is known
+// of it but that it is an MCP tool: it has the specification's defaults
+// (not read-only, destructive, not idempotent), and toolsafe.New gives it
+// side effects without a key unless an option says otherwise.
+type mcpInner struct{ *inner }
+
+var _ middleware.HintedTool = mcpInner{}
+
+// Hints are the MCP defaults: nothing declared, nothing trusted.
+func (mcpInner) Hints() middleware.Hints { return middleware.Hints{} }
+
+// mcpToolsetPkg is the package of ADK's MCP tools.
+const mcpToolsetPkg = "google.golang.org/adk/v2/tool/mcptoolset"
+
+// fromMCP reports whether t is a tool of ADK's mcptoolset.
+func fromMCP(t FunctionTool) bool {
+	rt := reflect.TypeOf(t)
+	for rt.Kind() == reflect.Pointer {
+		rt = rt.Elem()
+	}
+	return rt.PkgPath() == mcpToolsetPkg
 }
 
 func (in *inner) Name() string        { return in.t.Name() }

@@ -8,6 +8,7 @@ import (
 	"reflect"
 	"unicode/utf8"
 
+	"github.com/tmc/langchaingo/tools"
 	"google.golang.org/adk/v2/agent"
 	"google.golang.org/adk/v2/model"
 	"google.golang.org/adk/v2/tool"
@@ -42,7 +43,12 @@ var _ FunctionTool = (*Tool)(nil)
 // New wraps t with toolsafe's layers, configured by opts as toolsafe.New
 // is; the call ID comes from ADK (CallID) unless an option says otherwise,
 // and the arguments are checked against the declaration's
-// ParametersJsonSchema unless an option gives a schema. It returns an error
+// ParametersJsonSchema unless an option gives a schema. A tool of ADK's
+// mcptoolset, an MCP server's, has side effects without a key unless an
+// option says otherwise (toolsafe.WithSideEffects): ADK drops its
+// annotations, and with none the MCP specification takes a tool as not
+// read-only and not idempotent, so it is not sent again after an attempt
+// that may have landed. It returns an error
 // naming every problem when t is nil or long-running, or an option is invalid.
 func New(t FunctionTool, opts ...toolsafe.Option) (*Tool, error) {
 	if t == nil {
@@ -55,7 +61,11 @@ func New(t FunctionTool, opts ...toolsafe.Option) (*Tool, error) {
 	if err != nil {
 		return nil, err
 	}
-	safe, err := toolsafe.New(in, append([]toolsafe.Option{toolsafe.WithCallIDFunc(CallID)}, opts...)...)
+	var lt tools.Tool = in
+	if fromMCP(t) {
+		lt = mcpInner{in}
+	}
+	safe, err := toolsafe.New(lt, append([]toolsafe.Option{toolsafe.WithCallIDFunc(CallID)}, opts...)...)
 	if err != nil {
 		return nil, fmt.Errorf("adktools: %w", err)
 	}

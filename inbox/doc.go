@@ -23,9 +23,12 @@
 // field an agent controls (tool, input, run, call, idempotency key; the
 // audit's names and comments) is shown through Reveal, so characters a
 // person could not see, or that reorder text (U+202E, U+200B), appear as
-// their codes; right-to-left values are isolated (<bdi dir="auto">), and
-// the page warns of each hidden character and of values that mix Latin
-// with Cyrillic or Greek letters (Warnings), marking the odd letters. A
+// their codes, as does a combining mark that makes a Latin, Greek,
+// Cyrillic or Armenian letter look like another ("Jose\u0301"); right-to-left
+// values are isolated (<bdi dir="auto">), and the page warns of each
+// hidden character, of values that mix Latin with Cyrillic, Greek or
+// Armenian letters, marking the odd letters, and of values of Cyrillic or
+// Greek letters that all look Latin (Warnings). A
 // request is one tool, input and run: two runs waiting on the same call
 // are two rows, and an answer is used only by its own run's call.
 //

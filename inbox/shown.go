@@ -18,17 +18,23 @@ import (
 // control characters (newline and tab among them), the line and paragraph
 // separators, spaces other than U+0020 (such as U+00A0 NO-BREAK SPACE),
 // the other default-ignorable characters (such as U+3164 HANGUL FILLER),
-// variation selectors, private-use and unassigned code points. Bytes that
-// are not UTF-8 become U+FFFD. So "\u202e0052" reads \u202e0052, not 2500,
-// and two payees that differ by a U+200B differ on the screen.
+// variation selectors, private-use and unassigned code points, and a
+// combining mark (such as U+0301 COMBINING ACUTE ACCENT) over a Latin,
+// Greek, Cyrillic or Armenian letter, a digit or a sign, which would make
+// it look like another character: the letters of other scripts keep their
+// marks. Bytes that are not UTF-8 become U+FFFD. So "\u202e0052" reads
+// \u202e0052, not 2500, two payees that differ by a U+200B differ on the
+// screen, and "Jose\u0301" (é as e and a mark, NFD) reads Jose\u0301,
+// not as "José" (é as one character, NFC).
 //
 // The inbox's pages show every field an agent controls through it (tool,
 // input, run, call, idempotency key, and the names and comments of the
 // audit trail); redisstore's toolsafe-approvals prints them through it.
 func Reveal(s string) string {
 	var b strings.Builder
+	var c coder
 	for _, r := range text(s) {
-		if hidden(r) {
+		if c.code(r) {
 			b.WriteString(escape(r))
 		} else {
 			b.WriteRune(r)
@@ -37,18 +43,41 @@ func Reveal(s string) string {
 	return b.String()
 }
 
+// coder tells, character by character, which characters of a text Reveal
+// shows as their codes: the hidden ones, and a combining mark over a
+// letter of a script that looks like Latin (Latin, Greek, Cyrillic,
+// Armenian), a digit or a sign, which makes it look like another
+// character ("e" and U+0301 look like "é", a different text) or hides
+// it ("1" struck through). Marks over the letters of other scripts are
+// theirs to carry. The zero coder is at the start of a text.
+type coder struct{ base rune }
+
+// code reports whether r, the next character, is shown as its code.
+func (c *coder) code(r rune) bool {
+	if !unicode.Is(unicode.M, r) {
+		c.base = r
+		return hidden(r)
+	}
+	return hidden(r) || c.base == 0 || scriptOf(c.base) >= 0 || !unicode.IsLetter(c.base) ||
+		unicode.Is(unicode.Common, c.base) || unicode.Is(unicode.Inherited, c.base)
+}
+
 // Warnings says what a person should be warned of before deciding on s,
 // the value of the field named what ("the call ID", "the input"): that s
 // holds characters Reveal shows as codes (each named), and each value in
 // it that mixes Latin letters with Cyrillic or Greek ones, which look
-// alike ("pаypal" with a Cyrillic а), naming the letters of the script
-// that is not the value's main one. A value is the whole of s, or each
-// string (key or value) of s when s is JSON, as decoded: an escape such as
-// \u0430 counts as the letter it stands for. None for plain text. Values
-// quoted in a warning are shown through Reveal.
+// alike ("pаypal" with a Cyrillic а), or Armenian ones, naming the
+// letters of the script that is not the value's main one; and each value
+// written wholly in Cyrillic or Greek letters that each look like a Latin
+// one ("рау", all Cyrillic, reads as "pay"), saying how it reads. A value
+// is the whole of s, or each string (key or value) of s when s is JSON, as
+// decoded: an escape such as \u0430 counts as the letter it stands for.
+// None for plain text ("Москва", "Сергей", "Αθήνα" have letters Latin has
+// not). Values quoted in a warning are shown through Reveal.
 //
-// A value written wholly in another script ("асе", all Cyrillic) is not
-// flagged: telling it from Latin needs Unicode's confusables data.
+// Lookalikes beyond these (a value of Cyrillic letters some of which look
+// Latin, letters of other scripts) are not flagged: telling them needs
+// Unicode's confusables data.
 func Warnings(what, s string) []string {
 	var out []string
 	for _, w := range warningsOf(what, s, false) {
@@ -92,6 +121,12 @@ var names = map[rune]string{
 	0x2066: "LEFT-TO-RIGHT ISOLATE", 0x2067: "RIGHT-TO-LEFT ISOLATE", 0x2068: "FIRST STRONG ISOLATE",
 	0x2069: "POP DIRECTIONAL ISOLATE", 0x2800: "BRAILLE PATTERN BLANK", 0x3000: "IDEOGRAPHIC SPACE",
 	0x3164: "HANGUL FILLER", 0xFEFF: "ZERO WIDTH NO-BREAK SPACE", 0xFFA0: "HALFWIDTH HANGUL FILLER",
+	0x0300: "COMBINING GRAVE ACCENT", 0x0301: "COMBINING ACUTE ACCENT", 0x0302: "COMBINING CIRCUMFLEX ACCENT",
+	0x0303: "COMBINING TILDE", 0x0306: "COMBINING BREVE", 0x0307: "COMBINING DOT ABOVE", 0x0308: "COMBINING DIAERESIS",
+	0x030A: "COMBINING RING ABOVE", 0x030C: "COMBINING CARON", 0x0323: "COMBINING DOT BELOW", 0x0327: "COMBINING CEDILLA",
+	0x0328: "COMBINING OGONEK", 0x0335: "COMBINING SHORT STROKE OVERLAY", 0x0336: "COMBINING LONG STROKE OVERLAY",
+	0x0337: "COMBINING SHORT SOLIDUS OVERLAY", 0x0338: "COMBINING LONG SOLIDUS OVERLAY",
+	0x20DD: "COMBINING ENCLOSING CIRCLE", 0x20E0: "COMBINING ENCLOSING CIRCLE BACKSLASH",
 }
 
 // nameOf names r, or says what kind of character it is.
@@ -110,6 +145,8 @@ func nameOf(r rune) string {
 		return "a private-use character"
 	case unicode.Is(unicode.Variation_Selector, r):
 		return "a variation selector"
+	case unicode.Is(unicode.M, r):
+		return "a combining mark"
 	case !unicode.IsGraphic(r):
 		return "an unassigned code point"
 	}
@@ -126,10 +163,10 @@ func rightToLeft(r rune) bool {
 }
 
 // lookalikeScripts are the scripts whose letters look like Latin's.
-var lookalikeScripts = []struct {
+var lookalikeScripts = [...]struct {
 	name  string
 	table *unicode.RangeTable
-}{{"Latin", unicode.Latin}, {"Cyrillic", unicode.Cyrillic}, {"Greek", unicode.Greek}}
+}{{"Latin", unicode.Latin}, {"Cyrillic", unicode.Cyrillic}, {"Greek", unicode.Greek}, {"Armenian", unicode.Armenian}}
 
 // scriptOf is the index in lookalikeScripts of letter r's script, or -1.
 func scriptOf(r rune) int {
@@ -148,7 +185,7 @@ func scriptOf(r rune) int {
 // scripts it mixes, its main one (the most letters; Latin on a tie) and
 // the letters of the others, each once; else main -1.
 func mixed(v string) (scripts []string, main int, others []rune) {
-	var count [3]int
+	var count [len(lookalikeScripts)]int
 	for _, r := range v {
 		if i := scriptOf(r); i >= 0 {
 			count[i]++
@@ -172,6 +209,42 @@ func mixed(v string) (scripts []string, main int, others []rune) {
 		}
 	}
 	return scripts, main, others
+}
+
+// latinLookalikes are the Cyrillic and Greek letters that look like a
+// Latin letter in common fonts, and that letter (after Unicode's
+// confusables data, the clearest of them).
+var latinLookalikes = map[rune]rune{
+	// Cyrillic
+	'а': 'a', 'с': 'c', 'ԁ': 'd', 'е': 'e', 'һ': 'h', 'і': 'i', 'ј': 'j', 'ӏ': 'l', 'о': 'o', 'р': 'p',
+	'ԛ': 'q', 'ѕ': 's', 'ѵ': 'v', 'ԝ': 'w', 'х': 'x', 'у': 'y',
+	'А': 'A', 'В': 'B', 'С': 'C', 'Е': 'E', 'Н': 'H', 'І': 'I', 'Ј': 'J', 'К': 'K', 'М': 'M', 'О': 'O',
+	'Р': 'P', 'Ԛ': 'Q', 'Ѕ': 'S', 'Т': 'T', 'Ԝ': 'W', 'Х': 'X', 'У': 'Y', 'Ү': 'Y',
+	// Greek
+	'α': 'a', 'ϲ': 'c', 'ι': 'i', 'ϳ': 'j', 'κ': 'k', 'ν': 'v', 'ο': 'o', 'ρ': 'p', 'υ': 'u',
+	'Α': 'A', 'Β': 'B', 'Ϲ': 'C', 'Ε': 'E', 'Η': 'H', 'Ι': 'I', 'Κ': 'K', 'Μ': 'M', 'Ν': 'N', 'Ο': 'O',
+	'Ρ': 'P', 'Τ': 'T', 'Υ': 'Y', 'Χ': 'X', 'Ζ': 'Z',
+}
+
+// readsAsLatin reports whether every letter of v is a Cyrillic or Greek
+// one that looks like a Latin letter (and there is one), and returns the
+// script and v as it reads, those letters replaced by the Latin ones.
+func readsAsLatin(v string) (script, reads string, ok bool) {
+	var b strings.Builder
+	for _, r := range v {
+		if !unicode.IsLetter(r) {
+			b.WriteRune(r)
+			continue
+		}
+		l, lookalike := latinLookalikes[r]
+		s := scriptOf(r)
+		if !lookalike || script != "" && lookalikeScripts[s].name != script {
+			return "", "", false
+		}
+		script = lookalikeScripts[s].name
+		b.WriteRune(l)
+	}
+	return script, b.String(), script != ""
 }
 
 func containsRune(rs []rune, r rune) bool {
@@ -271,8 +344,9 @@ func warningsOf(what, s string, multiline bool) []warning {
 	var out []warning
 	var found []rune
 	for _, v := range values(s) {
+		var c coder
 		for _, r := range v {
-			if hidden(r) && !(multiline && r == '\n') && !containsRune(found, r) {
+			if c.code(r) && !(multiline && r == '\n') && !containsRune(found, r) {
 				found = append(found, r)
 			}
 		}
@@ -290,6 +364,19 @@ func warningsOf(what, s string, multiline bool) []warning {
 			upperFirst(what), strings.Join(list, ", "))})
 	}
 	for _, v := range values(s) {
+		if script, reads, ok := readsAsLatin(v); ok {
+			q := v
+			if utf8.RuneCountInString(q) > maxQuoted {
+				q, reads = string([]rune(q)[:maxQuoted])+"…", string([]rune(reads)[:maxQuoted])+"…"
+			}
+			out = append(out, warning{
+				Text:   fmt.Sprintf("%s has a value of %s letters that all look like Latin ones: ", upperFirst(what), script),
+				Value:  showValue(q, false),
+				quoted: Reveal(q),
+				After:  fmt.Sprintf(" (it reads as “%s”).", Reveal(reads)),
+			})
+			continue
+		}
 		scripts, main, others := mixed(v)
 		if main < 0 {
 			continue
@@ -347,6 +434,7 @@ type pieces []piece
 func showValue(v string, multiline bool) pieces {
 	v = text(v)
 	_, main, _ := mixed(v)
+	_, _, allLookalike := readsAsLatin(v)
 	iso := strings.IndexFunc(v, rightToLeft) >= 0
 	var out pieces
 	if iso {
@@ -359,11 +447,15 @@ func showValue(v string, multiline bool) pieces {
 			plain.Reset()
 		}
 	}
+	var c coder
 	for _, r := range v {
 		switch s := scriptOf(r); {
-		case hidden(r) && !(multiline && r == '\n'):
+		case c.code(r) && !(multiline && r == '\n'):
 			flush()
 			out = append(out, piece{Text: escape(r), Esc: true, Title: fmt.Sprintf("U+%04X %s: invisible, or changes the order or the look of the text", r, nameOf(r))})
+		case allLookalike && s >= 0:
+			flush()
+			out = append(out, piece{Text: string(r), Mark: true, Title: fmt.Sprintf("a %s letter that looks like Latin %c", lookalikeScripts[s].name, latinLookalikes[r])})
 		case main >= 0 && s >= 0 && s != main:
 			flush()
 			out = append(out, piece{Text: string(r), Mark: true, Title: "a " + lookalikeScripts[s].name + " letter, in a value of " + lookalikeScripts[main].name + " letters"})

@@ -67,7 +67,8 @@
 // conventions' mcp.client.operation.duration (WithMeterProvider). Each
 // tools/call carries the trace context in params._meta
 // (traceparent, tracestate; see WithPropagator), so a traced server joins
-// the agent's trace. An isError result's text reaches the model, but a span
+// the agent's trace, and the call's idempotency key (IdempotencyKeyMeta),
+// so a server can apply the attempts of one call once. An isError result's text reaches the model, but a span
 // gets only its size; the server's error text is never put in a span.
 //
 // TypeScript-SDK servers answer an unknown tool and input their schema

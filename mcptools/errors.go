@@ -76,6 +76,11 @@ func (t *Tool) failure(ctx context.Context, span trace.Span, ex *exchange, err e
 		return err
 	}
 	switch {
+	case errors.Is(err, mcp.ErrSessionMissing) && !t.forgotten(ex, err):
+		// The SDK failed the session, and this call running on it, when
+		// another request was answered 404: this one was delivered.
+		te := middleware.NewToolError("%s", reasonLost).WithCause(err)
+		return typed(middleware.Transient(te), errorTypeResponseLost)
 	case errors.Is(err, mcp.ErrSessionMissing):
 		return typed(refused(reasonGone, middleware.NotApplied(err)), "404")
 	case errors.Is(err, mcp.ErrConnectionClosed):
@@ -87,16 +92,49 @@ func (t *Tool) failure(ctx context.Context, span trace.Span, ex *exchange, err e
 		return transportFailure(ex, err)
 	}
 	if ex.askedForInput() {
-		// The server asked for input, and the client could not give it (it
-		// has no handler): the SDK's own multi round-trip failed, or the
-		// server's tool failed on the refusal.
+		// The server answered the latest round with an input request,
+		// which the SDK's own multi round-trip could not fulfil (the
+		// client has no handler): the server waits, and did not act.
 		return t.needsInput()
 	}
-	code := strconv.FormatInt(we.Code, 10)
-	if span != nil {
+	code := codeType(we.Code)
+	if span != nil && code != errorTypeOther {
 		span.SetAttributes(semconv.RPCResponseStatusCodeKey.String(code))
 	}
 	return typed(t.codeFailure(ctx, we, err), code)
+}
+
+// errorTypeOther is the error.type of a JSON-RPC error whose code is the
+// server's own choice (the conventions' value for a type they do not
+// know): such codes are unbounded, and would make a metric series each.
+const errorTypeOther = "_OTHER"
+
+// codeType is the error.type of a JSON-RPC error with code: the code, in
+// JSON-RPC's reserved range (-32768 to -32000, where the protocol's, MCP's
+// and the servers' implementation-defined codes are) or 0 (go-sdk's code
+// for a handler's plain error); else errorTypeOther.
+func codeType(code int64) string {
+	if code != 0 && (code < -32768 || code > -32000) {
+		return errorTypeOther
+	}
+	return strconv.FormatInt(code, 10)
+}
+
+// forgotten reports whether err, which says the server no longer knows
+// the session (mcp.ErrSessionMissing), says so of this call, whose
+// request ex recorded: its own request was answered 404, or it was never
+// sent, on a session whose calls Transport records. The SDK fails every
+// call still running on the session with the same error once one request
+// is answered 404: those were delivered, and their outcome is unknown.
+// Without a record nothing proves which it was.
+func (t *Tool) forgotten(ex *exchange, err error) bool {
+	if !errors.Is(err, mcp.ErrSessionMissing) {
+		return false
+	}
+	if posted, _, status, _ := ex.seen(); posted {
+		return status == http.StatusNotFound
+	}
+	return t.conn.records.Load()
 }
 
 // transportFailure maps a failure of the transport (the SDK's -32005, or

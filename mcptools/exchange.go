@@ -22,22 +22,36 @@ type exchange struct {
 	wrote      bool // ... and it was written whole
 	status     int  // the answer's status; 0 for none
 	retryAfter string
-	// inputRequired: the server asked for input during the call (seen on
-	// the wire by Transport): an InputRequiredResult, which the SDK's multi
-	// round-trip then failed to fulfil on its own, or an elicitation or
-	// sampling request the client refused.
+	// inputRequired: the server's answer to the latest tools/call of the
+	// call (a round of the SDK's multi round-trip is one) was an
+	// InputRequiredResult, seen on the wire by Transport, which the SDK
+	// then failed to fulfil on its own. It is reset by every tools/call
+	// sent: an input request answered says nothing of the next round,
+	// where the server may act. A server's own request during a call (a
+	// 2025 elicitation or sampling request on the call's stream) is not
+	// one: the client answered it, or the server could not send it, and
+	// the server may have acted before it asked.
 	inputRequired bool
 }
 
-// markInputRequired records that the server asked for input.
+// markInputRequired records that the server answered the latest
+// tools/call with an InputRequiredResult.
 func (e *exchange) markInputRequired() {
 	e.mu.Lock()
 	e.inputRequired = true
 	e.mu.Unlock()
 }
 
-// askedForInput reports whether the server answered with an
-// InputRequiredResult.
+// sent records that another tools/call of the call was sent: what the
+// server answered the one before says nothing of it.
+func (e *exchange) sent() {
+	e.mu.Lock()
+	e.inputRequired = false
+	e.mu.Unlock()
+}
+
+// askedForInput reports whether the server answered the latest tools/call
+// with an InputRequiredResult.
 func (e *exchange) askedForInput() bool {
 	if e == nil {
 		return false
@@ -90,7 +104,7 @@ func (r *recorder) RoundTrip(req *http.Request) (*http.Response, error) {
 		return r.next.RoundTrip(req)
 	}
 	ex.mu.Lock()
-	ex.posted, ex.wrote, ex.status, ex.retryAfter = true, false, 0, ""
+	ex.posted, ex.wrote, ex.status, ex.retryAfter, ex.inputRequired = true, false, 0, "", false
 	ex.mu.Unlock()
 	trace := &httptrace.ClientTrace{WroteRequest: func(info httptrace.WroteRequestInfo) {
 		if info.Err == nil {
@@ -111,21 +125,12 @@ func (r *recorder) RoundTrip(req *http.Request) (*http.Response, error) {
 	return resp, err
 }
 
-// inputNeedles are how a server's request for input names itself on the
-// wire (compact JSON, as the SDKs write it): an InputRequiredResult
-// (2026-07-28), or an elicitation or sampling request sent on the call's
-// own stream (2025).
-var inputNeedles = [...][]byte{
-	[]byte(`"resultType":"input_required"`),
-	[]byte(`"method":"elicitation/create"`),
-	[]byte(`"method":"sampling/createMessage"`),
-}
-
-// maxNeedle is the length of the longest of inputNeedles.
-const maxNeedle = len(`"method":"sampling/createMessage"`)
+// inputNeedle is how an InputRequiredResult (2026-07-28) names itself on
+// the wire (compact JSON, as the SDKs write it).
+var inputNeedle = []byte(`"resultType":"input_required"`)
 
 // inputScan marks its exchange when the body it reads, a JSON answer or
-// the call's event stream, holds a request for input.
+// the call's event stream, holds an InputRequiredResult.
 type inputScan struct {
 	io.ReadCloser
 	ex   *exchange
@@ -137,13 +142,11 @@ func (s *inputScan) Read(p []byte) (int, error) {
 	n, err := s.ReadCloser.Read(p)
 	if n > 0 && !s.seen {
 		buf := append(s.tail, p[:n]...)
-		for _, needle := range inputNeedles {
-			if !s.seen && bytes.Contains(buf, needle) {
-				s.seen = true
-				s.ex.markInputRequired()
-			}
+		if bytes.Contains(buf, inputNeedle) {
+			s.seen = true
+			s.ex.markInputRequired()
 		}
-		keep := min(len(buf), maxNeedle-1)
+		keep := min(len(buf), len(inputNeedle)-1)
 		s.tail = append(s.tail[:0], buf[len(buf)-keep:]...)
 	}
 	return n, err

@@ -39,6 +39,10 @@ func WithInputApprover(a approval.Approver) Option {
 	return optionFunc(func(c *config) { c.inputApprover = a })
 }
 
+// inputRequested ends the tool name of an input request put to a person:
+// "NAME (input requested)". No tool of mcptools has a name that ends so.
+const inputRequested = " (input requested)"
+
 // maxInputRounds is the most questions one call puts to a person before
 // the model is told the tool needs more input than this client collects.
 const maxInputRounds = 3
@@ -142,13 +146,14 @@ func (t *Tool) inputRequest(ctx context.Context, params *mcp.CallToolParams, q q
 		return approval.CallInfo{}, err
 	}
 	return approval.CallInfo{
-		Tool:           t.name + " (input requested)",
+		Tool:           t.name + inputRequested,
 		CallID:         middleware.CallID(ctx),
 		Input:          string(b),
 		Attempt:        max(middleware.AttemptNumber(ctx), 1),
 		IdempotencyKey: middleware.IdempotencyKey(ctx),
 		RunID:          run.ID(ctx),
 		CanonicalInput: canon,
+		CallIDKnown:    middleware.CallIDKnown(ctx),
 	}, nil
 }
 

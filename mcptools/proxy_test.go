@@ -2,6 +2,7 @@ package mcptools_test
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"io"
@@ -28,6 +29,7 @@ const (
 	dropAfter       // forwards, then drops the connection without an answer
 	cutStream       // forwards, then sends the answer's headers and cuts its body
 	forget          // forgets every session first (a restarted server), then forwards
+	cutMid          // forwards, then sends the answer's headers and half its body, and cuts it
 )
 
 // httpServer is a go-sdk MCP server over Streamable HTTP on 127.0.0.1
@@ -45,7 +47,8 @@ type httpServer struct {
 	mu       sync.Mutex
 	proxy    *http.Server
 	faults   []fault
-	arrived  int // tools/call requests at the proxy
+	wait     string // the Retry-After of answer503 and answer429; "" for "1"
+	arrived  int    // tools/call requests at the proxy
 	received atomic.Int32
 }
 
@@ -170,7 +173,10 @@ func (s *httpServer) serveProxy(w http.ResponseWriter, r *http.Request) {
 	}
 	switch f {
 	case answer503, answer429:
-		w.Header().Set("Retry-After", "1")
+		s.mu.Lock()
+		wait := cmp.Or(s.wait, "1")
+		s.mu.Unlock()
+		w.Header().Set("Retry-After", wait)
 		code := http.StatusServiceUnavailable
 		if f == answer429 {
 			code = http.StatusTooManyRequests
@@ -198,7 +204,7 @@ func (s *httpServer) serveProxy(w http.ResponseWriter, r *http.Request) {
 		flushCopy(w, resp.Body)
 		return
 	}
-	_, _ = io.Copy(io.Discard, resp.Body) // the server has acted
+	answer, _ := io.ReadAll(resp.Body) // the server has acted
 	switch f {
 	case answer502:
 		http.Error(w, "SECRET bad gateway", http.StatusBadGateway)
@@ -211,6 +217,15 @@ func (s *httpServer) serveProxy(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(resp.StatusCode)
 		w.(http.Flusher).Flush()
 		panic(http.ErrAbortHandler) // the body is cut
+	case cutMid:
+		for k, v := range resp.Header {
+			w.Header()[k] = v
+		}
+		w.Header().Del("Content-Length")
+		w.WriteHeader(resp.StatusCode)
+		_, _ = w.Write(answer[:len(answer)/2])
+		w.(http.Flusher).Flush()
+		panic(http.ErrAbortHandler) // the rest of the result is cut
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"sync"
+	"sync/atomic"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"go.opentelemetry.io/otel/attribute"
@@ -15,6 +16,10 @@ import (
 type conn struct {
 	reconnect func(context.Context) (*mcp.ClientSession, error)
 	lock      chan struct{} // held while a new session is started
+	// records: a tools/call on these sessions was recorded by Transport's
+	// HTTP client (see exchange), so a call it has no record of was never
+	// sent.
+	records atomic.Bool
 
 	mu    sync.Mutex
 	cur   *mcp.ClientSession

@@ -49,7 +49,9 @@ const permissive = `{"type":"object"}`
 // New returns the tool of session described by def, as tools/list returned
 // it (see List, which calls New for each tool listed). The input schema is
 // compiled once, here. New returns an error when session or def is nil, def
-// has no name, WithRename makes the name empty, or def's input schema cannot
+// has no name, WithRename makes the name empty or one that ends with
+// " (input requested)", in any case (how the approvals inbox names a server's input
+// requests; see WithInputApprover), or def's input schema cannot
 // be compiled (see argschema.Compile: it must be a JSON Schema of an object
 // and may not refer to other documents). A def without an input schema takes
 // any JSON object.
@@ -76,6 +78,9 @@ func newTool(cn *conn, def *mcp.Tool, c config) (*Tool, error) {
 		if name == "" {
 			return nil, fmt.Errorf("mcptools: tool %q: WithRename made its name empty", def.Name)
 		}
+	}
+	if len(name) >= len(inputRequested) && strings.EqualFold(name[len(name)-len(inputRequested):], inputRequested) {
+		return nil, fmt.Errorf("mcptools: tool %q: its name ends as the approvals inbox names a server's input requests (%q), so a person could not tell a call of it from a question; give it another name with WithRename, or leave it out with WithFilter", def.Name, inputRequested)
 	}
 	raw := []byte(permissive)
 	if def.InputSchema != nil {
@@ -211,10 +216,13 @@ func (t *Tool) send(ctx context.Context, input string) (string, error) {
 	ex := &exchange{}
 	ctx = withExchange(ctx, ex)
 	session, attrs := t.conn.current()
-	params := &mcp.CallToolParams{Name: t.def.Name, Arguments: json.RawMessage(input), Meta: traceMeta(ctx, t.propagator)}
+	params := &mcp.CallToolParams{Name: t.def.Name, Arguments: json.RawMessage(input), Meta: callMeta(ctx, t.propagator)}
 	start := time.Now()
 	res, err := t.callOn(ctx, span, session, attrs, params)
-	if err != nil && ctx.Err() == nil && t.conn.reconnect != nil && undelivered(err) {
+	if posted, _, _, _ := ex.seen(); posted {
+		t.conn.records.Store(true)
+	}
+	if err != nil && ctx.Err() == nil && t.conn.reconnect != nil && t.undelivered(ex, err) {
 		fresh, rerr := t.conn.renew(ctx, session)
 		if rerr != nil {
 			t.metric.record(ctx, start, attrs, errorTypeSessionClosed, "")
@@ -252,6 +260,32 @@ func (t *Tool) send(ctx context.Context, input string) (string, error) {
 	return out, err
 }
 
+// IdempotencyKeyMeta is the params._meta key under which each tools/call
+// carries the call's idempotency key (middleware.IdempotencyKey): the same
+// for every attempt of one call, on whichever session sends it, and for
+// the call a resumed run sends again, different for every other call. A
+// server that applies the requests carrying one key once lets a tool be
+// declared with a key (toolsafe.WithSideEffects(SideEffectsWithKey), or
+// side_effects: idempotent in a policies file), which toolsafe sends again
+// after an outcome that is unknown. MCP has no key of its own yet; the
+// name follows its rule for _meta keys (a reverse-DNS prefix that is not
+// the protocol's).
+const IdempotencyKeyMeta = "io.github.toolsafe/idempotency-key"
+
+// callMeta is the params._meta of a tools/call sent with ctx: its trace
+// context (see traceMeta) and its idempotency key; nil when there is
+// neither.
+func callMeta(ctx context.Context, p propagation.TextMapPropagator) mcp.Meta {
+	meta := traceMeta(ctx, p)
+	if key := middleware.IdempotencyKey(ctx); key != "" {
+		if meta == nil {
+			meta = mcp.Meta{}
+		}
+		meta[IdempotencyKeyMeta] = key
+	}
+	return meta
+}
+
 // callOn sends params on session, with attrs on span.
 func (t *Tool) callOn(ctx context.Context, span trace.Span, session *mcp.ClientSession, attrs []attribute.KeyValue, params *mcp.CallToolParams) (*mcp.CallToolResult, error) {
 	if span != nil {
@@ -260,11 +294,12 @@ func (t *Tool) callOn(ctx context.Context, span trace.Span, session *mcp.ClientS
 	return session.CallTool(ctx, params)
 }
 
-// undelivered reports whether err says the session never delivered the call:
-// the server answered 404 for the session (it restarted, or forgot it), or
-// the connection was closed before the call was written.
-func undelivered(err error) bool {
-	return errors.Is(err, mcp.ErrSessionMissing) || errors.Is(err, mcp.ErrConnectionClosed)
+// undelivered reports whether err says the session never delivered the
+// call, whose request ex recorded: the server answered its request 404
+// (it restarted, or forgot the session; see forgotten), or the connection
+// was closed before the call was written.
+func (t *Tool) undelivered(ex *exchange, err error) bool {
+	return t.forgotten(ex, err) || errors.Is(err, mcp.ErrConnectionClosed)
 }
 
 // result turns the result of a tools/call into the model's text or a

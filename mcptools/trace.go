@@ -108,6 +108,7 @@ func (c *idConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 			}
 			c.calls[req.ID.Raw()] = ex
 			c.mu.Unlock()
+			ex.sent()
 		}
 	}
 	return c.Connection.Write(ctx, msg)

@@ -28,6 +28,17 @@ func CallID(ctx context.Context) string {
 	return ""
 }
 
+// CallIDKnown reports whether CallID(ctx) is the model's or the host's
+// tool-call ID (toolsafe.WithCallIDs, WithCallIDFunc, an adapter's) rather
+// than one toolsafe made up; false when ctx carries no toolsafe call. A
+// tool that asks an approver itself sets approval.CallInfo.CallIDKnown
+// from it, so that outside a run its request is bound to its call, as the
+// gate's are.
+func CallIDKnown(ctx context.Context) bool {
+	id, ok := ctx.Value(fault.CallKey{}).(interface{ IDKnown() bool })
+	return ok && id.IDKnown()
+}
+
 // AttemptNumber returns the number of the attempt running in ctx: 1 for the
 // first, 2 for the first retry. It is 0 outside an attempt.
 func AttemptNumber(ctx context.Context) int {

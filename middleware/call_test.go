@@ -44,3 +44,16 @@ func TestEveryAttemptOfACallSendsTheSameKey(t *testing.T) {
 		t.Error("a second call sent the first call's key")
 	}
 }
+
+func TestCallIDKnownSaysWhetherTheModelGaveTheID(t *testing.T) {
+	var known []bool
+	tool := middleware.Func("lookup", "", func(ctx context.Context, _ string) (string, error) {
+		known = append(known, middleware.CallIDKnown(ctx))
+		return "ok", nil
+	})
+	toolsafe.Wrap(tool).Run(context.Background(), `{}`)
+	toolsafe.Wrap(tool, toolsafe.WithCallIDFunc(func(context.Context) string { return "call_9" })).Run(context.Background(), `{}`)
+	if len(known) != 2 || known[0] || !known[1] || middleware.CallIDKnown(context.Background()) {
+		t.Errorf("known %v; want false for a made-up ID, true for the model's, false outside toolsafe", known)
+	}
+}

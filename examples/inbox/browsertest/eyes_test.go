@@ -199,3 +199,33 @@ func TestAStoreErrorSaysWhatHappenedInChromium(t *testing.T) {
 		t.Fatalf("%d rows, audit %+v; want the request still waiting, nothing recorded", n, grants.Audit(0))
 	}
 }
+
+// Attack on item 7's rule: two runs pay the same payee as a person reads
+// it, one written José (é as one character, NFC), the other Jose and a
+// combining acute (NFD); a third's tool is "рау", all Cyrillic. Chromium
+// drew the two payees pixel for pixel alike and the tool as "pay". Now the
+// mark shows as its code, and the page says how "рау" reads.
+func TestLookalikePayeesAndToolNamesLookDifferentInChromium(t *testing.T) {
+	nfc := refund("call_1", `{"order":"A-1001","payee":"Jos`+"\u00e9"+`"}`)
+	nfc.RunID = "run-1"
+	nfd := refund("call_2", `{"order":"A-1001","payee":"Jose`+"\u0301"+`"}`)
+	nfd.RunID = "run-2"
+	cyr := refund("call_3", `{"order":"A-1001"}`)
+	cyr.Tool, cyr.RunID = "\u0440\u0430\u0443", "run-3"
+	s := newServer(t, nfc, nfd, cyr)
+	ctx := tab(t, map[string]any{"X-User": "alice"})
+	run(t, ctx, chromedp.Navigate(s.url))
+	first, second := text(t, ctx, "tr.request:nth-child(1) pre.input"), text(t, ctx, "tr.request:nth-child(2) pre.input")
+	contains(t, "the NFC row's input", first, `"payee": "José"`)
+	contains(t, "the NFD row's input", second, `"payee": "Jose\u0301"`)
+	notContains(t, "the NFD row's input", second, "\u0301")
+	contains(t, "the NFD row's warnings", text(t, ctx, "tr.request:nth-child(2) ul.warnings"), `\u0301 (COMBINING ACUTE ACCENT)`)
+	if n := value(t, ctx, chromedp.Evaluate[int](`document.querySelectorAll("tr.request:nth-child(1) ul.warnings").length`)); n != 0 {
+		t.Errorf("the NFC row has %d warnings; want none", n)
+	}
+	contains(t, "the Cyrillic tool's warnings", text(t, ctx, "tr.request:nth-child(3) ul.warnings"),
+		`The tool name has a value of Cyrillic letters that all look like Latin ones: “рау” (it reads as “pay”).`)
+	if got := value(t, ctx, chromedp.Evaluate[string](`[...document.querySelectorAll("tr.request:nth-child(3) mark.lookalike")].map(m => m.textContent).join("")`)); !strings.Contains(got, "рау") {
+		t.Errorf("the marked letters are %q; want the tool's Cyrillic letters", got)
+	}
+}
