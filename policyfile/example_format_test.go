@@ -138,9 +138,10 @@ func Example_limits() {
 	// 32 brackets: 1 problem: line 1, column 37: the file nests deeper than 32 levels here, the most a policies file may: flatten it (anchors and aliases can share a setting instead)
 }
 
-// CheckTools checks the file against the names of the tools code passes,
-// as WrapAll does, without wrapping anything: a tool named in the file but
-// not passed, and a fallback to a tool not passed, are problems.
+// CheckTools checks the file against the names of the agent's tools, as
+// WrapAll checks it against the tools passed, without wrapping anything: a
+// tool named in the file but not given, and a fallback to a tool not given,
+// are problems. toolsafe check -tools prints the same.
 func ExampleFile_CheckTools() {
 	file, err := policyfile.Parse([]byte(`
 tools:
@@ -154,8 +155,8 @@ tools:
 	fmt.Println(file.CheckTools("fetch_invoce", "search"))
 	// Output:
 	// toolsafe: the policies file has 2 problems:
-	//   line 3, column 3: tools.fetch_invoice: "fetch_invoice" is named in the file but was not passed to WrapAll: pass it, or remove its entry; did you mean "fetch_invoce"?
-	//   line 4, column 12: tools.search.fallback.tool: unknown fallback tool "archive_search": it was not passed to WrapAll; pass it too, or name one of fetch_invoce, search
+	//   line 3, column 3: tools.fetch_invoice: "fetch_invoice" is named in the file but is not one of the agent's tools given (fetch_invoce, search): add it to them, or remove its entry; did you mean "fetch_invoce"?
+	//   line 4, column 12: tools.search.fallback.tool: unknown fallback tool "archive_search": it is not one of the agent's tools given; add it to them, or name one of fetch_invoce, search
 }
 
 // What side effects WrapAll gives each tool of an MCP server, and where
