@@ -22,9 +22,10 @@
 // approval, or the store of a dependency with shared: redis, is not
 // checked. With -mcp NAME=TOOLS.json, once per MCP server, TOOLS.json the
 // server's tools/list result saved as JSON and NAME the program's name for
-// the server (mcptools.WithServerName), it checks the file against those
-// tools too and prints, per MCP tool, its side-effect class and where it
-// came from (policyfile.File.DescribeSideEffects):
+// the server (mcptools.WithServerName), it prints, per MCP tool, its
+// side-effect class and where it came from
+// (policyfile.File.DescribeSideEffects); with -tools too, the MCP tools
+// are among the agent's tools the file is checked against:
 //
 //	delete_file: surface → retry 2 (500ms..30s ×2 +25%) → tool delete_file
 //	  MCP (files): side effects not_idempotent (default); approval candidate: destructive (default), not gated: set approval: every_attempt to gate it
@@ -112,9 +113,10 @@ come before or after the files.
                     dependency come from code: not checked)
   -mcp NAME=FILE    an MCP server's tools/list result saved as JSON, NAME the
                     program's name for the server (mcptools.WithServerName);
-                    once per server: check its tools too, and print each
-                    one's side-effect class and where it came from (setting,
-                    hint, trusted hint, default)
+                    once per server: print each of its tools' side-effect
+                    class and where it came from (setting, hint, trusted
+                    hint, default); with -tools, its tools are among the
+                    agent's tools too
 
 Exit status: 0 when every file is valid, 1 when one is not, 2 on a usage
 error, 3 when a file could not be checked.
@@ -228,12 +230,16 @@ func check(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "toolsafe check: - (standard input) is given %d times; it can be read once\n", n)
 		return exitUsage
 	}
+	// The agent's tools, when -tools names them: the file is checked
+	// against them and the MCP tools. Without -tools, the MCP tools are
+	// only described: the agent may have others.
 	var names []string
 	for _, n := range strings.Split(*toolList, ",") {
 		if n = strings.TrimSpace(n); n != "" {
 			names = append(names, n)
 		}
 	}
+	agentTools := *toolList != ""
 	for _, t := range mcp.tools {
 		names = append(names, t.name)
 	}
@@ -242,7 +248,7 @@ func check(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		if i > 0 {
 			fmt.Fprintln(stdout)
 		}
-		switch checkFile(path, names, mcp.tools, stdin, stdout, stderr) {
+		switch checkFile(path, names, agentTools, mcp.tools, stdin, stdout, stderr) {
 		case exitCantTell:
 			status = exitCantTell
 		case exitInvalid:
@@ -274,10 +280,15 @@ func parseInterleaved(fs *flag.FlagSet, args []string) ([]string, error) {
 	}
 }
 
-// checkFile checks one file and returns exitValid, exitInvalid or
-// exitCantTell.
-func checkFile(path string, names []string, mcpTools []mcpTool, stdin io.Reader, stdout, stderr io.Writer) int {
-	file, status := loadValid(path, names, stdin, stderr)
+// checkFile checks one file, against the tools names when they are the
+// agent's (-tools), prints the chains of the file's tools and of names, and
+// returns exitValid, exitInvalid or exitCantTell.
+func checkFile(path string, names []string, agentTools bool, mcpTools []mcpTool, stdin io.Reader, stdout, stderr io.Writer) int {
+	var against []string
+	if agentTools {
+		against = names
+	}
+	file, status := loadValid(path, against, stdin, stderr)
 	if file == nil {
 		return status
 	}

@@ -425,3 +425,38 @@ func TestCheckToolsSpeaksOfTheToolsGivenNotOfWrapAll(t *testing.T) {
 		t.Errorf("the terminal is told of WrapAll:\n%s", stderr.String())
 	}
 }
+
+// Found with issue 31, item 5: the README's toolsafe check -mcp
+// files=tools.json policies.yaml failed on the README's own file, because
+// -mcp alone made the MCP tools the agent's only tools and every other tool
+// of the file "not one of them". Without -tools the MCP tools are
+// described, not checked against; with -tools they are among the agent's.
+func TestMCPToolsAloneAreNotTheAgentsOnlyTools(t *testing.T) {
+	dir := t.TempDir()
+	policies := filepath.Join(dir, "policies.yaml")
+	list := filepath.Join(dir, "files.json")
+	for path, data := range map[string]string{
+		policies: "tools:\n  fetch_invoice: {retries: 1}\n",
+		list:     `{"tools": [{"name": "edit_file"}]}`,
+	} {
+		if err := os.WriteFile(path, []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var stdout, stderr strings.Builder
+	if status := run([]string{"check", "-mcp", "files=" + list, policies}, strings.NewReader(""), &stdout, &stderr); status != 0 ||
+		!strings.Contains(stdout.String(), "  edit_file (not in the file: the defaults): surface → tool edit_file\n    MCP (files): side effects not_idempotent (default)") {
+		t.Errorf("-mcp alone: status %d\nstdout:\n%s\nstderr:\n%s", status, stdout.String(), stderr.String())
+	}
+	stdout.Reset()
+	stderr.Reset()
+	if status := run([]string{"check", "-mcp", "files=" + list, "-tools", "fetch_invoice", policies}, strings.NewReader(""), &stdout, &stderr); status != 0 {
+		t.Errorf("-mcp with -tools naming the file's tool: status %d\n%s", status, stderr.String())
+	}
+	stdout.Reset()
+	stderr.Reset()
+	if status := run([]string{"check", "-mcp", "files=" + list, "-tools", "search", policies}, strings.NewReader(""), &stdout, &stderr); status != 1 ||
+		!strings.Contains(stderr.String(), `"fetch_invoice" is named in the file but is not one of the agent's tools given (search, edit_file)`) {
+		t.Errorf("-mcp with -tools not naming the file's tool: status %d\n%s", status, stderr.String())
+	}
+}
