@@ -346,7 +346,11 @@ func printResult(w io.Writer, n int, r middleware.Result) {
 	}
 	fmt.Fprintf(w, "[%d] %s (call %s)\n", n, r.Tool, r.CallID)
 	fmt.Fprintf(w, "    status: %s   attempts: %d   delays: %s   took: %s\n", status, r.Attempts, delays, roundTook(r.Elapsed))
-	fmt.Fprintf(w, "    observation: %s\n", strings.ReplaceAll(r.Observation(), "\n", "\n                 "))
+	obs := strings.ReplaceAll(r.Observation(), "\n", "\n                 ")
+	if r.Status() == "paused" {
+		obs = "(none: the run pauses for approval)" // as the other examples say
+	}
+	fmt.Fprintf(w, "    observation: %s\n", obs)
 }
 
 // printTree prints spans as an indented tree, children in the order they

@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"go.uber.org/goleak"
+
+	"github.com/toolsafe/toolsafe/internal/transcript"
 )
 
 func TestMain(m *testing.M) {
@@ -29,6 +31,16 @@ func TestExample(t *testing.T) {
 	got := out.String()
 	t.Log("\n" + got)
 
+	// What the README shows of it.
+	blocks, err := transcript.READMEBlocks("../../README.md", "go run -C examples/mcp .")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, b := range blocks {
+		if err := transcript.MatchREADME(b, got); err != nil {
+			t.Errorf("%v\nthe example printed:\n%s", err, got)
+		}
+	}
 	calls, rest, _ := strings.Cut(got, "\nThe server's log")
 	serverLog, tree, _ := strings.Cut(rest, "\nThe span tree:")
 	serverLog, httpLog, _ := strings.Cut(serverLog, "\nThe log of the server over Streamable HTTP:")
