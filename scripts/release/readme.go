@@ -2,10 +2,12 @@ package main
 
 import (
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 )
@@ -23,7 +25,13 @@ import (
 // function for a fragment of statements (the function's parameters are
 // what the block uses but does not declare, such as the reader's ctx or
 // llm), at the top level for declarations. Import declarations at the start
-// of a block go to the top of the file. Every block is compiled in one
+// of a block go to the top of the file. A wrapper's line
+//
+//	//readme:require PATH VERSION
+//
+// adds a requirement the README tells the reader to add (a module no
+// published module requires, at the version the README names). Every block
+// is compiled in one
 // module that requires every published module of the repository (replaced
 // by its directory), as a user's program that has them all would be, with
 // //line directives that make the compiler name README.md's lines.
@@ -36,8 +44,9 @@ const wrapperDir = "scripts/release/testdata/readme"
 const placeholder = "// README snippet"
 
 var (
-	markerRE = regexp.MustCompile(`^\s*<!-- go: ([a-z][a-z0-9_]*) -->\s*$`)
-	fenceRE  = regexp.MustCompile("^(\\s*)```go\\s*$")
+	markerRE  = regexp.MustCompile(`^\s*<!-- go: ([a-z][a-z0-9_]*) -->\s*$`)
+	requireRE = regexp.MustCompile(`(?m)^//readme:require (\S+) (\S+)$`)
+	fenceRE   = regexp.MustCompile("^(\\s*)```go\\s*$")
 )
 
 // A snippet is one ```go block of the README.
@@ -191,12 +200,19 @@ func checkREADME(root string) error {
 		return err
 	}
 	defer os.RemoveAll(tmp)
+	requires := map[string]string{}
 	for _, s := range snippets {
 		wpath := filepath.Join(root, filepath.FromSlash(wrapperDir), s.name+".go")
 		wrapper, err := os.ReadFile(wpath)
 		if err != nil {
 			problems = append(problems, fmt.Sprintf("README.md:%d: the block <!-- go: %s --> has no %s/%s.go, the code around it", s.line-1, s.name, wrapperDir, s.name))
 			continue
+		}
+		for _, m := range requireRE.FindAllStringSubmatch(string(wrapper), -1) {
+			if v, ok := requires[m[1]]; ok && v != m[2] {
+				problems = append(problems, fmt.Sprintf("%s/%s.go requires %s %s, another wrapper %s", wrapperDir, s.name, m[1], m[2], v))
+			}
+			requires[m[1]] = m[2]
 		}
 		src, err := s.program(string(wrapper), wrapperDir+"/"+s.name+".go")
 		if err != nil {
@@ -218,6 +234,9 @@ func checkREADME(root string) error {
 	gomod.WriteString("module example.com/readme\n\ngo 1.26.0\n\nrequire (\n")
 	for _, m := range pub {
 		fmt.Fprintf(&gomod, "\t%s %s\n", m.Path, version)
+	}
+	for _, p := range slices.Sorted(maps.Keys(requires)) {
+		fmt.Fprintf(&gomod, "\t%s %s\n", p, requires[p])
 	}
 	gomod.WriteString(")\n\nreplace (\n")
 	for _, m := range pub {
