@@ -16,7 +16,8 @@ import (
 // one: the block's lines appear in the output in order, a line "..."
 // standing for any lines (and the block may begin and end anywhere in the
 // output), with what changes from run to run (durations, the model's random
-// call IDs, ports, process IDs, MCP session IDs, run IDs) taken as equal.
+// call IDs, ports, process IDs, MCP session IDs, run IDs, the numbers of
+// calls, which end in any order when they run at once) taken as equal.
 
 // READMEBlocks returns the blocks that README.md at path shows as the output
 // of command.
@@ -58,6 +59,8 @@ var varying = []struct {
 	{regexp.MustCompile(`\bpid \d+`), "pid <pid>"},
 	{regexp.MustCompile(`mcp\.session\.id=\S+`), "mcp.session.id=<id>"},
 	{regexp.MustCompile(`-[0-9a-f]{8}\b`), "-<id>"},
+	// The calls of one turn run at once, and are numbered as they end.
+	{regexp.MustCompile(`^\[\d+\] `), "[<n>] "},
 }
 
 func normalize(line string) string {
