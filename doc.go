@@ -9,7 +9,7 @@
 //	invoice := toolsafe.Wrap(fetchInvoice,
 //		toolsafe.WithRetry(policy.Retry{MaxRetries: 3, Backoff: policy.DefaultBackoff()}),
 //		toolsafe.WithTimeout(2*time.Second),   // per attempt
-//		toolsafe.WithDeadline(10*time.Second), // whole call, waits included
+//		toolsafe.WithDeadline(10*time.Second), // whole call, delays included
 //	)
 //	agent := agents.NewOneShotAgent(llm, []tools.Tool{invoice})
 //

@@ -169,7 +169,7 @@ func (c *config) gateMode() layer.GateMode {
 
 // WithRetry retries transient failures as r says (see policy.Retry). Without
 // it a call makes one attempt. MaxRetries 3 means up to 4 attempts; with the
-// zero Backoff, the waits are policy.DefaultBackoff's.
+// zero Backoff, the delays are policy.DefaultBackoff's.
 // Given twice, New refuses it (ErrConfig): a guard is set once.
 func WithRetry(r policy.Retry) Option {
 	return optionFunc(func(c *config) {
@@ -233,7 +233,7 @@ func WithCallLimits(l run.Limits) Option {
 	})
 }
 
-// WithDeadline limits the whole call, attempts and waits between them
+// WithDeadline limits the whole call, attempts and delays between them
 // included, to d. No retry is scheduled that could not start before it. When
 // it passes the call ends with tool-timeout. Zero means no deadline of its
 // own (the caller's context may still have one). A negative d is an error.
@@ -265,7 +265,7 @@ func With(mws ...middleware.Middleware) Option {
 
 // WithOnResult calls f with the Result of every call, after the call and
 // before Call or Run returns, on the caller's goroutine: a place to log or
-// print each call's status, attempts and waits. f must not block for long.
+// print each call's status, attempts and delays. f must not block for long.
 // Several WithOnResult add up; nil is ignored.
 func WithOnResult(f func(ctx context.Context, r middleware.Result)) Option {
 	return optionFunc(func(c *config) {

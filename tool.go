@@ -303,7 +303,7 @@ func (t *Tool) callWithResult(ctx context.Context, input string) (string, error)
 }
 
 // Run runs the tool and returns the structured outcome: status, attempts,
-// the waits between them, the output or the failure. Result.Observation is
+// the delays between them, the output or the failure. Result.Observation is
 // what Call would give the model.
 func (t *Tool) Run(ctx context.Context, input string) middleware.Result {
 	r, _ := t.run(ctx, input)

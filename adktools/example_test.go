@@ -37,7 +37,7 @@ func Example() {
 			}
 			return map[string]any{"number": a.Number, "status": "paid"}, nil
 		})
-	invoice := adktools.Wrap(lookup.(adktools.FunctionTool),
+	invoice := adktools.Wrap(lookup, // the tool.Tool functiontool.New returns
 		toolsafe.WithRetry(policy.Retry{MaxRetries: 3, Backoff: policy.Backoff{Base: time.Millisecond, Rand: func() float64 { return 0 }}}),
 		toolsafe.WithTimeout(2*time.Second),
 		toolsafe.WithTracing(otelhook.New(otelhook.WithHostCallSpan())), // ADK starts the call span

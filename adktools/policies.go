@@ -12,28 +12,32 @@ import (
 	"github.com/toolsafe/toolsafe/policyfile"
 )
 
-// WrapAll wraps ts with the policies of f, as f.WrapAll wraps langchaingo
-// tools, and returns them in order, for llmagent.Config.Tools. The tools
-// with tracing: true add to ADK's call span (otelhook.WithHostCallSpan, on
-// the global providers, in place of f.WithTracing's Hook). It returns f's
-// *policyfile.Error, or an error for a nil or long-running tool.
-func WrapAll(f *policyfile.File, ts ...FunctionTool) ([]tool.Tool, error) {
+// WrapAll wraps ts, ADK function tools as functiontool.New returns them
+// (see FunctionTool), with the policies of f, as f.WrapAll wraps
+// langchaingo tools, and returns them in order, for llmagent.Config.Tools.
+// The tools with tracing: true add to ADK's call span
+// (otelhook.WithHostCallSpan, on the global providers, in place of
+// f.WithTracing's Hook). It returns f's *policyfile.Error, or an error for a
+// nil, long-running or not function tool (ErrNotFunctionTool).
+func WrapAll(f *policyfile.File, ts ...tool.Tool) ([]tool.Tool, error) {
 	if f == nil {
 		return nil, errors.New("adktools: the policies file is nil")
 	}
+	fts := make([]FunctionTool, len(ts))
 	inners := make([]tools.Tool, len(ts))
 	for i, t := range ts {
-		if t == nil {
+		if isNil(t) {
 			return nil, fmt.Errorf("adktools: tool %d of %d is nil", i+1, len(ts))
 		}
-		if t.IsLongRunning() {
-			return nil, fmt.Errorf("adktools: tool %q is long-running: toolsafe cannot guard a call whose answer comes later", t.Name())
-		}
-		in, err := newInner(t)
+		ft, err := functionTool(t)
 		if err != nil {
 			return nil, err
 		}
-		inners[i] = in
+		in, err := newInner(ft)
+		if err != nil {
+			return nil, err
+		}
+		fts[i], inners[i] = ft, in
 	}
 	f = f.WithTracing(hostHook).With(toolsafe.WithCallIDFunc(CallID))
 	safe, err := f.WrapAll(inners...)
@@ -46,7 +50,7 @@ func WrapAll(f *policyfile.File, ts ...FunctionTool) ([]tool.Tool, error) {
 		if !ok {
 			return nil, fmt.Errorf("adktools: the policies file wrapped %q as %T, not a *toolsafe.Tool", t.Name(), safe[i])
 		}
-		out[i] = &Tool{inner: t, safe: w}
+		out[i] = &Tool{given: t, inner: fts[i], safe: w}
 	}
 	return out, nil
 }

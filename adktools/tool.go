@@ -20,85 +20,145 @@ import (
 	"github.com/toolsafe/toolsafe/middleware"
 )
 
-// FunctionTool is the ADK tool Wrap accepts: a function tool, as
-// functiontool.New makes, with its declaration and its Run.
+// FunctionTool is the kind of ADK tool that can be wrapped: a function
+// tool, with its declaration and its Run, as functiontool.New,
+// functiontool.NewStreaming and agenttool.New make. New, Wrap and WrapAll
+// take the tool.Tool those constructors return and refuse, with an error
+// (ErrNotFunctionTool), a tool that is not one.
 type FunctionTool interface {
 	tool.Tool
 	Declaration() *genai.FunctionDeclaration
 	Run(ctx agent.Context, args any) (map[string]any, error)
 }
 
+// ErrNotFunctionTool is the error of New, Wrap and WrapAll for a tool that
+// is not a FunctionTool: a tool the model runs itself (geminitool's), or
+// one that adds to the model request without a Run of its own
+// (loadartifactstool's, preloadmemorytool's). toolsafe guards a call it
+// can make, so such a tool goes into llmagent.Config.Tools as it is.
+var ErrNotFunctionTool = errors.New("adktools: not a function tool")
+
 // Tool is an ADK function tool wrapped by toolsafe: give it to
 // llmagent.Config.Tools in place of the tool it wraps. It has that tool's
 // name, description and declaration. It is safe for concurrent use when the
 // wrapped tool is; its configuration never changes after New or Wrap.
 type Tool struct {
-	inner FunctionTool
+	given tool.Tool    // the tool given; nil only for a nil tool given to Wrap
+	inner FunctionTool // given, when it is a function tool
 	safe  *toolsafe.Tool
 	err   error
 }
 
 var _ FunctionTool = (*Tool)(nil)
 
-// New wraps t with toolsafe's layers, configured by opts as toolsafe.New
-// is; the call ID comes from ADK (CallID) unless an option says otherwise,
-// and the arguments are checked against the declaration's
-// ParametersJsonSchema unless an option gives a schema. A tool of ADK's
-// mcptoolset, an MCP server's, has side effects without a key unless an
-// option says otherwise (toolsafe.WithSideEffects): ADK drops its
-// annotations, and with none the MCP specification takes a tool as not
-// read-only and not idempotent, so it is not sent again after an attempt
-// that may have landed. It returns an error
-// naming every problem when t is nil or long-running, or an option is invalid.
-func New(t FunctionTool, opts ...toolsafe.Option) (*Tool, error) {
-	if t == nil {
-		return nil, errors.New("adktools: the tool to wrap is nil: pass an ADK function tool")
+// New wraps t, an ADK function tool (see FunctionTool), with toolsafe's
+// layers, configured by opts as toolsafe.New is; the call ID comes from ADK
+// (CallID) unless an option says otherwise, and the arguments are checked
+// against the declaration's ParametersJsonSchema unless an option gives a
+// schema. A tool of ADK's mcptoolset, an MCP server's, has side effects
+// without a key unless an option says otherwise (toolsafe.WithSideEffects):
+// ADK drops its annotations, and with none the MCP specification takes a
+// tool as not read-only and not idempotent, so it is not sent again after an
+// attempt that may have landed. It returns an error when t is nil, not a
+// function tool (ErrNotFunctionTool) or long-running, or an option is
+// invalid (toolsafe.ErrConfig, naming every problem).
+func New(t tool.Tool, opts ...toolsafe.Option) (*Tool, error) {
+	ft, err := functionTool(t)
+	if err != nil {
+		return nil, err
 	}
-	if t.IsLongRunning() {
-		return nil, fmt.Errorf("adktools: tool %q is long-running: toolsafe cannot guard a call whose answer comes later; wrap a tool that answers in its Run", t.Name())
-	}
-	in, err := newInner(t)
+	in, err := newInner(ft)
 	if err != nil {
 		return nil, err
 	}
 	var lt tools.Tool = in
-	if fromMCP(t) {
+	if fromMCP(ft) {
 		lt = mcpInner{in}
 	}
 	safe, err := toolsafe.New(lt, append([]toolsafe.Option{toolsafe.WithCallIDFunc(CallID)}, opts...)...)
 	if err != nil {
 		return nil, fmt.Errorf("adktools: %w", err)
 	}
-	return &Tool{inner: t, safe: safe}, nil
+	return &Tool{given: t, inner: ft, safe: safe}, nil
+}
+
+// functionTool is t as a FunctionTool that can be wrapped, or the error
+// saying why it cannot be.
+func functionTool(t tool.Tool) (FunctionTool, error) {
+	if isNil(t) {
+		return nil, errors.New("adktools: the tool to wrap is nil: pass an ADK function tool, as functiontool.New returns")
+	}
+	ft, ok := t.(FunctionTool)
+	if !ok {
+		return nil, fmt.Errorf("%w: tool %q (%T) has no Declaration and Run of its own, so toolsafe cannot make its calls; "+
+			"give it to llmagent.Config.Tools as it is, and wrap function tools (functiontool.New)", ErrNotFunctionTool, t.Name(), t)
+	}
+	if t.IsLongRunning() {
+		return nil, fmt.Errorf("adktools: tool %q is long-running: toolsafe cannot guard a call whose answer comes later; wrap a tool that answers in its Run", t.Name())
+	}
+	return ft, nil
+}
+
+// isNil reports whether t is nil, or a nil pointer in an interface.
+func isNil(t tool.Tool) bool {
+	if t == nil {
+		return true
+	}
+	v := reflect.ValueOf(t)
+	return v.Kind() == reflect.Pointer && v.IsNil()
 }
 
 // Wrap is New for use in an expression, as when building an agent's tool
-// list. When New would return an error, every Run of the Tool returns it
-// (ADK hands its text to the model); check Err, or use New, to catch it
-// early.
-func Wrap(t FunctionTool, opts ...toolsafe.Option) *Tool {
+// list from what functiontool.New returns. When New would return an error,
+// every Run of the Tool returns it (ADK hands its text to the model); check
+// Err, or use New, to catch it early.
+func Wrap(t tool.Tool, opts ...toolsafe.Option) *Tool {
 	w, err := New(t, opts...)
-	if err != nil {
-		return &Tool{inner: t, err: err}
+	if err == nil {
+		return w
 	}
-	return w
+	if isNil(t) {
+		return &Tool{err: err}
+	}
+	ft, _ := t.(FunctionTool)
+	return &Tool{given: t, inner: ft, err: err}
 }
 
 // Err returns the configuration error of a Tool made by Wrap, or nil.
 func (t *Tool) Err() error { return t.err }
 
-// Name returns the wrapped tool's name.
-func (t *Tool) Name() string { return t.inner.Name() }
+// Name returns the wrapped tool's name ("" for a nil tool given to Wrap).
+func (t *Tool) Name() string {
+	if t.given == nil {
+		return ""
+	}
+	return t.given.Name()
+}
 
 // Description returns the wrapped tool's description.
-func (t *Tool) Description() string { return t.inner.Description() }
+func (t *Tool) Description() string {
+	if t.given == nil {
+		return ""
+	}
+	return t.given.Description()
+}
 
 // IsLongRunning returns false: New refuses long-running tools.
 func (t *Tool) IsLongRunning() bool { return false }
 
 // Declaration returns the wrapped tool's declaration, which ADK sends the
-// model.
-func (t *Tool) Declaration() *genai.FunctionDeclaration { return t.inner.Declaration() }
+// model. For a tool Wrap could not wrap because it is not a function tool,
+// it declares the tool's name and description, so that the model's call of
+// it is answered with Err rather than never made.
+func (t *Tool) Declaration() *genai.FunctionDeclaration {
+	switch {
+	case t.inner != nil:
+		return t.inner.Declaration()
+	case t.given != nil:
+		return &genai.FunctionDeclaration{Name: t.given.Name(), Description: t.given.Description()}
+	}
+	return nil
+}
 
 // ProcessRequest adds the tool to the model request, as ADK's function
 // tools do, so that ADK calls this Tool, not the one it wraps.

@@ -24,7 +24,7 @@ type Failure struct {
 	// Attempts is how many attempts were made; 0 when none was (args-invalid,
 	// circuit-open before the first attempt).
 	Attempts int
-	// Elapsed is the time the whole call took, waits included.
+	// Elapsed is the time the whole call took, delays included.
 	Elapsed time.Duration
 	// Retryable reports whether calling again with the same input may
 	// succeed. After toolsafe's retries ran out it is false: the model should

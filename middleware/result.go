@@ -15,13 +15,13 @@ type Result struct {
 	// Attempts is the number of attempts made on the primary tool; 1 means
 	// no retry, 0 that no attempt was made (invalid input, open circuit).
 	Attempts int
-	// Delays are the waits between attempts, in order: Delays[i] came
-	// before attempt i+2. When a retry was refused after its wait (by a
-	// rate limiter of WithPolicies, an open breaker, a full bulkhead), the
-	// wait that came before the refusal is the last, so Delays can be one
-	// longer than Attempts-1.
+	// Delays are the delays between attempts (the backoff, or a longer
+	// Retry-After), in order: Delays[i] came before attempt i+2. When a
+	// retry was refused after its delay (by a rate limiter of WithPolicies,
+	// an open breaker, a full bulkhead), the delay that came before the
+	// refusal is the last, so Delays can be one longer than Attempts-1.
 	Delays []time.Duration
-	// Elapsed is the time the whole call took, waits included.
+	// Elapsed is the time the whole call took, delays included.
 	Elapsed time.Duration
 	// Fallback is the name of the alternative tool the call was routed to
 	// after the primary failed, or "". When it answered, Failure is nil and

@@ -68,7 +68,7 @@ const (
 	// "HTTP 503 Service Unavailable", or a ToolError's own message. Absent
 	// when the type says nothing more than error.type.
 	ReasonKey = attribute.Key("toolsafe.reason")
-	// DelayKey (float64, seconds, "retry" event) is the wait before the next
+	// DelayKey (float64, seconds, "retry" event) is the delay before the next
 	// attempt: 0.5 for 500ms.
 	DelayKey = attribute.Key("toolsafe.delay_s")
 	// CancelCauseKey (string, "canceled" event) is "canceled" when the

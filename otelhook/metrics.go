@@ -42,7 +42,7 @@ func newInstruments(mp metric.MeterProvider) *instruments {
 		metric.WithDescription("Attempts made on tools, retries included, by tool."))
 	in.duration, errs[2] = m.Float64Histogram("toolsafe.tool.call.duration",
 		metric.WithUnit("s"),
-		metric.WithDescription("Duration of logical tool calls, attempts and waits included, by tool and outcome."),
+		metric.WithDescription("Duration of logical tool calls, attempts and delays included, by tool and outcome."),
 		metric.WithExplicitBucketBoundaries(durationBuckets...))
 	in.abandoned, errs[3] = m.Int64UpDownCounter("toolsafe.tool.abandoned_attempts",
 		metric.WithUnit("{attempt}"),

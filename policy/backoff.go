@@ -8,24 +8,24 @@ import (
 	"time"
 )
 
-// Backoff computes the wait before a retry. The zero Backoff's Delay is 0,
+// Backoff computes the delay before a retry. The zero Backoff's Delay is 0,
 // but a Retry given the zero Backoff waits as DefaultBackoff (see
-// Retry.Backoff); use Constant for a fixed wait.
+// Retry.Backoff); use Constant for a fixed delay.
 // A Backoff is a value: copy it freely; it is safe for concurrent use when
 // its Rand is.
 type Backoff struct {
-	// Base is the wait after the first failed attempt, before jitter. Zero
-	// means no wait.
+	// Base is the delay after the first failed attempt, before jitter. Zero
+	// means no delay.
 	Base time.Duration
-	// Max caps the wait before jitter is applied, so a wait can reach
+	// Max caps the delay before jitter is applied, so a delay can reach
 	// Max × (1 + Jitter): with Max 30s and Jitter 0.25, up to 37.5s. Zero
-	// means no cap (the call's deadline still bounds every wait).
+	// means no cap (the call's deadline still bounds every delay).
 	Max time.Duration
-	// Multiplier is the growth of the wait from one retry to the next; zero
-	// means 1 (a constant wait). It must not be negative.
+	// Multiplier is the growth of the delay from one retry to the next; zero
+	// means 1 (a constant delay). It must not be negative.
 	Multiplier float64
-	// Jitter is the largest fraction added at random to a wait, in [0, 1]:
-	// 0.25 turns 1s into 1s..1.25s. Jitter only lengthens a wait, so a
+	// Jitter is the largest fraction added at random to a delay, in [0, 1]:
+	// 0.25 turns 1s into 1s..1.25s. Jitter only lengthens a delay, so a
 	// server's Retry-After is never cut short.
 	Jitter float64
 	// Rand returns a number in [0, 1). Nil means math/rand/v2's Float64.
@@ -33,14 +33,14 @@ type Backoff struct {
 	Rand func() float64
 }
 
-// DefaultBackoff returns Base 500ms, Max 30s, Multiplier 2, Jitter 0.25: waits
+// DefaultBackoff returns Base 500ms, Max 30s, Multiplier 2, Jitter 0.25: delays
 // of 0.5–0.625s, 1–1.25s, 2–2.5s, ... up to 30–37.5s.
 func DefaultBackoff() Backoff {
 	return Backoff{Base: 500 * time.Millisecond, Max: 30 * time.Second, Multiplier: 2, Jitter: 0.25}
 }
 
 // OrDefault returns DefaultBackoff for the zero Backoff and b otherwise:
-// the waits a Retry with b waits (see Retry.Backoff).
+// the delays a Retry with b waits (see Retry.Backoff).
 func (b Backoff) OrDefault() Backoff {
 	if b.Base == 0 && b.Max == 0 && b.Multiplier == 0 && b.Jitter == 0 && b.Rand == nil {
 		return DefaultBackoff()
@@ -55,7 +55,7 @@ func Constant(d time.Duration) Backoff {
 	return Backoff{Base: d, Multiplier: 1}
 }
 
-// Delay returns the wait after failed attempt n (n ≥ 1; n < 1 counts as 1):
+// Delay returns the delay after failed attempt n (n ≥ 1; n < 1 counts as 1):
 //
 //	min(Max, Base × Multiplier^(n−1)) × (1 + Rand() × Jitter)
 //

@@ -24,14 +24,14 @@ type Retry struct {
 	// MaxRetries is the number of retries after the first attempt: 3 means
 	// up to 4 attempts. Zero means no retry. It must not be negative.
 	MaxRetries int
-	// Backoff gives the wait before each retry. A Retry-After asked for by
-	// the upstream is a floor: the wait is the larger of the two. The zero
+	// Backoff gives the delay before each retry. A Retry-After asked for by
+	// the upstream is a floor: the delay is the larger of the two. The zero
 	// Backoff waits as DefaultBackoff (0.5s, 1s, 2s, ... up to 30s), so that
 	// retries are never a busy loop by accident; Constant(0) retries with no
 	// wait, when that is really what you want.
 	Backoff Backoff
 	// MaxDuration caps the retrying, from the start of the first attempt,
-	// waits included: no retry is scheduled that could not start before it
+	// delays included: no retry is scheduled that could not start before it
 	// runs out. Zero means no cap of its own; the call's deadline (context
 	// deadline, toolsafe.WithDeadline) always caps it too.
 	MaxDuration time.Duration

@@ -562,7 +562,7 @@ func TestTheExamplesPoliciesAreValid(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The demo's fetch_invoice as examples/billing/main.go wraps it in code.
-	if got, want := cfg.Describe("fetch_invoice"), "surface → deadline 15s → retry 3 (250ms..5s ×2 +25%) → timeout 2s → tool fetch_invoice"; got != want {
+	if got, want := cfg.Describe("fetch_invoice"), "trace → surface → deadline 15s → retry 3 (250ms..5s ×2 +25%) → timeout 2s → tool fetch_invoice"; got != want {
 		t.Errorf("fetch_invoice: %s; want %s", got, want)
 	}
 }

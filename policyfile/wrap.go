@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 
 	"github.com/toolsafe/toolsafe/approval"
 
@@ -41,7 +42,7 @@ func (c *File) WrapAll(ts ...tools.Tool) (toolsafe.Tools, error) {
 			passed = append(passed, t.Name())
 		}
 	}
-	c.bindProblems(&ps, passed)
+	c.bindProblems(&ps, passed, passedToWrapAll)
 	for _, name := range c.names {
 		t := c.tools[name]
 		if t.approval.set && t.approval.v != approvalNone && c.approver == nil {
@@ -83,12 +84,13 @@ func (c *File) WrapAll(ts ...tools.Tool) (toolsafe.Tools, error) {
 // file that is not among names (with its line), a fallback to a tool not
 // among them. It returns an *Error, or nil. What only code settles is not
 // checked: the approver of the tools that need approval, and the tools
-// WithFallbackOptions names. This is the check of `toolsafe check -tools`.
+// WithFallbackOptions names. This is the check of `toolsafe check -tools`,
+// so its problems speak of "the agent's tools given", not of WrapAll.
 func (c *File) CheckTools(names ...string) error {
 	var ps problems
 	var le *toolsafe.ToolListError
 	if errors.As(toolsafe.CheckNames(names...), &le) {
-		addCollisions(&ps, le.Collisions)
+		addCollisions(&ps, le.Collisions, givenByName)
 	}
 	seen := make(map[string]bool, len(names))
 	var passed []string
@@ -98,13 +100,35 @@ func (c *File) CheckTools(names ...string) error {
 			passed = append(passed, n)
 		}
 	}
-	c.bindProblems(&ps, passed)
+	c.bindProblems(&ps, passed, givenByName)
 	return ps.err(c.file)
 }
 
+// toolSource says, in a problem, where the tools bound to a file came
+// from: passed to WrapAll by a program, or named to CheckTools, as a person
+// at a terminal does with toolsafe check -tools, who never called WrapAll.
+type toolSource struct {
+	notIn string // "X is named in the file but ..."
+	fix   string // "...: FIX, or remove its entry"
+	alt   string // "unknown fallback tool X: ALT; ..."
+	addIt string // "...; ADDIT, or name one of ..."
+	two   string // "TWO are named X and Y"
+}
+
+var (
+	passedToWrapAll = toolSource{notIn: "was not passed to WrapAll", fix: "pass it", alt: "it was not passed to WrapAll",
+		addIt: "pass it too", two: "two tools passed to WrapAll"}
+	givenByName = toolSource{notIn: "is not one of the agent's tools given (%s)", fix: "add it to them", alt: "it is not one of the agent's tools given",
+		addIt: "add it to them", two: "two of the agent's tools given"}
+)
+
 // bindProblems adds the problems of binding c to the tools called passed
-// (distinct names, in the order given).
-func (c *File) bindProblems(ps *problems, passed []string) {
+// (distinct names, in the order given), which came from src.
+func (c *File) bindProblems(ps *problems, passed []string, src toolSource) {
+	notIn := src.notIn
+	if strings.Contains(notIn, "%s") {
+		notIn = fmt.Sprintf(notIn, nameList(passed))
+	}
 	has := make(map[string]bool, len(passed))
 	for _, n := range passed {
 		has[n] = true
@@ -112,15 +136,15 @@ func (c *File) bindProblems(ps *problems, passed []string) {
 	for _, name := range c.names {
 		t := c.tools[name]
 		if !has[name] {
-			msg := fmt.Sprintf("%s is named in the file but was not passed to WrapAll: pass it, or remove its entry", yamlread.QuoteShort(name))
+			msg := fmt.Sprintf("%s is named in the file but %s: %s, or remove its entry", yamlread.QuoteShort(name), notIn, src.fix)
 			if s := ps.suggestName(name, passed); s != "" {
 				msg += s
 			}
 			ps.add(&Problem{Path: "tools." + name, Tool: name, Line: t.at.Line, Column: t.at.Col, Message: msg})
 		}
 		if t.fallback.set && t.fallback.v != "" && !has[t.fallback.v] {
-			msg := fmt.Sprintf("unknown fallback tool %s: it was not passed to WrapAll; pass it too, or name one of %s",
-				yamlread.QuoteShort(t.fallback.v), nameList(passed))
+			msg := fmt.Sprintf("unknown fallback tool %s: %s; %s, or name one of %s",
+				yamlread.QuoteShort(t.fallback.v), src.alt, src.addIt, nameList(passed))
 			ps.add(&Problem{Path: "tools." + name + ".fallback.tool", Tool: name, Field: "fallback.tool",
 				Line: t.fallback.at.Line, Column: t.fallback.at.Col, Message: msg + ps.suggestName(t.fallback.v, passed)})
 		}
@@ -138,7 +162,7 @@ func addListProblems(ps *problems, ts []tools.Tool) []int {
 	for _, i := range le.Nil {
 		ps.add(&Problem{Message: fmt.Sprintf("tool %d of the %d passed to WrapAll is nil", i+1, len(ts))})
 	}
-	addCollisions(ps, le.Collisions)
+	addCollisions(ps, le.Collisions, passedToWrapAll)
 	return le.Nil
 }
 
@@ -154,17 +178,18 @@ func addWrappedProblems(ps *problems, ts []tools.Tool) {
 	}
 }
 
-// addCollisions adds a problem for each pair of tool names that collide.
-func addCollisions(ps *problems, cs []toolsafe.NameCollision) {
+// addCollisions adds a problem for each pair of tool names from src that
+// collide.
+func addCollisions(ps *problems, cs []toolsafe.NameCollision, src toolSource) {
 	for _, c := range cs {
 		if c.FirstName == c.SecondName {
 			ps.add(&Problem{Path: "tools." + c.SecondName, Tool: c.SecondName,
-				Message: "two tools passed to WrapAll are named " + yamlread.QuoteShort(c.SecondName) + ": the model calls tools by name, so names must be unique"})
+				Message: src.two + " are named " + yamlread.QuoteShort(c.SecondName) + ": the model calls tools by name, so names must be unique"})
 			continue
 		}
 		ps.add(&Problem{Path: "tools." + c.SecondName, Tool: c.SecondName,
-			Message: fmt.Sprintf("two tools passed to WrapAll are named %s and %s: langchaingo's executor looks tools up by their upper-cased name, so the later would answer the model's calls to both, whatever policies the other has; rename one",
-				yamlread.QuoteShort(c.FirstName), yamlread.QuoteShort(c.SecondName))})
+			Message: fmt.Sprintf("%s are named %s and %s: langchaingo's executor looks tools up by their upper-cased name, so the later would answer the model's calls to both, whatever policies the other has; rename one",
+				src.two, yamlread.QuoteShort(c.FirstName), yamlread.QuoteShort(c.SecondName))})
 	}
 }
 

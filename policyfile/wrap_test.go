@@ -313,20 +313,20 @@ tools:
 		{
 			name:  "a name given twice, as WrapAll would refuse two tools of one name",
 			tools: []string{"refund", "search", "archive_search", "search"},
-			says:  []string{`two tools passed to WrapAll are named "search"`},
+			says:  []string{`two of the agent's tools given are named "search"`},
 		},
 		{
 			name:  "a tool of the file and a fallback not among the names",
 			tools: []string{"refund", "serch"},
 			says: []string{
-				`"search" is named in the file but was not passed to WrapAll: pass it, or remove its entry; did you mean "serch"?`,
-				`unknown fallback tool "archive_search": it was not passed to WrapAll`,
+				`"search" is named in the file but is not one of the agent's tools given (refund, serch): add it to them, or remove its entry; did you mean "serch"?`,
+				`unknown fallback tool "archive_search": it is not one of the agent's tools given; add it to them, or name one of refund, serch`,
 			},
 		},
 		{
 			name:  "names that differ only in case",
 			tools: []string{"refund", "search", "archive_search", "Refund"},
-			says:  []string{`two tools passed to WrapAll are named "refund" and "Refund"`},
+			says:  []string{`two of the agent's tools given are named "refund" and "Refund"`},
 		},
 	}
 	for _, tt := range tests {

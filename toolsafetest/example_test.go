@@ -185,8 +185,8 @@ func ExampleWriteSpanTree() {
 	// Output:
 	// execute_tool fetch_invoice  ok after 3 attempts
 	//   attempt 1  tool-failed
-	//   · retry after attempt 1, wait 10ms (tool-failed)
+	//   · retry after attempt 1, delay 10ms (tool-failed)
 	//   attempt 2  tool-failed
-	//   · retry after attempt 2, wait 20ms (tool-failed)
+	//   · retry after attempt 2, delay 20ms (tool-failed)
 	//   attempt 3
 }

@@ -31,7 +31,7 @@ func (f treeOption) apply(c *treeConfig) { f(c) }
 
 // WithoutDurations leaves the spans' durations out of the tree, so that the
 // same calls always print the same text: for an Example's // Output: or a
-// golden file. The waits of retry events are kept: they come from the
+// golden file. The delays of retry events are kept: they come from the
 // backoff, not from the clock.
 func WithoutDurations() TreeOption {
 	return treeOption(func(c *treeConfig) { c.durations = false })
@@ -47,11 +47,12 @@ func WithoutDurations() TreeOption {
 // type and number of attempts, or, when no attempt was made, its error type
 // and the model's message; of an attempt, its error type and reason. The
 // model's tool-call ID follows in brackets when known. A retry event shows
-// the attempt that failed, the wait before the next one and why:
+// the attempt that failed, the delay before the next one (otelhook.DelayKey)
+// and why:
 //
 //	execute_tool fetch_invoice  1.52s  ok after 2 attempts
 //	  attempt 1  2ms  tool-failed: the connection was reset
-//	  · retry after attempt 1, wait 500ms (tool-failed)
+//	  · retry after attempt 1, delay 500ms (tool-failed)
 //	  attempt 2  1ms
 //	execute_tool fetch_invoice  61µs  tool-error after 1 attempt
 //	  attempt 1  41µs  tool-error: "1002" is not an invoice number
@@ -187,7 +188,7 @@ func describeEvent(kvs []attribute.KeyValue) string {
 		case otelhook.AttemptKey:
 			fmt.Fprintf(&b, " after attempt %d", kv.Value.AsInt64())
 		case otelhook.DelayKey:
-			fmt.Fprintf(&b, ", wait %s", round(time.Duration(kv.Value.AsFloat64()*float64(time.Second))))
+			fmt.Fprintf(&b, ", delay %s", round(time.Duration(kv.Value.AsFloat64()*float64(time.Second))))
 		case semconv.ErrorTypeKey:
 			fmt.Fprintf(&b, " (%s)", kv.Value.AsString())
 		default:

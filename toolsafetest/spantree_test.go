@@ -63,9 +63,9 @@ func TestWriteSpanTree(t *testing.T) {
 		want := `invoke_agent billing
   execute_tool fetch_invoice  ok after 3 attempts
     attempt 1  tool-failed
-    · retry after attempt 1, wait 1ms (tool-failed)
+    · retry after attempt 1, delay 1ms (tool-failed)
     attempt 2  tool-failed
-    · retry after attempt 2, wait 2ms (tool-failed)
+    · retry after attempt 2, delay 2ms (tool-failed)
     attempt 3
 `
 		if got := tree(t, spans.Ended(), toolsafetest.WithoutDurations()); got != want {
@@ -81,7 +81,7 @@ func TestWriteSpanTree(t *testing.T) {
 		d := `[0-9.]+(µs|ms|s)`
 		want := regexp.MustCompile(`^execute_tool fetch_invoice  ` + d + `  ok after 2 attempts
   attempt 1  ` + d + `  tool-failed
-  · retry after attempt 1, wait 1ms \(tool-failed\)
+  · retry after attempt 1, delay 1ms \(tool-failed\)
   attempt 2  ` + d + `
 $`)
 		if !want.MatchString(got) {

@@ -118,7 +118,7 @@ tools:
 			args:   []string{"check", "-tools", "fetch_invoice,serch", good},
 			status: 1,
 			errOut: []string{
-				good + `:14:3: tools.search: "search" is named in the file but was not passed to WrapAll: pass it, or remove its entry; did you mean "serch"?`,
+				good + `:14:3: tools.search: "search" is named in the file but is not one of the agent's tools given (fetch_invoice, serch): add it to them, or remove its entry; did you mean "serch"?`,
 				good + ": 1 problem\n",
 			},
 		},
@@ -138,7 +138,7 @@ tools:
 			name:   "-tools refuses names that collide for langchaingo",
 			args:   []string{"check", "-tools", "refund,Refund", approval},
 			status: 1,
-			errOut: []string{`two tools passed to WrapAll are named "refund" and "Refund"`},
+			errOut: []string{`two of the agent's tools given are named "refund" and "Refund"`},
 		},
 		{
 			name:   "flags may come after the files",
@@ -334,5 +334,129 @@ tools:
 	}
 	if status := run([]string{"check", "-mcp", "files", policies}, nil, &stdout, &stderr); status != 2 || !strings.Contains(stderr.String(), "-mcp takes NAME=FILE") {
 		t.Errorf("-mcp without a file: status %d, %q", status, stderr.String())
+	}
+}
+
+// Issue 31, item 5: File.Describe had no command. toolsafe describe prints
+// the chain of each tool named, the file's or not, or of every tool; an
+// invalid file is reported as check reports it.
+func TestDescribePrintsTheChainOfEachToolNamed(t *testing.T) {
+	good := filepath.Join("..", "..", "policyfile", "testdata", "policies", "good.yaml")
+	bad := filepath.Join("..", "..", "policyfile", "testdata", "policies", "bad.yaml")
+	dir := t.TempDir()
+	list := filepath.Join(dir, "files.json")
+	if err := os.WriteFile(list, []byte(`{"tools": [{"name": "edit_file", "annotations": {"destructiveHint": true}}]}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	goodYAML, err := os.ReadFile(good)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fetch := "fetch_invoice: surface → deadline 30s → retry 3 (500ms..30s ×2 +25%) → timeout 2s → tool fetch_invoice\n"
+	search := "search: surface → args schema → deadline 30s → retry 2 (500ms..30s ×2 +25%) → timeout 10s → tool search\n"
+	other := "any other tool (the defaults): surface → deadline 30s → retry 2 (500ms..30s ×2 +25%) → timeout 10s → tool\n"
+	tests := []struct {
+		name           string
+		args           []string
+		stdin          string
+		status         int
+		stdout, stderr string // exactly
+		stderrHas      string
+	}{
+		{name: "the tools named, in order", args: []string{"describe", good, "search", "fetch_invoice"}, stdout: search + fetch},
+		{name: "a tool the file does not name gets the defaults, and says so", args: []string{"describe", good, "list_invoices"},
+			stdout: "list_invoices (not in the file: the defaults): surface → deadline 30s → retry 2 (500ms..30s ×2 +25%) → timeout 10s → tool list_invoices\n"},
+		{name: "no tool: every tool of the file and any other", args: []string{"describe", good}, stdout: fetch + search + other},
+		{name: "- reads standard input", args: []string{"describe", "-", "fetch_invoice"}, stdin: string(goodYAML), stdout: fetch},
+		{name: "an MCP tool's side effects follow its line", args: []string{"describe", "-mcp", "files=" + list, good, "edit_file"},
+			stdout: "edit_file (not in the file: the defaults): surface → deadline 30s → retry 2 (500ms..30s ×2 +25%) → timeout 10s → tool edit_file\n" +
+				"  MCP (files): side effects not_idempotent (default); approval candidate: destructive (hint), not gated: set approval: every_attempt to gate it\n"},
+		{name: "without a tool, the MCP tools too", args: []string{"describe", good, "-mcp", "files=" + list},
+			stdout: fetch + search + "edit_file (not in the file: the defaults): surface → deadline 30s → retry 2 (500ms..30s ×2 +25%) → timeout 10s → tool edit_file\n" +
+				"  MCP (files): side effects not_idempotent (default); approval candidate: destructive (hint), not gated: set approval: every_attempt to gate it\n" + other},
+		{name: "an invalid file: its problems, 1", args: []string{"describe", bad, "search"}, status: 1,
+			stderrHas: bad + `:8:5: tools.fetch_invoice.timout: unknown field "timout"; did you mean "timeout"?`},
+		{name: "a missing file: 3", args: []string{"describe", filepath.Join(dir, "nope.yaml")}, status: 3, stderrHas: "nope.yaml: could not be checked: "},
+		{name: "no file: 2", args: []string{"describe"}, status: 2, stderrHas: "toolsafe describe: no file to describe\n\nUsage: toolsafe describe"},
+		{name: "- as a tool: 2", args: []string{"describe", good, "-"}, status: 2, stderrHas: "- (standard input) can only be the file"},
+		{name: "-h", args: []string{"describe", "-h"}, stdout: describeUsage},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var stdout, stderr strings.Builder
+			status := run(tt.args, strings.NewReader(tt.stdin), &stdout, &stderr)
+			if status != tt.status {
+				t.Errorf("exit status %d; want %d\nstderr:\n%s", status, tt.status, stderr.String())
+			}
+			if tt.status == 0 && stdout.String() != tt.stdout {
+				t.Errorf("stdout:\n%s\nwant:\n%s", stdout.String(), tt.stdout)
+			}
+			if tt.status != 0 && stdout.Len() > 0 {
+				t.Errorf("stdout is not empty:\n%s", stdout.String())
+			}
+			if !strings.Contains(stderr.String(), tt.stderrHas) || tt.stderrHas == "" && stderr.Len() > 0 {
+				t.Errorf("stderr:\n%s\nwant it to hold %q", stderr.String(), tt.stderrHas)
+			}
+		})
+	}
+}
+
+// Issue 31, item 5: toolsafe check -tools said a tool "was not passed to
+// WrapAll", which a person at a terminal never called. Its problems speak of
+// the agent's tools given, and name them.
+func TestCheckToolsSpeaksOfTheToolsGivenNotOfWrapAll(t *testing.T) {
+	dir := t.TempDir()
+	policies := filepath.Join(dir, "policies.yaml")
+	if err := os.WriteFile(policies, []byte("tools:\n  refund: {retries: 1}\n  search: {fallback: archive_search}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var stdout, stderr strings.Builder
+	if status := run([]string{"check", "-tools", "Search,search,serch", policies}, strings.NewReader(""), &stdout, &stderr); status != 1 {
+		t.Fatalf("status %d; want 1\n%s", status, stderr.String())
+	}
+	want := policies + `:2:3: tools.refund: "refund" is named in the file but is not one of the agent's tools given (Search, search, serch): add it to them, or remove its entry` + "\n" +
+		policies + `:3:12: tools.search.fallback.tool: unknown fallback tool "archive_search": it is not one of the agent's tools given; add it to them, or name one of Search, search, serch` + "\n" +
+		policies + `: tools.search: two of the agent's tools given are named "Search" and "search": langchaingo's executor looks tools up by their upper-cased name, so the later would answer the model's calls to both, whatever policies the other has; rename one` + "\n" +
+		policies + ": 3 problems\n"
+	if stderr.String() != want {
+		t.Errorf("stderr:\n%s\nwant:\n%s", stderr.String(), want)
+	}
+	if strings.Contains(strings.ReplaceAll(stderr.String(), policies, "policies.yaml"), "WrapAll") {
+		t.Errorf("the terminal is told of WrapAll:\n%s", stderr.String())
+	}
+}
+
+// Found with issue 31, item 5: the README's toolsafe check -mcp
+// files=tools.json policies.yaml failed on the README's own file, because
+// -mcp alone made the MCP tools the agent's only tools and every other tool
+// of the file "not one of them". Without -tools the MCP tools are
+// described, not checked against; with -tools they are among the agent's.
+func TestMCPToolsAloneAreNotTheAgentsOnlyTools(t *testing.T) {
+	dir := t.TempDir()
+	policies := filepath.Join(dir, "policies.yaml")
+	list := filepath.Join(dir, "files.json")
+	for path, data := range map[string]string{
+		policies: "tools:\n  fetch_invoice: {retries: 1}\n",
+		list:     `{"tools": [{"name": "edit_file"}]}`,
+	} {
+		if err := os.WriteFile(path, []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var stdout, stderr strings.Builder
+	if status := run([]string{"check", "-mcp", "files=" + list, policies}, strings.NewReader(""), &stdout, &stderr); status != 0 ||
+		!strings.Contains(stdout.String(), "  edit_file (not in the file: the defaults): surface → tool edit_file\n    MCP (files): side effects not_idempotent (default)") {
+		t.Errorf("-mcp alone: status %d\nstdout:\n%s\nstderr:\n%s", status, stdout.String(), stderr.String())
+	}
+	stdout.Reset()
+	stderr.Reset()
+	if status := run([]string{"check", "-mcp", "files=" + list, "-tools", "fetch_invoice", policies}, strings.NewReader(""), &stdout, &stderr); status != 0 {
+		t.Errorf("-mcp with -tools naming the file's tool: status %d\n%s", status, stderr.String())
+	}
+	stdout.Reset()
+	stderr.Reset()
+	if status := run([]string{"check", "-mcp", "files=" + list, "-tools", "search", policies}, strings.NewReader(""), &stdout, &stderr); status != 1 ||
+		!strings.Contains(stderr.String(), `"fetch_invoice" is named in the file but is not one of the agent's tools given (search, edit_file)`) {
+		t.Errorf("-mcp with -tools not naming the file's tool: status %d\n%s", status, stderr.String())
 	}
 }

@@ -206,8 +206,8 @@ type refundArgs struct {
 // adkTool makes an ADK function tool of a tool body that takes its
 // arguments as JSON and answers a JSON object: the bodies of the billing
 // and refunds services the other demos share.
-func adkTool[A any](name, desc string, body func(context.Context, string) (string, error)) (adktools.FunctionTool, error) {
-	t, err := functiontool.New(functiontool.Config{Name: name, Description: desc}, func(ctx agent.Context, a A) (map[string]any, error) {
+func adkTool[A any](name, desc string, body func(context.Context, string) (string, error)) (tool.Tool, error) {
+	return functiontool.New(functiontool.Config{Name: name, Description: desc}, func(ctx agent.Context, a A) (map[string]any, error) {
 		in, _ := json.Marshal(a)
 		out, err := body(ctx, string(in))
 		if err != nil {
@@ -219,10 +219,6 @@ func adkTool[A any](name, desc string, body func(context.Context, string) (strin
 		}
 		return m, nil
 	})
-	if err != nil {
-		return nil, err
-	}
-	return t.(adktools.FunctionTool), nil
 }
 
 // chooseModel returns the scripted model, or Gemini when GOOGLE_API_KEY is set.

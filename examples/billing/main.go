@@ -96,8 +96,9 @@ func run(ctx context.Context, w io.Writer) (err error) {
 	if err != nil {
 		return err
 	}
-	agentTools, err := policies.With(
-		toolsafe.WithTracing(otelhook.New(otelhook.WithTracerProvider(tr.TracerProvider()))),
+	// The file says which tools are traced (tracing: true); the Hook, with
+	// the demo's own tracer provider, comes from code.
+	agentTools, err := policies.WithTracing(otelhook.New(otelhook.WithTracerProvider(tr.TracerProvider()))).With(
 		toolsafe.WithOnResult(func(_ context.Context, r middleware.Result) {
 			mu.Lock()
 			defer mu.Unlock()

@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"go.uber.org/goleak"
+
+	"github.com/toolsafe/toolsafe/internal/transcript"
 )
 
 // The demo is the main job: it must keep showing what the README promises.
@@ -27,6 +29,16 @@ func TestDemo(t *testing.T) {
 	} {
 		if !strings.Contains(got, want) {
 			t.Errorf("the demo's output lacks %q:\n%s", want, got)
+		}
+	}
+	// What the README shows of it, its status lines and its span tree.
+	blocks, err := transcript.READMEBlocks("../../README.md", "go run ./examples/billing")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, b := range blocks {
+		if err := transcript.MatchREADME(b, got); err != nil {
+			t.Errorf("%v\nthe demo printed:\n%s", err, got)
 		}
 	}
 	if strings.Contains(got, "reset by peer") {

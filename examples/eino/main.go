@@ -180,7 +180,7 @@ func build(w io.Writer, tr *tracetext.Tracing, grants *approval.Grants, llm mode
 	if err != nil {
 		return stack{}, err
 	}
-	return stack{tools: ts, mw: mw, llm: llm, store: newStore()}, nil
+	return stack{tools: ts, mw: mw, llm: announcing{llm, w}, store: newStore()}, nil
 }
 
 // converse runs the agent until it answers: each pause is approved by the
@@ -195,7 +195,7 @@ func converse(ctx context.Context, w io.Writer, tr *tracetext.Tracing, s stack, 
 	runCtx, end := tr.StartAgent(run.With(ctx, runID, run.DefaultLedger()), "billing")
 	iter := r.Query(runCtx, question, adk.WithCheckPointID(checkpointID))
 	for i := 0; ; i++ {
-		answer, interrupt, err := drain(w, iter)
+		answer, interrupt, err := drain(iter)
 		end()
 		if err != nil || interrupt == nil {
 			return answer, err
@@ -222,9 +222,9 @@ func converse(ctx context.Context, w io.Writer, tr *tracetext.Tracing, s stack, 
 	}
 }
 
-// drain reads a run's events: the model's calls are printed, and its final
-// answer, an interrupt or an error returned.
-func drain(w io.Writer, iter *adk.AsyncIterator[*adk.AgentEvent]) (answer string, interrupt *adk.InterruptInfo, err error) {
+// drain reads a run's events and returns the model's final answer, an
+// interrupt or an error.
+func drain(iter *adk.AsyncIterator[*adk.AgentEvent]) (answer string, interrupt *adk.InterruptInfo, err error) {
 	for {
 		ev, ok := iter.Next()
 		if !ok {
@@ -247,12 +247,7 @@ func drain(w io.Writer, iter *adk.AsyncIterator[*adk.AgentEvent]) (answer string
 			answer = msg.Content
 			continue
 		}
-		var b strings.Builder
-		b.WriteString("\nthe model calls, at once:\n")
-		for _, c := range msg.ToolCalls {
-			fmt.Fprintf(&b, "    %s %s (call %s)\n", c.Function.Name, c.Function.Arguments, c.ID)
-		}
-		_, _ = io.WriteString(w, b.String())
+		// The calls were printed by the model (announcing), before they ran.
 	}
 }
 

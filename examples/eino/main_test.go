@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"go.uber.org/goleak"
+
+	"github.com/toolsafe/toolsafe/internal/transcript"
 )
 
 // The demo must keep showing what its doc comment promises.
@@ -18,6 +20,16 @@ func TestDemo(t *testing.T) {
 		t.Fatalf("demo: %v\n%s", err, out.String())
 	}
 	got := out.String()
+	// What the README shows of it.
+	blocks, err := transcript.READMEBlocks("../../README.md", "go run -C examples/eino .")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, b := range blocks {
+		if err := transcript.MatchREADME(b, got); err != nil {
+			t.Errorf("%v\nthe example printed:\n%s", err, got)
+		}
+	}
 	for _, want := range []string{
 		"fetch_invoice (call call_1)\n    status: ok   attempts: 3",
 		"fetch_invoice (call call_2)\n    status: error (tool-error)   attempts: 1",

@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
+	"strings"
 	"sync"
 
 	"github.com/cloudwego/eino-ext/components/model/openai"
@@ -82,4 +84,34 @@ func chatModel(ctx context.Context) (model.ToolCallingChatModel, string, bool, e
 		return nil, "", false, fmt.Errorf("OPENAI_API_KEY is set but the OpenAI model could not start: %w", err)
 	}
 	return m, "OpenAI " + name + " (eino-ext)", false, nil
+}
+
+// announcing prints the calls of each turn of its model as the model makes
+// them, before Eino's ToolsNode runs them: the agent's events come
+// asynchronously, so a call's result could be printed before the turn
+// that made it. The demo does not stream: Stream is the model's own.
+type announcing struct {
+	model.ToolCallingChatModel
+	w io.Writer
+}
+
+func (a announcing) Generate(ctx context.Context, in []*schema.Message, opts ...model.Option) (*schema.Message, error) {
+	msg, err := a.ToolCallingChatModel.Generate(ctx, in, opts...)
+	if err == nil && msg != nil && len(msg.ToolCalls) > 0 {
+		var b strings.Builder // one Write, so that no line of a call's comes between
+		b.WriteString("\nthe model calls, at once:\n")
+		for _, c := range msg.ToolCalls {
+			fmt.Fprintf(&b, "    %s %s (call %s)\n", c.Function.Name, c.Function.Arguments, c.ID)
+		}
+		_, _ = io.WriteString(a.w, b.String())
+	}
+	return msg, err
+}
+
+func (a announcing) WithTools(ts []*schema.ToolInfo) (model.ToolCallingChatModel, error) {
+	m, err := a.ToolCallingChatModel.WithTools(ts)
+	if err != nil {
+		return nil, err
+	}
+	return announcing{m, a.w}, nil
 }

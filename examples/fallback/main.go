@@ -131,8 +131,8 @@ func (p *printer) print(_ context.Context, r middleware.Result) {
 	} else {
 		fmt.Fprintf(&b, "%s-> as the fallback: %s %s (call %s)\n", indent, r.Tool, p.inputs[p.depth], r.CallID)
 	}
-	fmt.Fprintf(&b, "%s    status: %s   attempts: %d   waits: %s   took: %s\n",
-		indent, transcript.Status(r), r.Attempts, transcript.Waits(r.Delays), transcript.Took(r.Elapsed))
+	fmt.Fprintf(&b, "%s    status: %s   attempts: %d   delays: %s   took: %s\n",
+		indent, transcript.Status(r), r.Attempts, transcript.Delays(r.Delays), transcript.Took(r.Elapsed))
 	if r.Fallback != "" {
 		why := ""
 		if r.Primary != nil {

@@ -336,17 +336,21 @@ func printResult(w io.Writer, n int, r middleware.Result) {
 	if r.Failure != nil {
 		status += " (" + string(r.Failure.Kind) + ")"
 	}
-	waits := "none"
+	delays := "none" // r.Delays: before attempts 2..n
 	if len(r.Delays) > 0 {
 		parts := make([]string, len(r.Delays))
 		for i, d := range r.Delays {
 			parts[i] = d.Round(time.Millisecond).String()
 		}
-		waits = "[" + strings.Join(parts, " ") + "]"
+		delays = "[" + strings.Join(parts, " ") + "]"
 	}
 	fmt.Fprintf(w, "[%d] %s (call %s)\n", n, r.Tool, r.CallID)
-	fmt.Fprintf(w, "    status: %s   attempts: %d   waits: %s   took: %s\n", status, r.Attempts, waits, roundTook(r.Elapsed))
-	fmt.Fprintf(w, "    observation: %s\n", strings.ReplaceAll(r.Observation(), "\n", "\n                 "))
+	fmt.Fprintf(w, "    status: %s   attempts: %d   delays: %s   took: %s\n", status, r.Attempts, delays, roundTook(r.Elapsed))
+	obs := strings.ReplaceAll(r.Observation(), "\n", "\n                 ")
+	if r.Status() == "paused" {
+		obs = "(none: the run pauses for approval)" // as the other examples say
+	}
+	fmt.Fprintf(w, "    observation: %s\n", obs)
 }
 
 // printTree prints spans as an indented tree, children in the order they
@@ -393,26 +397,26 @@ func describeSpan(s sdktrace.ReadOnlySpan) string {
 }
 
 // describeEvent says what a span event records: "retry after attempt 1,
-// wait 115ms (tool-failed)".
+// delay 115ms (tool-failed)" (toolsafe.delay_s).
 func describeEvent(e sdktrace.Event) string {
 	if e.Name != "retry" {
 		return e.Name + pick(e.Attributes)
 	}
 	var attempt int64
-	var wait float64
+	var delay float64
 	var kind string
 	for _, kv := range e.Attributes {
 		switch kv.Key {
 		case "toolsafe.attempt":
 			attempt = kv.Value.AsInt64()
 		case "toolsafe.delay_s":
-			wait = kv.Value.AsFloat64()
+			delay = kv.Value.AsFloat64()
 		case "error.type":
 			kind = kv.Value.AsString()
 		}
 	}
-	d := time.Duration(wait * float64(time.Second)).Round(time.Millisecond)
-	return fmt.Sprintf("retry after attempt %d, wait %s (%s)", attempt, d, kind)
+	d := time.Duration(delay * float64(time.Second)).Round(time.Millisecond)
+	return fmt.Sprintf("retry after attempt %d, delay %s (%s)", attempt, d, kind)
 }
 
 // pick formats the attributes named, in that order, as "  key=value ...".

@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"go.uber.org/goleak"
+
+	"github.com/toolsafe/toolsafe/internal/transcript"
 )
 
 func TestMain(m *testing.M) {
@@ -29,6 +31,16 @@ func TestExample(t *testing.T) {
 	got := out.String()
 	t.Log("\n" + got)
 
+	// What the README shows of it.
+	blocks, err := transcript.READMEBlocks("../../README.md", "go run -C examples/mcp .")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, b := range blocks {
+		if err := transcript.MatchREADME(b, got); err != nil {
+			t.Errorf("%v\nthe example printed:\n%s", err, got)
+		}
+	}
 	calls, rest, _ := strings.Cut(got, "\nThe server's log")
 	serverLog, tree, _ := strings.Cut(rest, "\nThe span tree:")
 	serverLog, httpLog, _ := strings.Cut(serverLog, "\nThe log of the server over Streamable HTTP:")
@@ -39,7 +51,7 @@ func TestExample(t *testing.T) {
 		`waiting in the approvals inbox: delete_alert {"id":"A-7"}`,
 		"status: paused (approval-required)   attempts: 0",
 		"observation: Alert A-7 deleted.",
-		"status: ok   attempts: 2   waits: [1s]",
+		"status: ok   attempts: 2   delays: [1s]",
 		"observation: Tromsø, next 1 days",
 		"Alert A-7 is deleted.",
 		`"required":["city"]`, // the real parameter schema
@@ -57,15 +69,15 @@ func TestExample(t *testing.T) {
 	}
 	for _, want := range []*regexp.Regexp{
 		regexp.MustCompile(`execute_tool forecast .* gen_ai.tool.call.id=call_oslo  toolsafe.attempts=3`),
-		regexp.MustCompile(`· retry after attempt 1, wait \d+ms \(tool-failed\)`),
-		regexp.MustCompile(`· retry after attempt 2, wait \d+ms \(tool-timeout\)`),
+		regexp.MustCompile(`· retry after attempt 1, delay \d+ms \(tool-failed\)`),
+		regexp.MustCompile(`· retry after attempt 2, delay \d+ms \(tool-timeout\)`),
 		regexp.MustCompile(`attempt 1 .* mcp.method.name=tools/call  mcp.protocol.version=\S+  rpc.response.status_code=-32603  error.type=-32603`), // the MCP conventions' error.type
 		regexp.MustCompile(`attempt 1 .* error.type=tool_error  toolsafe.reason="its upstream's message, withheld \(\d+ bytes\)`),
 		regexp.MustCompile(`attempt 2 .* error.type=tool-timeout`),
 		regexp.MustCompile(`gen_ai.tool.call.id=call_atlantis  toolsafe.attempts=1  error.type=tool-error`),
 		regexp.MustCompile(`gen_ai.tool.call.id=call_bergen  toolsafe.attempts=0  error.type=args-invalid`),
 		regexp.MustCompile(`gen_ai.tool.call.id=call_delete  toolsafe.attempts=0\n\s+· approval_required`),
-		regexp.MustCompile(`· retry after attempt 1, wait 1s \(tool-failed\)`),
+		regexp.MustCompile(`· retry after attempt 1, delay 1s \(tool-failed\)`),
 		regexp.MustCompile(`attempt 1 .* mcp.session.id=\S+  error.type=503  toolsafe.reason="HTTP 503 Service Unavailable"`),
 	} {
 		if !want.MatchString(tree) {

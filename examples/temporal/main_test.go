@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"go.uber.org/goleak"
+
+	"github.com/toolsafe/toolsafe/internal/transcript"
 )
 
 // TestMain runs the test binary as the demo's worker process when the
@@ -54,6 +56,16 @@ func TestDemo(t *testing.T) {
 	} {
 		if !strings.Contains(got, want) {
 			t.Errorf("the demo's output lacks %q:\n%s", want, got)
+		}
+	}
+	// What the README shows of it.
+	blocks, err := transcript.READMEBlocks("../../README.md", "go run -C examples/temporal .")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, b := range blocks {
+		if err := transcript.MatchREADME(b, got); err != nil {
+			t.Errorf("%v\nthe demo printed:\n%s", err, got)
 		}
 	}
 	if regexp.MustCompile(`reset by peer|connection reset`).MatchString(got) {

@@ -70,9 +70,9 @@ func TestWithoutAnEndpointTheTreeIsPrinted(t *testing.T) {
 	want := `invoke_agent billing  D
   execute_tool fetch_invoice  D  ok after 3 attempts
     attempt 1  D  tool-failed
-    · retry after attempt 1, wait 1ms (tool-failed)
+    · retry after attempt 1, delay 1ms (tool-failed)
     attempt 2  D  tool-failed
-    · retry after attempt 2, wait 2ms (tool-failed)
+    · retry after attempt 2, delay 2ms (tool-failed)
     attempt 3  D
 `
 	if got != want {

@@ -1,6 +1,6 @@
 // Package transcript prints what the examples show of each tool call: its
-// status and kind, attempts, the waits between them, how long it took and
-// what the model saw.
+// status and kind, attempts, the delays between them (Result.Delays), how
+// long it took and what the model saw.
 package transcript
 
 import (
@@ -17,8 +17,8 @@ import (
 // stops instead.
 func Print(w io.Writer, n int, r middleware.Result) {
 	fmt.Fprintf(w, "[%d] %s (call %s)\n", n, r.Tool, r.CallID)
-	fmt.Fprintf(w, "    status: %s   attempts: %d   waits: %s   took: %s\n",
-		Status(r), r.Attempts, Waits(r.Delays), Took(r.Elapsed))
+	fmt.Fprintf(w, "    status: %s   attempts: %d   delays: %s   took: %s\n",
+		Status(r), r.Attempts, Delays(r.Delays), Took(r.Elapsed))
 	if r.Replayed {
 		fmt.Fprintf(w, "    replayed: the run ledger answered; this call completed before the pause, so the tool was not called again\n")
 	}
@@ -40,8 +40,9 @@ func Status(r middleware.Result) string {
 	return r.Status()
 }
 
-// Waits lists the waits rounded to the millisecond, "[250ms 500ms]", or "none".
-func Waits(ds []time.Duration) string {
+// Delays lists the delays before attempts 2..n rounded to the millisecond,
+// "[250ms 500ms]", or "none".
+func Delays(ds []time.Duration) string {
 	if len(ds) == 0 {
 		return "none"
 	}

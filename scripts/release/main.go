@@ -16,6 +16,12 @@
 // program importing every package of every published module. It also
 // checks that every published module requires the core's OpenTelemetry.
 //
+//	release readme ROOT
+//
+// compiles every Go block of ROOT's README.md, each completed by the code
+// around it in scripts/release/testdata/readme, in one module that requires
+// every published module (see readme.go); its test runs it.
+//
 // Published are the root module and every nested module outside examples/,
 // tools/, scripts/ and bench/; all of them are tagged from one commit
 // (v0.2.0, mcptools/v0.2.0, ...).
@@ -43,6 +49,8 @@ func main() {
 		err = set(root, os.Args[3])
 	case os.Args[1] == "check" && len(os.Args) == 3:
 		err = check(root)
+	case os.Args[1] == "readme" && len(os.Args) == 3:
+		err = checkREADME(root)
 	default:
 		usage()
 	}
@@ -52,7 +60,7 @@ func main() {
 }
 
 func usage() {
-	fmt.Fprintln(os.Stderr, "usage: release set ROOT VERSION | release check ROOT")
+	fmt.Fprintln(os.Stderr, "usage: release set ROOT VERSION | release check ROOT | release readme ROOT")
 	os.Exit(2)
 }
 

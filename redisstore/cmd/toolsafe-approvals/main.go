@@ -22,6 +22,11 @@
 // the characters it shows as codes and of values that mix lookalike
 // scripts, as the inbox's pages do.
 //
+// When Redis cannot be reached it says so in one line, with the address
+// and what to do, and exits 3; the log lines of go-redis and of the
+// Store's outage handling (meant for a long-running agent) are not
+// printed.
+//
 // The exit status is 0 on success, 1 when the request no longer waits as
 // listed, 2 on a usage error, 3 when Redis is unavailable, 4 when the
 // store refused the answer or failed otherwise (too many decisions wait
@@ -40,9 +45,14 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
+	"net"
 	"os"
 	"os/user"
+	"syscall"
 	"time"
+
+	"github.com/redis/go-redis/v9"
 
 	"github.com/toolsafe/toolsafe/approval"
 	"github.com/toolsafe/toolsafe/redisstore"
@@ -80,8 +90,16 @@ answer or failed otherwise.
 `
 
 func main() {
+	// go-redis logs a failed dial to stderr itself ("redis: ... pool.go:
+	// ... failed to dial"); the command says what failed, in its words.
+	redis.SetLogger(silent{})
 	os.Exit(run(context.Background(), os.Args[1:], os.Stdout, os.Stderr))
 }
+
+// silent is a go-redis logger that prints nothing.
+type silent struct{}
+
+func (silent) Printf(context.Context, string, ...any) {}
 
 type options struct {
 	addr, prefix, as string
@@ -119,7 +137,17 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	client := newClient(o.addr)
 	defer client.Close()
-	store, err := redisstore.New(client, redisstore.WithPrefix(o.prefix), redisstore.WithTimeout(o.timeout))
+	pctx, cancel := context.WithTimeout(ctx, o.timeout)
+	err := client.Ping(pctx).Err()
+	cancel()
+	if err != nil {
+		fmt.Fprintln(stderr, unreachable(o, err))
+		return exitStore
+	}
+	// The Store's outage WARN is for an agent that keeps running; here the
+	// command says what failed itself (failed).
+	store, err := redisstore.New(client, redisstore.WithPrefix(o.prefix), redisstore.WithTimeout(o.timeout),
+		redisstore.WithLogger(slog.New(slog.DiscardHandler)))
 	if err != nil {
 		fmt.Fprintln(stderr, "toolsafe-approvals:", err)
 		return exitUsage
@@ -127,15 +155,45 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	defer store.Close()
 	g := store.Grants()
 	g.ReadOldKeys = o.oldKeys
+	c := &cli{g: g, addr: o.addr, stdout: stdout, stderr: stderr}
 	switch cmd {
 	case "list":
-		return list(ctx, g, stdout, stderr)
+		return c.list(ctx)
 	case "audit":
-		return audit(ctx, g, rest, stdout, stderr)
+		return c.audit(ctx, rest)
 	case "approve":
-		return answer(ctx, g, approval.Approved, o.as, rest, stdout, stderr)
+		return c.answer(ctx, approval.Approved, o.as, rest)
 	}
-	return answer(ctx, g, approval.Denied, o.as, rest, stdout, stderr)
+	return c.answer(ctx, approval.Denied, o.as, rest)
+}
+
+// cli is one run of a command on the Grants of the Redis at addr.
+type cli struct {
+	g              *redisstore.Grants
+	addr           string
+	stdout, stderr io.Writer
+}
+
+// unreachable is the line that says Redis at o.addr did not answer a PING,
+// why, and what to do.
+func unreachable(o options, err error) string {
+	var dns *net.DNSError
+	var ne net.Error
+	var rerr redis.Error
+	why := ""
+	switch {
+	case errors.Is(err, syscall.ECONNREFUSED):
+		why = "connection refused: nothing listens there"
+	case errors.As(err, &dns):
+		why = "no such host"
+	case errors.Is(err, context.DeadlineExceeded), errors.As(err, &ne) && ne.Timeout():
+		why = fmt.Sprintf("no answer within %s, the -timeout", o.timeout)
+	case errors.As(err, &rerr):
+		return fmt.Sprintf("toolsafe-approvals: Redis at %s refused the command: %s", o.addr, clean(rerr.Error()))
+	default:
+		return fmt.Sprintf("toolsafe-approvals: what answers at %s is not a Redis that works (%s): give the fleet's Redis with -redis ADDR or REDIS_ADDR", o.addr, clean(err.Error()))
+	}
+	return fmt.Sprintf("toolsafe-approvals: Redis at %s cannot be reached (%s): start it, or give the fleet's Redis with -redis ADDR or REDIS_ADDR", o.addr, why)
 }
 
 func envOr(name, def string) string {
@@ -152,14 +210,20 @@ func loginName() string {
 	return os.Getenv("USER")
 }
 
-// failed prints err and returns its exit status.
-func failed(stderr io.Writer, err error) int {
+// failed prints err and returns its exit status. answering says whether
+// err is the answer's, which Redis may have recorded before it stopped
+// answering.
+func (c *cli) failed(err error, answering bool) int {
+	stderr := c.stderr
 	switch {
 	case errors.Is(err, approval.ErrNotPending):
 		fmt.Fprintln(stderr, "toolsafe-approvals: not recorded: the request no longer waits as listed (answered already, expired, or asked again with other details); list again")
 		return exitNotPending
+	case errors.Is(err, redisstore.ErrUnavailable) && answering:
+		fmt.Fprintf(stderr, "toolsafe-approvals: Redis at %s stopped answering while the answer was sent, so it may or may not be recorded: when Redis is back, run list; if the request is still there, answer it again\n", c.addr)
+		return exitStore
 	case errors.Is(err, redisstore.ErrUnavailable):
-		fmt.Fprintln(stderr, "toolsafe-approvals: Redis is unavailable; an answer is recorded whole or not at all: list again when it is back")
+		fmt.Fprintf(stderr, "toolsafe-approvals: Redis at %s stopped answering: run the command again when it is back\n", c.addr)
 		return exitStore
 	case errors.Is(err, approval.ErrTooManyDecisions):
 		fmt.Fprintf(stderr, "toolsafe-approvals: not recorded: %d approvals and denials of this tool with this input already wait to be used by their calls, so Redis refused one more; they are used as their runs resume, or expire: try again once some are, or revoke those no longer wanted. The request still waits.\n", redisstore.DefaultMaxDecisions)

@@ -1,9 +1,13 @@
 package main
 
 import (
+	"bytes"
 	"context"
+	"errors"
 	"fmt"
+	"net"
 	"os"
+	"os/exec"
 	"regexp"
 	"strings"
 	"testing"
@@ -19,6 +23,9 @@ import (
 var redisAddr string
 
 func TestMain(m *testing.M) {
+	if os.Getenv(runMainEnv) == "1" { // the command itself, as a person runs it
+		main()
+	}
 	addr, err := redistest.Addr()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "FAIL:", err)
@@ -106,7 +113,7 @@ func TestUsageAndUnavailableRedis(t *testing.T) {
 	addr := srv.Addr()
 	srv.Close()
 	var errOut strings.Builder
-	if code := run(context.Background(), []string{"-redis", addr, "list"}, &strings.Builder{}, &errOut); code != exitStore || !strings.Contains(errOut.String(), "Redis is unavailable") {
+	if code := run(context.Background(), []string{"-redis", addr, "list"}, &strings.Builder{}, &errOut); code != exitStore || !strings.Contains(errOut.String(), "Redis at "+addr+" cannot be reached") {
 		t.Errorf("list with no Redis: %d %s", code, errOut.String())
 	}
 }
@@ -199,5 +206,95 @@ func TestAStoreErrorSaysWhatHappened(t *testing.T) {
 	if code != exitRefused || !strings.Contains(errOut, "not recorded: 100 approvals and denials of this tool with this input already wait") ||
 		strings.Contains(errOut, "unavailable") {
 		t.Fatalf("approve past the bound: %d %s", code, errOut)
+	}
+}
+
+// runMainEnv makes the test binary run the command's main, so that a test
+// sees all the command prints, go-redis's own log lines included.
+const runMainEnv = "TOOLSAFE_APPROVALS_RUN_MAIN"
+
+// command runs the command as a process, with args, and returns its exit
+// status, standard output and standard error.
+func command(t *testing.T, args ...string) (int, string, string) {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], args...)
+	cmd.Env = append(os.Environ(), runMainEnv+"=1", "REDIS_ADDR=")
+	var out, errOut bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	err := cmd.Run()
+	var ee *exec.ExitError
+	if err != nil && !errors.As(err, &ee) {
+		t.Fatal(err)
+	}
+	return cmd.ProcessState.ExitCode(), out.String(), errOut.String()
+}
+
+// Issue 31, item 5: list with Redis down printed go-redis's internal log
+// line, the Store's WARN for a fleet and "an answer is recorded whole or
+// not at all". It prints one line: Redis at ADDR cannot be reached, why,
+// and what to do.
+func TestRedisDownIsOneLineThatSaysWhatToDo(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	refused := l.Addr().String()
+	l.Close() // nothing listens there now
+
+	silent, err := net.Listen("tcp", "127.0.0.1:0") // accepts, never answers
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer silent.Close()
+	accepted := make(chan net.Conn, 8)
+	go func() {
+		for {
+			c, err := silent.Accept()
+			if err != nil {
+				close(accepted)
+				return
+			}
+			accepted <- c
+		}
+	}()
+	defer func() {
+		silent.Close()
+		for c := range accepted {
+			c.Close()
+		}
+	}()
+
+	for _, tt := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"-redis", refused, "list"},
+			"toolsafe-approvals: Redis at " + refused + " cannot be reached (connection refused: nothing listens there): start it, or give the fleet's Redis with -redis ADDR or REDIS_ADDR\n"},
+		{[]string{"-redis", refused, "-as", "alice", "approve", "3.abc"},
+			"toolsafe-approvals: Redis at " + refused + " cannot be reached (connection refused: nothing listens there): start it, or give the fleet's Redis with -redis ADDR or REDIS_ADDR\n"},
+		{[]string{"-redis", silent.Addr().String(), "-timeout", "200ms", "audit"},
+			"toolsafe-approvals: Redis at " + silent.Addr().String() + " cannot be reached (no answer within 200ms, the -timeout): start it, or give the fleet's Redis with -redis ADDR or REDIS_ADDR\n"},
+	} {
+		code, out, errOut := command(t, tt.args...)
+		if code != exitStore || out != "" || errOut != tt.want {
+			t.Errorf("%q: exit %d, stdout %q, stderr:\n%s\nwant exit %d and only:\n%s", tt.args, code, out, errOut, exitStore, tt.want)
+		}
+	}
+}
+
+// Issue 31, item 5: Redis that stops answering after the command reached
+// it is told in the terminal's words: of an answer, that it may or may not
+// be recorded and how to tell; of a list, to run it again.
+func TestRedisThatStopsAnsweringIsToldInTheTerminalsWords(t *testing.T) {
+	var errOut strings.Builder
+	c := &cli{addr: "10.0.0.7:6379", stderr: &errOut}
+	down := fmt.Errorf("redisstore: grants: %w", redisstore.ErrUnavailable)
+	if code := c.failed(down, true); code != exitStore || errOut.String() !=
+		"toolsafe-approvals: Redis at 10.0.0.7:6379 stopped answering while the answer was sent, so it may or may not be recorded: when Redis is back, run list; if the request is still there, answer it again\n" {
+		t.Errorf("an answer: exit %d, %q", code, errOut.String())
+	}
+	errOut.Reset()
+	if code := c.failed(down, false); code != exitStore || errOut.String() != "toolsafe-approvals: Redis at 10.0.0.7:6379 stopped answering: run the command again when it is back\n" {
+		t.Errorf("a list: exit %d, %q", code, errOut.String())
 	}
 }

@@ -13,13 +13,13 @@ import (
 
 	"github.com/toolsafe/toolsafe/approval"
 	"github.com/toolsafe/toolsafe/inbox"
-	"github.com/toolsafe/toolsafe/redisstore"
 )
 
-func list(ctx context.Context, g *redisstore.Grants, stdout, stderr io.Writer) int {
-	reqs, err := g.Requests(ctx)
+func (c *cli) list(ctx context.Context) int {
+	stdout := c.stdout
+	reqs, err := c.g.Requests(ctx)
 	if err != nil {
-		return failed(stderr, err)
+		return c.failed(err, false)
 	}
 	if len(reqs) == 0 {
 		fmt.Fprintln(stdout, "Nothing waits.")
@@ -27,19 +27,20 @@ func list(ctx context.Context, g *redisstore.Grants, stdout, stderr io.Writer) i
 	}
 	now := time.Now()
 	for _, q := range reqs {
-		c := q.Call
+		call := q.Call
 		fmt.Fprintf(stdout, "%s\n", q.ID)
-		fmt.Fprintf(stdout, "  tool     %s\n", clean(c.Tool))
-		fmt.Fprintf(stdout, "  run      %s   call %s   attempt %d   waiting %s\n", clean(c.RunID), clean(c.CallID), c.Attempt, age(now.Sub(q.Since)))
-		fmt.Fprintf(stdout, "  reason   %s\n", c.Reason())
-		fmt.Fprintf(stdout, "  input    %s\n", indent(pretty(c.Input), "           "))
-		warn(stdout, c, "", "")
+		fmt.Fprintf(stdout, "  tool     %s\n", clean(call.Tool))
+		fmt.Fprintf(stdout, "  run      %s   call %s   attempt %d   waiting %s\n", clean(call.RunID), clean(call.CallID), call.Attempt, age(now.Sub(q.Since)))
+		fmt.Fprintf(stdout, "  reason   %s\n", call.Reason())
+		fmt.Fprintf(stdout, "  input    %s\n", indent(pretty(call.Input), "           "))
+		warn(stdout, call, "", "")
 		fmt.Fprintln(stdout)
 	}
 	return exitOK
 }
 
-func answer(ctx context.Context, g *redisstore.Grants, d approval.Decision, by string, args []string, stdout, stderr io.Writer) int {
+func (c *cli) answer(ctx context.Context, d approval.Decision, by string, args []string) int {
+	stdout, stderr := c.stdout, c.stderr
 	fs := flag.NewFlagSet("answer", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	comment := fs.String("comment", "", "")
@@ -51,16 +52,17 @@ func answer(ctx context.Context, g *redisstore.Grants, d approval.Decision, by s
 		fmt.Fprintln(stderr, "toolsafe-approvals: who decides is unknown: pass -as USER")
 		return exitUsage
 	}
-	rec, err := g.Answer(ctx, fs.Arg(0), d, by, *comment)
+	rec, err := c.g.Answer(ctx, fs.Arg(0), d, by, *comment)
 	if err != nil {
-		return failed(stderr, err)
+		return c.failed(err, true)
 	}
 	fmt.Fprintf(stdout, "%s %s %s (run %s, call %s, attempt %d)\n", clean(rec.By), rec.Decision, clean(rec.Call.Tool), clean(rec.Call.RunID), clean(rec.Call.CallID), rec.Call.Attempt)
 	warn(stdout, rec.Call, "", "")
 	return exitOK
 }
 
-func audit(ctx context.Context, g *redisstore.Grants, args []string, stdout, stderr io.Writer) int {
+func (c *cli) audit(ctx context.Context, args []string) int {
+	stdout, stderr := c.stdout, c.stderr
 	fs := flag.NewFlagSet("audit", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	n := fs.Int("n", 20, "")
@@ -68,9 +70,9 @@ func audit(ctx context.Context, g *redisstore.Grants, args []string, stdout, std
 		fmt.Fprint(stderr, "toolsafe-approvals: audit takes [-n N]\n\n", usage)
 		return exitUsage
 	}
-	recs, err := g.Audit(ctx, *n)
+	recs, err := c.g.Audit(ctx, *n)
 	if err != nil {
-		return failed(stderr, err)
+		return c.failed(err, false)
 	}
 	if len(recs) == 0 {
 		fmt.Fprintln(stdout, "No decisions yet.")
