@@ -39,18 +39,20 @@ func ExampleWrap() {
 }
 
 // When the retries run out, Call gives the model a message, not an error:
-// langchaingo's executor would abort the whole run on an error.
+// langchaingo's executor would abort the whole run on an error. The
+// message says how long the automatic retries took (two delays of 500ms:
+// about 1s, said to the nearest 100ms above a second).
 func ExampleTool_Call() {
 	down := middleware.Func("fetch_invoice", "Fetches one invoice.", func(context.Context, string) (string, error) {
 		return "", middleware.Transient(errors.New("dial tcp 10.0.0.7:443: connect: connection refused"))
 	})
-	invoice := toolsafe.Wrap(down, toolsafe.WithRetry(policy.Retry{MaxRetries: 2, Backoff: policy.Constant(0)}))
+	invoice := toolsafe.Wrap(down, toolsafe.WithRetry(policy.Retry{MaxRetries: 2, Backoff: policy.Constant(500 * time.Millisecond)}))
 	out, err := invoice.Call(context.Background(), "INV-1001")
 	fmt.Println(err)
 	fmt.Println(out)
 	// Output:
 	// <nil>
-	// fetch_invoice failed after 3 attempts. These retries were automatic: do not call fetch_invoice again with the same input for this request; tell the user it is unavailable or use another tool.
+	// fetch_invoice failed after 3 attempts over 1s. These retries were automatic: do not call fetch_invoice again with the same input for this request; tell the user it is unavailable or use another tool.
 }
 
 // The OpenAI-functions agent's tool-call IDs reach the wrapped tool: give
