@@ -156,3 +156,18 @@ func TestADenialsMessageIsRecordedAndShownAsText(t *testing.T) {
 		t.Fatalf("audit JSON %s", body)
 	}
 }
+
+func TestApproveWithArgumentsEditedIsRefusedNotTakenAsTheCallShown(t *testing.T) {
+	g := waiting(t, refundCall(refundInput, 1))
+	h := newInbox(t, inbox.Memory(g), inbox.WithInputCheck(func(string, string) error { return nil }))
+	id := onlyRequest(t, g).ID
+	f := form(t, h, "alice", id, "approve", "")
+	f.Set("changed", `{"order":"A-1001","amount_eur":20}`)
+	if w := send(h, "alice", http.MethodPost, "/decide", f); w.Code != http.StatusBadRequest || !strings.Contains(w.Body.String(), "choose Approve with changes") {
+		t.Fatalf("approve with edited arguments: %d\n%s", w.Code, w.Body)
+	}
+	f.Set("changed", "{\n  \"order\": \"A-1001\",\n  \"amount_eur\": 25\n}")
+	if w := send(h, "alice", http.MethodPost, "/decide", f); w.Code != http.StatusSeeOther {
+		t.Fatalf("approve with the arguments as shown: %d\n%s", w.Code, w.Body)
+	}
+}

@@ -80,6 +80,10 @@ func (h *Handler) decide(w http.ResponseWriter, r *http.Request) {
 		refuse(http.StatusBadRequest, "Refused", "The comment must be text of at most 1,000 characters.")
 		return
 	}
+	if found && reply.Input == "" && reply.Decision == approval.Approved && edited(req, r.PostForm.Get("changed")) {
+		refuse(http.StatusBadRequest, "Not recorded", "You changed the arguments but chose Approve, which approves the call as the model asked it: choose Approve with changes to approve your arguments, or undo your changes. Nothing was recorded.")
+		return
+	}
 	if found && reply.Input != "" {
 		if problem := h.checkChanged(req, reply.Input); problem != "" {
 			refuse(http.StatusBadRequest, "Changes not valid", problem)
@@ -161,4 +165,14 @@ func (h *Handler) checkChanged(req approval.Request, input string) string {
 		return "The changed arguments do not fit the tool's schema: " + err.Error() + " Nothing was recorded; correct them and approve again."
 	}
 	return ""
+}
+
+// edited reports whether changed, the form's arguments, differs from
+// req's input: a person who edited them and chose Approve.
+func edited(req approval.Request, changed string) bool {
+	if strings.TrimSpace(changed) == "" {
+		return false
+	}
+	checked, err := approval.CheckReply(approval.Reply{Decision: approval.Approved, By: "-", Input: changed})
+	return err != nil || checked.Input != req.Call.CanonicalInput
 }

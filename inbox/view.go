@@ -42,6 +42,7 @@ type recordView struct {
 	Warnings                 []warning
 	Changed, Message         pieces
 	Approvals, Quorum        int
+	HasChanges, HasMessage   bool
 }
 
 // pageData is what every page and the live part render.
@@ -97,7 +98,7 @@ func viewRecord(r approval.Record) recordView {
 		Canonical: showInput(text(r.Call.CanonicalInput), isJSON), RunID: showValue(r.Call.RunID, false), CallID: showValue(r.Call.CallID, false),
 		RequestID: r.RequestID, Attempt: r.Call.Attempt, Warnings: ws,
 		Changed: showInput(text(r.Input), true), Message: showValue(r.Message, true),
-		Approvals: r.Approvals, Quorum: r.Quorum,
+		Approvals: r.Approvals, Quorum: r.Quorum, HasChanges: r.Input != "", HasMessage: r.Message != "",
 	}
 }
 

@@ -20,6 +20,9 @@ type votesView struct {
 	// whether the inbox takes changes, CanMessage a denial's message.
 	Edit                string
 	CanEdit, CanMessage bool
+	// EditBy is who approved the changes Edit starts from, when someone
+	// approved with changes already; empty otherwise.
+	EditBy pieces
 }
 
 type voteView struct {
@@ -33,6 +36,10 @@ func (h *Handler) viewVotes(user string, r approval.Request, pretty string, isJS
 	for _, vt := range r.Votes {
 		if vt.Input == "" {
 			v.Approvals++
+		} else if v.EditBy == nil {
+			// To concur with a vote with changes, one approves the same.
+			v.Edit, _ = prettyJSON(vt.Input)
+			v.EditBy = showValue(vt.By, false)
 		}
 		v.Votes = append(v.Votes, voteView{By: showValue(vt.By, false), Changed: showInput(text(vt.Input), true), At: vt.At.UTC().Format("2006-01-02 15:04:05 UTC")})
 	}
