@@ -31,6 +31,7 @@ var mayImport = map[string][]string{
 	"otelhook":       {"middleware", "canonical", "approval", "run", "policy", "internal/call", "internal/fault", "internal/layer", "internal/typednil"},
 	"argschema":      {"middleware", "canonical", "internal/call", "internal/fault"},
 	"inbox":          {"approval"},
+	"inbox/webhook":  {"approval", "inbox"},
 	".": {"middleware", "canonical", "approval", "run", "policy", "fallback", "otelhook", "argschema",
 		"internal/call", "internal/fault", "internal/layer", "internal/typednil"},
 }

@@ -60,6 +60,11 @@ type Grants struct {
 	MaxAudit int
 	// Now returns the current time; nil means time.Now. Tests set it.
 	Now func() time.Time
+	// Quorum is, per tool name, how many distinct people must approve a
+	// request of that tool (Reply, Answer) before its call may run: 2 means
+	// two people. A tool not in it, or with a value below 2, needs one.
+	// Grant and Deny, given by the program, are not votes.
+	Quorum map[string]int
 
 	mu        sync.Mutex
 	decisions map[grantKey][]decided
@@ -74,6 +79,8 @@ type decided struct {
 	d       Decision
 	expires time.Time
 	request string // the request it was answered for (see RequestKey); "" for Grant and Deny
+	input   string // the changed input approved, canonical; "" for the call as asked
+	message string // a denial's message for the model
 }
 
 type pendingCall struct {
@@ -83,6 +90,7 @@ type pendingCall struct {
 	expires time.Time
 	seq     uint64    // its number, from when it was first listed
 	since   time.Time // when it was first listed
+	votes   []Vote    // the approvals given while it waits for a quorum
 }
 
 var _ Approver = (*Grants)(nil)
@@ -152,17 +160,33 @@ func (g *Grants) add(tool, input string, d Decision) {
 // addLocked adds a decision for k, answered for request (see
 // CallInfo.RequestKey), or for any call of k when request is "".
 func (g *Grants) addLocked(k grantKey, request string, d Decision, now time.Time) {
+	g.addDecisionLocked(k, request, decided{d: d}, now)
+}
+
+func (g *Grants) addDecisionLocked(k grantKey, request string, d decided, now time.Time) {
 	if g.decisions == nil {
 		g.decisions = make(map[grantKey][]decided)
 	}
-	g.decisions[k] = append(g.decisions[k], decided{d, now.Add(g.ttl()), request})
+	d.expires, d.request = now.Add(g.ttl()), request
+	g.decisions[k] = append(g.decisions[k], d)
 }
 
 // Decide uses up the oldest decision answered for call's own request (see
 // RequestKey), else the oldest Grant or Deny of call.Tool with call.Input; or
-// answers Pending and lists the call's request in Pending. It never
-// returns an error.
+// answers Pending and lists the call's request in Pending. An answer given
+// with changes (Reply) is not used by Decide: it answers Pending with
+// ErrEdited and keeps it for Verdict. It returns no other error.
 func (g *Grants) Decide(_ context.Context, call CallInfo) (Decision, error) {
+	v, edited := g.verdict(call, false)
+	if edited {
+		return Pending, ErrEdited
+	}
+	return v.Decision, nil
+}
+
+// verdict is Decide and Verdict: edits says whether an answer with changes
+// may be used; edited reports that one waits which could not be.
+func (g *Grants) verdict(call CallInfo, edits bool) (v Verdict, edited bool) {
 	k := grantKey{call.Tool, call.CanonicalInput}
 	if k.input == "" {
 		k = keyOf(call.Tool, call.Input)
@@ -172,15 +196,20 @@ func (g *Grants) Decide(_ context.Context, call CallInfo) (Decision, error) {
 	defer g.mu.Unlock()
 	now := g.now()
 	g.expireLocked(now)
-	if d, ok := g.useLocked(k, call.AnsweredAs()); ok {
+	if d, ok := g.useLocked(k, call.AnsweredAs(), edits); ok {
 		g.dropPendingLocked(k, request)
-		return d, nil
+		return Verdict{Decision: d.d, Input: d.input, Message: d.message}, false
+	}
+	if !edits && slices.ContainsFunc(g.decisions[k], func(d decided) bool {
+		return d.input != "" && slices.Contains(call.AnsweredAs(), d.request)
+	}) {
+		return Verdict{}, true
 	}
 	for i, p := range g.pending {
 		if p.key == k && p.request == request {
-			// The latest call of the request; its number and age stay.
-			g.pending[i] = pendingCall{k, request, call, now.Add(g.ttl()), p.seq, p.since}
-			return Pending, nil
+			// The latest call of the request; its number, age and votes stay.
+			g.pending[i] = pendingCall{k, request, call, now.Add(g.ttl()), p.seq, p.since, p.votes}
+			return Verdict{}, false
 		}
 	}
 	max := g.MaxPending
@@ -191,23 +220,25 @@ func (g *Grants) Decide(_ context.Context, call CallInfo) (Decision, error) {
 		g.pending = append(g.pending[:0], g.pending[len(g.pending)-max+1:]...)
 	}
 	g.seq++
-	g.pending = append(g.pending, pendingCall{k, request, call, now.Add(g.ttl()), g.seq, now})
-	return Pending, nil
+	g.pending = append(g.pending, pendingCall{key: k, request: request, info: call, expires: now.Add(g.ttl()), seq: g.seq, since: now})
+	return Verdict{}, false
 }
 
 // useLocked removes and returns the decision a call of k uses: the oldest
 // answered for one of its requests (see CallInfo.AnsweredAs), else the
-// oldest given for any call.
-func (g *Grants) useLocked(k grantKey, requests []string) (Decision, bool) {
+// oldest given for any call; one with changes only when edits is true.
+func (g *Grants) useLocked(k grantKey, requests []string, edits bool) (decided, bool) {
 	ds := g.decisions[k]
-	i := slices.IndexFunc(ds, func(d decided) bool { return d.request != "" && slices.Contains(requests, d.request) })
+	i := slices.IndexFunc(ds, func(d decided) bool {
+		return d.request != "" && slices.Contains(requests, d.request) && (edits || d.input == "")
+	})
 	if i < 0 {
 		i = slices.IndexFunc(ds, func(d decided) bool { return d.request == "" })
 	}
 	if i < 0 {
-		return Pending, false
+		return decided{}, false
 	}
-	d := ds[i].d
+	d := ds[i]
 	if len(ds) == 1 {
 		delete(g.decisions, k)
 	} else {

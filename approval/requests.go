@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -45,6 +46,11 @@ type Request struct {
 	Since time.Time
 	// Call is the call that waits, CanonicalInput set.
 	Call CallInfo
+	// Quorum is how many distinct people must approve it (Grants.Quorum):
+	// at least 1. Votes are the approvals it has had so far, oldest first:
+	// fewer than Quorum for any one input, or it would no longer wait.
+	Quorum int
+	Votes  []Vote
 }
 
 // Record is the audit trail's entry for one answer: who decided what,
@@ -62,6 +68,16 @@ type Record struct {
 	At, Since time.Time
 	// Call is the call answered, CanonicalInput set.
 	Call CallInfo
+	// Input is the changed input an approval with changes approved
+	// (canonical JSON), or "" for the call as shown; Message a denial's
+	// message for the model, or "".
+	Input, Message string
+	// Approvals is, for an approval, how many distinct people had approved
+	// the request (this input) with this record, this one included; Quorum
+	// how many it needed. An approval with Approvals below Quorum is a
+	// vote: the request still waits. Both are 0 in records of stores
+	// that do not count votes.
+	Approvals, Quorum int
 }
 
 // requestID returns the ID of the request numbered seq with info: seq, a
@@ -93,7 +109,7 @@ func (g *Grants) Requests() []Request {
 	g.expireLocked(g.now())
 	out := make([]Request, 0, len(g.pending))
 	for _, p := range g.pending {
-		out = append(out, Request{ID: p.id(), Since: p.since, Call: p.call()})
+		out = append(out, Request{ID: p.id(), Since: p.since, Call: p.call(), Quorum: g.quorum(p.key.tool), Votes: slices.Clone(p.votes)})
 	}
 	return out
 }
@@ -104,29 +120,10 @@ func (g *Grants) Requests() []Request {
 // request only (its tool and input in its run, or outside a run its call;
 // see CallInfo.RequestKey), never by another run's identical call. It
 // returns the record, or ErrNotPending when no request with id waits, or
-// CheckAnswer's error; either way nothing was recorded.
+// CheckAnswer's error; either way nothing was recorded. For a tool with a
+// Quorum, an approval is one vote: see Reply, which Answer calls.
 func (g *Grants) Answer(id string, d Decision, by, comment string) (Record, error) {
-	if err := CheckAnswer(d, by); err != nil {
-		return Record{}, err
-	}
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	now := g.now()
-	g.expireLocked(now)
-	for _, p := range g.pending {
-		if p.id() != id {
-			continue
-		}
-		g.addLocked(p.key, p.request, d, now)
-		g.dropPendingLocked(p.key, p.request)
-		r := Record{RequestID: id, Decision: d, By: by, Comment: comment, At: now, Since: p.since, Call: p.call()}
-		g.audit = append(g.audit, r)
-		if n := len(g.audit) - g.maxAudit(); n > 0 {
-			g.audit = append(g.audit[:0], g.audit[n:]...)
-		}
-		return r, nil
-	}
-	return Record{}, ErrNotPending
+	return g.Reply(id, Reply{Decision: d, By: by, Comment: comment})
 }
 
 // Audit returns the records of answers kept (see AuditTTL and MaxAudit),

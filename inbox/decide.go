@@ -1,6 +1,7 @@
 package inbox
 
 import (
+	"context"
 	"errors"
 	"net/http"
 	"strings"
@@ -16,6 +17,10 @@ const maxForm = 64 << 10
 // tooManyDecisions is what a person is told when the store refused their
 // answer with approval.ErrTooManyDecisions.
 const tooManyDecisions = "Your answer was not recorded: too many approvals and denials of this tool with this input already wait to be used by their calls, so the store refused one more. They are used as their runs resume, or expire; try again once some are, or ask whoever runs the agents to revoke those no longer wanted. This request still waits."
+
+// storeUnconfirmed is what a person is told when the store failed while
+// taking their answer.
+const storeUnconfirmed = "The approvals store did not confirm your answer: it is unavailable. An answer is recorded whole or not at all: when the store is back, look at the list; if the request still waits, nothing was recorded."
 
 // message is the page of a refused or failed decision.
 type message struct {
@@ -46,25 +51,62 @@ func (h *Handler) decide(w http.ResponseWriter, r *http.Request) {
 		refuse(http.StatusForbidden, "Refused", "This form is not valid for you: its token is missing, altered or older than 12 hours. Open the request again and decide there.")
 		return
 	}
-	var d approval.Decision
+	reply := approval.Reply{By: user}
 	switch r.PostForm.Get("decision") {
 	case "approve":
-		d = approval.Approved
+		reply.Decision = approval.Approved
+	case "approve-changed":
+		reply.Decision = approval.Approved
+		reply.Input = r.PostForm.Get("changed")
 	case "deny":
-		d = approval.Denied
+		reply.Decision = approval.Denied
+		reply.Message = r.PostForm.Get("message")
 	default:
 		refuse(http.StatusBadRequest, "Refused", "Choose Approve or Deny.")
 		return
 	}
-	comment := strings.TrimSpace(r.PostForm.Get("comment"))
-	if !utf8.ValidString(comment) || utf8.RuneCountInString(comment) > MaxComment {
+	req, found, err := h.request(r.Context(), id)
+	if err != nil {
+		h.storeFailed(r, "requests", err)
+		refuse(http.StatusServiceUnavailable, "Not confirmed", storeUnconfirmed)
+		return
+	}
+	if found && !h.may(user, req) {
+		h.refused(w, r, req, "decide")
+		return
+	}
+	reply.Comment = strings.TrimSpace(r.PostForm.Get("comment"))
+	if !utf8.ValidString(reply.Comment) || utf8.RuneCountInString(reply.Comment) > MaxComment {
 		refuse(http.StatusBadRequest, "Refused", "The comment must be text of at most 1,000 characters.")
 		return
 	}
-	rec, err := h.store.Answer(r.Context(), id, d, user, comment)
+	if found && reply.Input == "" && reply.Decision == approval.Approved && edited(req, r.PostForm.Get("changed")) {
+		refuse(http.StatusBadRequest, "Not recorded", "You changed the arguments but chose Approve, which approves the call as the model asked it: choose Approve with changes to approve your arguments, or undo your changes. Nothing was recorded.")
+		return
+	}
+	if found && reply.Input != "" {
+		if problem := h.checkChanged(req, reply.Input); problem != "" {
+			refuse(http.StatusBadRequest, "Changes not valid", problem)
+			return
+		}
+	}
+	rec, err := h.reply(r.Context(), id, reply)
+	if errors.Is(err, approval.ErrAlreadyVoted) {
+		h.renderStatus(w, "message", message{User: user, Title: "Already approved by you", Text: "Your approval of this request is recorded already: it waits for another person's approval. One person is one vote."}, http.StatusConflict)
+		return
+	}
+	if errors.Is(err, errNoReplies) {
+		refuse(http.StatusBadRequest, "Refused", "This inbox's store takes plain approvals and denials only: approve without changes, or deny without a message.")
+		return
+	}
+	var bad *badReply
+	if errors.As(err, &bad) {
+		refuse(http.StatusBadRequest, "Refused", bad.text)
+		return
+	}
 	switch {
 	case errors.Is(err, approval.ErrNotPending):
-		answered, problem := h.answered(r.Context(), id)
+		answered, problem := h.answered(r.Context(), user, id)
 		text := "Your answer was not recorded: this request had already been answered."
 		if answered == nil {
 			text = "Your answer was not recorded. " + problem
@@ -77,12 +119,60 @@ func (h *Handler) decide(w http.ResponseWriter, r *http.Request) {
 		return
 	case err != nil:
 		h.storeFailed(r, "answer", err)
-		refuse(http.StatusServiceUnavailable, "Not confirmed",
-			"The approvals store did not confirm your answer: it is unavailable. An answer is recorded whole or not at all: when the store is back, look at the list; if the request still waits, nothing was recorded.")
+		refuse(http.StatusServiceUnavailable, "Not confirmed", storeUnconfirmed)
 		return
 	}
 	// Relative, and not through http.Redirect, which would resolve it
 	// against the path under the inbox's mount point.
-	w.Header().Set("Location", "./?answered="+rec.Decision.String())
+	answered := rec.Decision.String()
+	if rec.Decision == approval.Approved && rec.Approvals < rec.Quorum {
+		answered = "voted"
+	}
+	w.Header().Set("Location", "./?answered="+answered)
 	w.WriteHeader(http.StatusSeeOther)
+}
+
+// badReply is a reply the approval package refused as it was written (a
+// changed input that is not a JSON object, a message too long): its text
+// is for the person.
+type badReply struct{ text string }
+
+func (e *badReply) Error() string { return e.text }
+
+// reply records r through the store: Reply when it is a Replier, else
+// Answer, which takes no change and no message.
+func (h *Handler) reply(ctx context.Context, id string, r approval.Reply) (approval.Record, error) {
+	checked, err := approval.CheckReply(r)
+	if err != nil {
+		return approval.Record{}, &badReply{strings.TrimPrefix(err.Error(), "approval: ")}
+	}
+	if rp, ok := h.store.(Replier); ok {
+		return rp.Reply(ctx, id, checked)
+	}
+	if checked.Input != "" || checked.Message != "" {
+		return approval.Record{}, errNoReplies
+	}
+	return h.store.Answer(ctx, id, r.Decision, r.By, r.Comment)
+}
+
+// checkChanged says what is wrong with input, a person's change of req's
+// input, or "": it must be accepted by the tool's check (WithInputCheck).
+func (h *Handler) checkChanged(req approval.Request, input string) string {
+	if h.cfg.check == nil {
+		return "This inbox does not take changes to a call's arguments: approve the call as shown, or deny it."
+	}
+	if err := h.cfg.check(req.Call.Tool, input); err != nil {
+		return "The changed arguments do not fit the tool's schema: " + err.Error() + " Nothing was recorded; correct them and approve again."
+	}
+	return ""
+}
+
+// edited reports whether changed, the form's arguments, differs from
+// req's input: a person who edited them and chose Approve.
+func edited(req approval.Request, changed string) bool {
+	if strings.TrimSpace(changed) == "" {
+		return false
+	}
+	checked, err := approval.CheckReply(approval.Reply{Decision: approval.Approved, By: "-", Input: changed})
+	return err != nil || checked.Input != req.Call.CanonicalInput
 }

@@ -32,6 +32,17 @@
 // request is one tool, input and run: two runs waiting on the same call
 // are two rows, and an answer is used only by its own run's call.
 //
+// # Who decides
+//
+// WithAuthorize (Approvers, for per-tool groups) says who may decide
+// what: a person is shown only what they may decide, and is refused (403,
+// logged at WARN) anything else. Over a Replier store (Memory), a tool's
+// quorum (approval.Grants.Quorum) makes each approval a vote, shown on the
+// request's page ("1 of 2 approvals"); WithInputCheck offers "Approve with
+// changes", whose grant covers the edited input only; a denial may carry
+// a message for the model. Package webhook tells a chat when a request
+// waits and when it is decided.
+//
 // # Updates
 //
 // The list page polls (every 2 s by default, WithPollInterval) for the

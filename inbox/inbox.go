@@ -68,10 +68,12 @@ const TokenTTL = 12 * time.Hour
 const MaxComment = 1000
 
 type config struct {
-	key    []byte
-	poll   time.Duration
-	logger *slog.Logger
-	errs   []error
+	key       []byte
+	authorize Authorize
+	check     func(tool, input string) error
+	poll      time.Duration
+	logger    *slog.Logger
+	errs      []error
 }
 
 // Option configures a Handler.

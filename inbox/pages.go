@@ -25,7 +25,9 @@ func (h *Handler) load(r *http.Request) pageData {
 	}
 	now := time.Now()
 	for _, q := range reqs {
-		d.Requests = append(d.Requests, h.viewRequest(d.User, q, now))
+		if h.may(d.User, q) {
+			d.Requests = append(d.Requests, h.viewRequest(d.User, q, now))
+		}
 	}
 	recent, err := h.store.Audit(r.Context(), recentAnswers)
 	if err != nil {
@@ -34,7 +36,9 @@ func (h *Handler) load(r *http.Request) pageData {
 		return d
 	}
 	for _, rec := range recent {
-		d.Recent = append(d.Recent, viewRecord(rec))
+		if h.mayRecord(d.User, rec) {
+			d.Recent = append(d.Recent, viewRecord(rec))
+		}
 	}
 	return d
 }
@@ -47,6 +51,7 @@ func (h *Handler) base(r *http.Request) pageData {
 var notices = map[string]string{
 	"approved": "Approved. The call runs when its agent run resumes.",
 	"denied":   "Denied. The model is told not to ask again for this request.",
+	"voted":    "Your approval is recorded as one vote: the call runs once enough other people approve it too.",
 }
 
 func (h *Handler) list(w http.ResponseWriter, r *http.Request) {
@@ -72,25 +77,29 @@ func (h *Handler) detail(w http.ResponseWriter, r *http.Request) {
 	}
 	for _, q := range reqs {
 		if q.ID == id {
+			if !h.may(d.User, q) {
+				h.refused(w, r, q, "open")
+				return
+			}
 			v := h.viewRequest(d.User, q, time.Now())
 			d.Request = &v
 			h.render(w, "detail", d)
 			return
 		}
 	}
-	d.Answered, d.Problem = h.answered(r.Context(), id)
+	d.Answered, d.Problem = h.answered(r.Context(), d.User, id)
 	h.render(w, "detail", d)
 }
 
 // answered finds the record of the request id, or says why it is not
 // shown.
-func (h *Handler) answered(ctx context.Context, id string) (*recordView, string) {
+func (h *Handler) answered(ctx context.Context, user, id string) (*recordView, string) {
 	recs, err := h.store.Audit(ctx, 0)
 	if err != nil {
 		return nil, storeDown
 	}
 	for _, rec := range recs {
-		if rec.RequestID == id {
+		if rec.RequestID == id && h.mayRecord(user, rec) {
 			v := viewRecord(rec)
 			return &v, ""
 		}
@@ -106,7 +115,9 @@ func (h *Handler) auditPage(w http.ResponseWriter, r *http.Request) {
 		d.Problem = storeDown
 	}
 	for _, rec := range recs {
-		d.Recent = append(d.Recent, viewRecord(rec))
+		if h.mayRecord(d.User, rec) {
+			d.Recent = append(d.Recent, viewRecord(rec))
+		}
 	}
 	h.render(w, "audit", d)
 }
@@ -167,6 +178,10 @@ type recordJSON struct {
 	At        time.Time `json:"at"`
 	Since     time.Time `json:"since"`
 	callJSON
+	ChangedInput string `json:"changed_input,omitempty"`
+	Message      string `json:"message,omitempty"`
+	Approvals    int    `json:"approvals,omitempty"`
+	Quorum       int    `json:"quorum,omitempty"`
 }
 
 func (h *Handler) requestsJSON(w http.ResponseWriter, r *http.Request) {
@@ -178,6 +193,9 @@ func (h *Handler) requestsJSON(w http.ResponseWriter, r *http.Request) {
 	}
 	out := make([]requestJSON, 0, len(reqs))
 	for _, q := range reqs {
+		if !h.may(userOf(r), q) {
+			continue
+		}
 		out = append(out, requestJSON{q.ID, q.Since.UTC(), q.Call.Reason(), toJSON(q.Call)})
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"requests": out})
@@ -192,7 +210,11 @@ func (h *Handler) auditJSON(w http.ResponseWriter, r *http.Request) {
 	}
 	out := make([]recordJSON, 0, len(recs))
 	for _, rec := range recs {
-		out = append(out, recordJSON{rec.RequestID, rec.Decision.String(), rec.By, rec.Comment, rec.At.UTC(), rec.Since.UTC(), toJSON(rec.Call)})
+		if !h.mayRecord(userOf(r), rec) {
+			continue
+		}
+		out = append(out, recordJSON{rec.RequestID, rec.Decision.String(), rec.By, rec.Comment, rec.At.UTC(), rec.Since.UTC(), toJSON(rec.Call),
+			rec.Input, rec.Message, rec.Approvals, rec.Quorum})
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"records": out})
 }

@@ -30,6 +30,7 @@ type requestView struct {
 	Since, Age                    string
 	Token                         string
 	Warnings                      []warning
+	Votes                         votesView
 }
 
 // recordView is one audit record as the pages show it.
@@ -39,6 +40,9 @@ type recordView struct {
 	Canonical, RunID, CallID pieces
 	Attempt                  int
 	Warnings                 []warning
+	Changed, Message         pieces
+	Approvals, Quorum        int
+	HasChanges, HasMessage   bool
 }
 
 // pageData is what every page and the live part render.
@@ -79,6 +83,7 @@ func (h *Handler) viewRequest(user string, r approval.Request, now time.Time) re
 		Since: r.Since.UTC().Format(time.RFC3339), Age: age(now.Sub(r.Since)),
 		Token:    h.token(user, r.ID, now),
 		Warnings: callWarnings(c),
+		Votes:    h.viewVotes(user, r, pretty, isJSON),
 	}
 }
 
@@ -92,6 +97,8 @@ func viewRecord(r approval.Record) recordView {
 		Comment: showValue(r.Comment, true), Tool: showValue(r.Call.Tool, false), Input: clip(pretty, isJSON, listInputChars),
 		Canonical: showInput(text(r.Call.CanonicalInput), isJSON), RunID: showValue(r.Call.RunID, false), CallID: showValue(r.Call.CallID, false),
 		RequestID: r.RequestID, Attempt: r.Call.Attempt, Warnings: ws,
+		Changed: showInput(text(r.Input), true), Message: showValue(r.Message, true),
+		Approvals: r.Approvals, Quorum: r.Quorum, HasChanges: r.Input != "", HasMessage: r.Message != "",
 	}
 }
 

@@ -3,6 +3,7 @@ package middleware
 import (
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -114,6 +115,12 @@ func (f *Failure) message(args bool) string {
 	case KindArgsInvalid:
 		return f.argsMessage(tool, args)
 	case KindApprovalDenied:
+		var d *fault.Denied
+		if errors.As(f.Cause, &d) && d.Message != "" {
+			// A person's words, quoted as a Go string: no line break or
+			// control character reaches the model unescaped.
+			return fmt.Sprintf("The user denied approval for %s, and said: %s. Do not call it again for this request.", tool, strconv.Quote(d.Message))
+		}
 		return fmt.Sprintf("The user denied approval for %s. Do not call it again for this request.", tool)
 	case KindCallLimit:
 		var le *fault.Limit

@@ -29,6 +29,15 @@ func (c *File) check(ps *problems) {
 					t.dependency.v, nameList(c.depNames), ps.suggestName(t.dependency.v, c.depNames))
 			}
 		}
+		gated := t.approval.set && t.approval.v != approvalNone
+		if t.approvers.set && !gated {
+			add(fieldWhere("tools."+name, name, "approvers", t.approvers.at),
+				"approvers name who decides %s's calls, and it asks nobody: set approval: per_call or every_attempt, or drop approvers", name)
+		}
+		if t.approvals.set && t.approvals.v > 1 && !gated {
+			add(fieldWhere("tools."+name, name, "approvals", t.approvals.at),
+				"approvals: %d asks %d people, and %s asks nobody: set approval: per_call or every_attempt, or drop approvals", t.approvals.v, t.approvals.v, name)
+		}
 		if t.fallback.set && t.fallback.v == name {
 			add(fieldWhere("tools."+name, name, "fallback.tool", t.fallback.at),
 				"%s falls back to itself: name another tool", name)

@@ -11,7 +11,7 @@ import (
 // The tools section: one entry per tool, by the tool's Name().
 
 var (
-	toolOnly   = []string{"dependency", "side_effects", "approval", "fallback", "args_schema"}
+	toolOnly   = []string{"dependency", "side_effects", "approval", "approvers", "approvals", "fallback", "args_schema"}
 	toolFields = slices.Concat(policyFields, toolOnly)
 )
 
@@ -37,6 +37,8 @@ type toolSpec struct {
 	fallback    opt[string] // the alternative tool
 	fallbackOn  opt[[]middleware.Kind]
 	argsSchema  opt[*argschema.Schema] // compiled once, when the file is read
+	approvers   opt[[]string]          // the approver groups
+	approvals   opt[int]               // how many people approve
 }
 
 func (d *decoder) tools(e entry, c *File) {
@@ -67,6 +69,10 @@ func (d *decoder) tool(e entry, t *toolSpec) {
 			t.sideEffects = d.enum(f.Value, f.Where, sideEffectsNone, sideEffectsIdempotent, sideEffectsNot)
 		case "approval":
 			t.approval = d.enum(f.Value, f.Where, approvalNone, approvalPerCall, approvalEveryAttempt)
+		case "approvers":
+			t.approvers = d.groups(f.Value, f.Where)
+		case "approvals":
+			d.approvalsCount(f, t)
 		case "fallback":
 			d.fallback(f, t)
 		case "args_schema":

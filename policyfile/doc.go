@@ -72,6 +72,10 @@
 //	    approval: every_attempt    # none (the default); per_call: one grant per call;
 //	                               # every_attempt: each attempt, retries included, needs its own grant;
 //	                               # the approver comes from code (File.WithApprover)
+//	    approvers: [finance]       # the groups whose members may decide its calls in the inbox
+//	                               # (File.Approvers, inbox.Approvers with the program's inbox.Groups)
+//	    approvals: 2               # how many different people must approve the same request
+//	                               # (File.Quorum, approval.Grants.Quorum); 1 (the default): one
 //	  search:
 //	    fallback:                  # or just fallback: archive_search
 //	      tool: archive_search     # another of the agent's tools, wrapped by its own policies

@@ -4,7 +4,9 @@
 # core's go.mod does not require chromedp. Installs what it runs: Chromium
 # when it is missing, and staticcheck v0.8.2 (go install, from the module
 # proxy; the version CI uses). SCREENSHOT=path also writes the inbox's
-# screenshot there (the README's is examples/inbox/inbox.png).
+# screenshot there (the README's is examples/inbox/inbox.png); SCREENSHOTS=dir
+# writes those of a quorum half-way and an approval with changes into dir
+# (the README's are examples/inbox/quorum.png and changes.png).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 if ! command -v chromium >/dev/null; then
@@ -18,7 +20,9 @@ go install honnef.co/go/tools/cmd/staticcheck@v0.8.2 # quick once built: the bui
 gobin=$(go env GOBIN); [ -n "$gobin" ] || gobin=$(go env GOPATH | cut -d: -f1)/bin
 staticcheck=$gobin/staticcheck
 args=()
-[ -n "${SCREENSHOT:-}" ] && args=(-args -screenshot "$(realpath "$SCREENSHOT")")
+[ -n "${SCREENSHOT:-}" ] && args=(-screenshot "$(realpath "$SCREENSHOT")")
+[ -n "${SCREENSHOTS:-}" ] && args+=(-screenshots "$(realpath "$SCREENSHOTS")")
+[ ${#args[@]} -gt 0 ] && args=(-args "${args[@]}")
 cd examples/inbox/browsertest
 go mod tidy -diff
 go vet ./...

@@ -166,3 +166,10 @@ func (e *Corrupt) Error() string {
 	return "toolsafe: the run ledger's record of the call cannot be read, so the call was not made: " + e.Err.Error()
 }
 func (e *Corrupt) Unwrap() error { return e.Err }
+
+// Denied is ErrDenied with the message a person gave the model with the
+// denial (approval.Verdict.Message): plain text, bounded by the approver.
+type Denied struct{ Message string }
+
+func (e *Denied) Error() string        { return ErrDenied.Error() }
+func (e *Denied) Is(target error) bool { return target == ErrDenied }

@@ -2,10 +2,14 @@ package layer
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
 	"runtime/debug"
 	"slices"
+	"strconv"
+	"strings"
 	"sync/atomic"
 
 	"github.com/toolsafe/toolsafe/approval"
@@ -93,8 +97,10 @@ func (g *gate) call(ctx context.Context, next tools.Tool, input string) (string,
 	if err != nil {
 		return "", err
 	}
-	if g.mode == ApproveCall && g.approved(c, canon) {
-		return next.Call(ctx, input)
+	if g.mode == ApproveCall {
+		if run, ok := g.approved(c, canon); ok {
+			return runApproved(ctx, next, input, run)
+		}
 	}
 	info := approval.CallInfo{
 		Tool:           next.Name(),
@@ -108,7 +114,7 @@ func (g *gate) call(ctx context.Context, next tools.Tool, input string) (string,
 		CanonicalInput: canon,
 		CallIDKnown:    c.IDKnown(),
 	}
-	decision := approval.Pending
+	var decision approval.Verdict
 	switch {
 	case g.approver == nil:
 	case g.stuck.Load() >= DefaultMaxAbandoned:
@@ -128,12 +134,14 @@ func (g *gate) call(ctx context.Context, next tools.Tool, input string) (string,
 		call.LogAt(ctx, c, slog.LevelWarn, "toolsafe: the approver could not decide; the call pauses", "attempt", info.Attempt)
 		call.DebugLog(ctx, c, "toolsafe: the approver could not decide", "attempt", info.Attempt, "error", call.ErrorText(err))
 		return "", pause(info, "the approver could not decide", err)
-	case decision == approval.Approved:
+	case decision.Decision == approval.Approved:
 		if g.mode == ApproveCall {
-			g.approve(c, canon)
+			g.approve(c, canon, decision.Input)
 		}
-		return next.Call(ctx, input)
-	case decision == approval.Denied:
+		return runApproved(ctx, next, input, decision.Input)
+	case decision.Decision == approval.Denied && decision.Message != "":
+		return "", &fault.Denied{Message: decision.Message}
+	case decision.Decision == approval.Denied:
 		return "", fault.ErrDenied
 	}
 	return "", pause(info, "", nil)
@@ -150,12 +158,12 @@ var errApproverStuck = errors.New("toolsafe: the approver is still deciding earl
 // goroutine. A panic in it is recovered, logged (its type and stack at
 // ERROR, its value at DEBUG), and returned as an error, so the gate fails
 // closed.
-func (g *gate) decide(ctx context.Context, info approval.CallInfo, c *call.Call) (approval.Decision, error) {
+func (g *gate) decide(ctx context.Context, info approval.CallInfo, c *call.Call) (approval.Verdict, error) {
 	if ctx.Done() == nil {
 		return safeDecide(ctx, g.approver, info, c)
 	}
 	type answer struct {
-		d   approval.Decision
+		d   approval.Verdict
 		err error
 	}
 	done := make(chan answer, 1) // buffered: an abandoned Decide never blocks
@@ -175,21 +183,33 @@ func (g *gate) decide(ctx context.Context, info approval.CallInfo, c *call.Call)
 		if state.CompareAndSwap(running, left) {
 			g.stuck.Add(1)
 		}
-		return approval.Pending, ctx.Err()
+		return approval.Verdict{}, ctx.Err()
 	}
 }
 
-// safeDecide calls a.Decide, turning a panic into an error.
-func safeDecide(ctx context.Context, a approval.Approver, info approval.CallInfo, c *call.Call) (d approval.Decision, err error) {
+// safeDecide calls a.Verdict when a has it, else a.Decide, turning a panic
+// into an error. A verdict that is not Approved carries no input, and one
+// that is not Denied no message.
+func safeDecide(ctx context.Context, a approval.Approver, info approval.CallInfo, c *call.Call) (v approval.Verdict, err error) {
 	defer func() {
 		r := recover()
 		if r == nil {
+			if v.Decision != approval.Approved {
+				v.Input = ""
+			}
+			if v.Decision != approval.Denied {
+				v.Message = ""
+			}
 			return
 		}
 		call.LogPanic(ctx, c, "approver", r, debug.Stack(), "attempt", info.Attempt)
-		d, err = approval.Pending, &fault.Panic{Who: "the approver", Value: r}
+		v, err = approval.Verdict{}, &fault.Panic{Who: "the approver", Value: r}
 	}()
-	return a.Decide(ctx, info)
+	if va, ok := a.(approval.VerdictApprover); ok {
+		return va.Verdict(ctx, info)
+	}
+	d, err := a.Decide(ctx, info)
+	return approval.Verdict{Decision: d}, err
 }
 
 // pause builds the *approval.Required for info.
@@ -210,20 +230,80 @@ func pause(info approval.CallInfo, reason string, err error) *approval.Required 
 }
 
 // approvals is what a gate approved for one call: the canonical inputs,
-// kept on the call record under the gate's own key (the gate itself), so
-// that no other gate can read them as its own.
-type approvals []string
+// each with the input a person approved in its place ("" for itself), kept
+// on the call record under the gate's own key (the gate itself), so that
+// no other gate can read them as its own.
+type approvals []approvedInput
 
-// approved reports whether g approved input for call c.
-func (g *gate) approved(c *call.Call, input string) bool {
+type approvedInput struct{ input, run string }
+
+// approved reports whether g approved input for call c, and the input
+// approved in its place, or "".
+func (g *gate) approved(c *call.Call, input string) (run string, ok bool) {
 	as, _ := c.Value(g).(approvals)
-	return slices.Contains(as, input)
+	i := slices.IndexFunc(as, func(a approvedInput) bool { return a.input == input })
+	if i < 0 {
+		return "", false
+	}
+	return as[i].run, true
 }
 
-// approve records that g approved input for call c.
-func (g *gate) approve(c *call.Call, input string) {
+// approve records that g approved input for call c, to run as run ("":
+// as itself).
+func (g *gate) approve(c *call.Call, input, run string) {
 	as, _ := c.Value(g).(approvals)
-	c.SetValue(g, append(as, input))
+	c.SetValue(g, append(as, approvedInput{input, run}))
+}
+
+// runApproved runs the call approved: with input, or, when a person
+// changed it before approving (changed is not ""), with changed, its
+// result told that a person changed the call and which fields.
+func runApproved(ctx context.Context, next tools.Tool, input, changed string) (string, error) {
+	if changed == "" {
+		return next.Call(ctx, input)
+	}
+	out, err := next.Call(ctx, changed)
+	if err != nil {
+		return out, err
+	}
+	return EditNote(input, changed) + "\n" + out, nil
+}
+
+// maxNoteValue is how much of a changed field's new value the model's
+// note shows, in bytes of JSON.
+const maxNoteValue = 80
+
+// EditNote is the sentence that tells the model a person changed its call
+// before approving it: which top-level fields, and their new values (the
+// person's, as JSON, each cut to 80 bytes), at most 8 of them.
+func EditNote(input, changed string) string {
+	fields := approval.ChangedFields(input, changed)
+	var now map[string]json.RawMessage
+	_ = json.Unmarshal([]byte(changed), &now)
+	var b strings.Builder
+	b.WriteString("A person changed this call before approving it, and it ran with their arguments")
+	for i, f := range fields {
+		if i == 8 {
+			fmt.Fprintf(&b, "; and %d more fields", len(fields)-i)
+			break
+		}
+		sep := "; "
+		if i > 0 {
+			sep = ", "
+		}
+		v, ok := now[f]
+		if !ok {
+			fmt.Fprintf(&b, "%s%s removed", sep, strconv.Quote(f))
+			continue
+		}
+		val := string(v)
+		if len(val) > maxNoteValue {
+			val = strings.ToValidUTF8(val[:maxNoteValue], "") + "…"
+		}
+		fmt.Fprintf(&b, "%s%s is now %s", sep, strconv.Quote(f), val)
+	}
+	b.WriteString(". Do not call it again with the original arguments.")
+	return b.String()
 }
 
 // gatesKey keeps on a call the gates its attempts went through, in the

@@ -1,0 +1,48 @@
+package inbox
+
+import (
+	"slices"
+
+	"github.com/toolsafe/toolsafe/approval"
+)
+
+// votesView is what the request's page shows of its quorum, its votes,
+// and the forms a reply may add (changes, a message for the model).
+type votesView struct {
+	// Quorum is how many people must approve; Approvals how many approved
+	// the call as shown.
+	Quorum, Approvals int
+	// Votes are the approvals given so far.
+	Votes []voteView
+	// Voted reports whether the viewer approved already.
+	Voted bool
+	// Edit is the input, indented, to start a change from; CanEdit
+	// whether the inbox takes changes, CanMessage a denial's message.
+	Edit                string
+	CanEdit, CanMessage bool
+	// EditBy is who approved the changes Edit starts from, when someone
+	// approved with changes already; empty otherwise.
+	EditBy pieces
+}
+
+type voteView struct {
+	By, Changed pieces
+	At          string
+}
+
+func (h *Handler) viewVotes(user string, r approval.Request, pretty string, isJSON bool) votesView {
+	_, replies := h.store.(Replier)
+	v := votesView{Quorum: max(r.Quorum, 1), CanMessage: replies, CanEdit: replies && h.cfg.check != nil && isJSON, Edit: pretty}
+	for _, vt := range r.Votes {
+		if vt.Input == "" {
+			v.Approvals++
+		} else if v.EditBy == nil {
+			// To concur with a vote with changes, one approves the same.
+			v.Edit, _ = prettyJSON(vt.Input)
+			v.EditBy = showValue(vt.By, false)
+		}
+		v.Votes = append(v.Votes, voteView{By: showValue(vt.By, false), Changed: showInput(text(vt.Input), true), At: vt.At.UTC().Format("2006-01-02 15:04:05 UTC")})
+	}
+	v.Voted = slices.ContainsFunc(r.Votes, func(vt approval.Vote) bool { return vt.By == user })
+	return v
+}
