@@ -2,6 +2,7 @@ package robustness
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"log/slog"
@@ -113,6 +114,12 @@ type Config struct {
 	// killed between its effect and the record of its outcome: its Finish
 	// is never sent, and its answer never reaches anyone. Zero kills none.
 	Kills float64
+	// Ready, when set, is called after an operation the replica's store
+	// refused as unavailable (a call that ended tool-busy, a grant or an
+	// answer that failed), and returns once that replica's store may
+	// answer again or ctx ends: as a program waits for its store, so the
+	// operations are not spent while it is down. Nil waits for nothing.
+	Ready func(ctx context.Context, replica int)
 	// Faults are injected one after the other, at random, while the
 	// workers drive; none means none but LoseReplies and Kills.
 	Faults []Fault
@@ -371,6 +378,11 @@ func (d *driver) upstream(tool string) func(ctx context.Context, in string) (str
 // ctx ends.
 func (d *driver) work(ctx context.Context, w int, rng *rand.Rand) {
 	rt := d.reps[w%len(d.reps)]
+	ready := func(failed bool) {
+		if failed && d.cfg.Ready != nil {
+			d.cfg.Ready(ctx, w%len(d.reps))
+		}
+	}
 	scopes := map[string]context.Context{}
 	scope := func(runID string) context.Context {
 		if s, ok := scopes[runID]; ok && rng.IntN(4) > 0 {
@@ -398,7 +410,7 @@ func (d *driver) work(ctx context.Context, w int, rng *rand.Rand) {
 				delete(scopes, runID) // a new process continues the run
 				continue
 			}
-			d.call(s, runID, "", tool, in)
+			ready(d.call(s, runID, "", tool, in))
 		case x < 40: // an identical call made while the first runs
 			s := scope(runID)
 			var wg sync.WaitGroup
@@ -406,13 +418,14 @@ func (d *driver) work(ctx context.Context, w int, rng *rand.Rand) {
 				wg.Go(func() { d.call(s, runID, "", tool, in) })
 			}
 			wg.Wait()
+			ready(true)
 		case x < 65: // a resume, on one replica or on two at once
 			p := d.pause(rng)
 			if p == nil {
 				continue
 			}
 			if x < 55 {
-				d.resume(rt, p)
+				ready(d.resume(rt, p))
 				continue
 			}
 			other := d.reps[rng.IntN(len(d.reps))]
@@ -420,20 +433,23 @@ func (d *driver) work(ctx context.Context, w int, rng *rand.Rand) {
 			wg.Go(func() { d.resume(rt, p) })
 			wg.Go(func() { d.resume(other, p) })
 			wg.Wait()
+			ready(true)
 		case x < 78: // a program grants what a pause waits for
 			if p := d.pause(rng); p != nil {
-				_ = rt.grants.Grant(ctx, p.Tool, p.Input) // an error is recorded
+				ready(rt.grants.Grant(ctx, p.Tool, p.Input) != nil) // an error is recorded
 			}
 		default: // a person answers a request shown
 			rs, err := rt.grants.inner.Requests(ctx)
 			if err != nil || len(rs) == 0 {
+				ready(err != nil)
 				continue
 			}
 			dec := approval.Approved
 			if rng.IntN(5) == 0 {
 				dec = approval.Denied
 			}
-			_ = rt.grants.Answer(ctx, rs[rng.IntN(len(rs))], dec)
+			err = rt.grants.Answer(ctx, rs[rng.IntN(len(rs))], dec)
+			ready(err != nil && !errors.Is(err, approval.ErrNotPending))
 		}
 	}
 }
@@ -448,12 +464,15 @@ func (d *driver) pause(rng *rand.Rand) *approval.Required {
 	return d.pauses[max(0, len(d.pauses)-1-rng.IntN(2*d.cfg.Runs))]
 }
 
-func (d *driver) resume(rt replicaTools, p *approval.Required) {
+func (d *driver) resume(rt replicaTools, p *approval.Required) bool {
 	ctx := run.Resume(run.With(context.Background(), "", rt.ledger), p)
-	d.call(ctx, p.RunID, p.IdempotencyKey, rt.tools[p.Tool], p.Input)
+	return d.call(ctx, p.RunID, p.IdempotencyKey, rt.tools[p.Tool], p.Input)
 }
 
-func (d *driver) call(ctx context.Context, runID, key string, tool *toolsafe.Tool, in string) {
+// call makes the call and keeps its result; it reports whether the call
+// ended tool-busy or paused because its approver could not answer (the
+// store was unavailable).
+func (d *driver) call(ctx context.Context, runID, key string, tool *toolsafe.Tool, in string) bool {
 	start := d.h.now()
 	r := tool.Run(ctx, in)
 	end := d.h.now()
@@ -461,7 +480,7 @@ func (d *driver) call(ctx context.Context, runID, key string, tool *toolsafe.Too
 		d.mu.Lock()
 		d.kills++
 		d.mu.Unlock()
-		return // its replica is dead: nobody hears the answer
+		return false // its replica is dead: nobody hears the answer
 	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
@@ -470,9 +489,11 @@ func (d *driver) call(ctx context.Context, runID, key string, tool *toolsafe.Too
 		canon = in
 	}
 	d.results = append(d.results, result{start, end, runID, key, r.Tool + "\x00" + canon, r})
-	if ar := pausedBy(r); ar != nil {
+	ar := pausedBy(r)
+	if ar != nil {
 		d.pauses = append(d.pauses, ar)
 	}
+	return (r.Failure != nil && r.Kind() == middleware.KindBusy) || (ar != nil && ar.Err != nil)
 }
 
 // pausedBy returns the pause r ended with, or nil.
@@ -482,16 +503,6 @@ func pausedBy(r middleware.Result) *approval.Required {
 	}
 	ar, _ := r.Failure.Cause.(*approval.Required)
 	return ar
-}
-
-// answered returns the key an answer was made under (the upstream puts it
-// in the answer), or "".
-func answered(r middleware.Result) string {
-	if r.Failure != nil {
-		return ""
-	}
-	_, key, _ := strings.Cut(r.Output, " applied under ")
-	return key
 }
 
 // checkRules checks the rules a user relies on, whatever the history.
@@ -508,23 +519,30 @@ func (d *driver) checkRules(rep *Report) []string {
 			v = append(v, fmt.Sprintf("the call with key %s was applied %d times; a call without idempotency keys must be sent once", k, n))
 		}
 	}
-	// When each key's answer first reached someone, and what it was.
+	// When each key's answer was first recorded (a Finish of an answer
+	// acknowledged), and what it was: from then on it is settled. An
+	// answer its replica could not record (the store was down) is not:
+	// a later call takes its outcome as unknown, as it must.
 	type settled struct {
 		end    int64
 		output string
 	}
 	first := map[string]settled{}
+	for _, op := range d.h.ops {
+		in, out := op.Input.(opInput), op.Output.(opOutput)
+		if in.kind != opFinish || out.lost || !out.finished.Written || in.entry.Status() != run.StatusAnswered {
+			continue
+		}
+		if s, ok := first[in.entry.Key]; !ok || op.Return < s.end {
+			first[in.entry.Key] = settled{op.Return, in.entry.Output}
+		}
+	}
 	for _, r := range d.results {
 		if r.res.Replayed {
 			rep.Replays++
 		}
 		if r.res.Failure != nil && r.res.Kind() == middleware.KindApprovalRequired {
 			rep.Pauses++
-		}
-		if k := answered(r.res); k != "" {
-			if s, ok := first[k]; !ok || r.end < s.end {
-				first[k] = settled{r.end, r.res.Output}
-			}
 		}
 	}
 	// A resumed run's n-th call of a tool with an input continues the
@@ -552,11 +570,11 @@ func (d *driver) checkRules(rep *Report) []string {
 		}
 		switch {
 		case r.res.Failure == nil && r.res.Output != s.output:
-			v = append(v, fmt.Sprintf("run %s: a call with key %s answered %q after it had answered %q", r.runID, key, r.res.Output, s.output))
+			v = append(v, fmt.Sprintf("run %s: a call with key %s answered %q after its answer %q was recorded", r.runID, key, r.res.Output, s.output))
 		case r.res.Failure != nil && r.res.Kind() == middleware.KindApprovalRequired:
-			v = append(v, fmt.Sprintf("run %s: the call with key %s paused for approval again after it had answered %q: a settled answer was replaced", r.runID, key, s.output))
+			v = append(v, fmt.Sprintf("run %s: the call with key %s paused for approval again after its answer %q was recorded: a settled answer was replaced", r.runID, key, s.output))
 		case r.res.Failure != nil && r.key != "" && r.res.Kind() != middleware.KindBusy:
-			v = append(v, fmt.Sprintf("run %s: a resume of the call with key %s ended with %v (%q) after the call had answered %q; it replays the answer", r.runID, key, r.res.Kind(), r.res.Observation(), s.output))
+			v = append(v, fmt.Sprintf("run %s: a resume of the call with key %s ended with %v (%q) after its answer %q was recorded; it replays the answer", r.runID, key, r.res.Kind(), r.res.Observation(), s.output))
 		}
 	}
 	return v
