@@ -29,7 +29,9 @@ import (
 // attempts with WithTimeout (policy.MaxAbandoned), how often the approver
 // is asked with WithApproval (approval.ApproveEachAttempt for a destructive
 // tool), the schema with WithArgs, call IDs with WithCallIDs. The options
-// marked Deprecated still work and set the same place.
+// marked Deprecated, WithRetryBudget, WithMaxAbandoned, WithDestructive,
+// WithArgsSchema and WithCallIDFunc, still work and set the same place,
+// under the same rule.
 // A guard is set once: each of WithRetry, WithTimeout, WithCallLimits,
 // WithDeadline, WithArgs, WithCircuitBreaker, WithBulkhead,
 // WithSideEffects, WithApproval and WithFallback may be given once, and a
@@ -115,7 +117,7 @@ func (c *config) validate() error {
 	case c.approval && typednil.Is(c.approver):
 		add(fmt.Errorf("the approver is a nil %T: pass an Approver to WithApproval, such as approval.NewGrants()", c.approver))
 	case c.destructive && !c.approval:
-		add(errors.New("the tool is destructive (WithDestructive) but has no approver: give WithApproval(a, approval.ApproveEachAttempt) instead"))
+		add(errors.New("the tool is destructive (WithDestructive) but has no approver: add WithApproval(a, approval.ApproveEachAttempt) in place of WithDestructive"))
 	}
 	if c.destructive && c.sideSet && c.sideEffects == middleware.NoSideEffects {
 		add(errors.New("the tool is destructive, so it has side effects: use WithSideEffects(middleware.SideEffectsWithKey) or SideEffectsWithoutKey, not NoSideEffects"))

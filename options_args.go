@@ -34,6 +34,7 @@ func (c *config) setArgs(name string, s *argschema.Schema, err error) {
 // WithArgsSchema is WithArgs for a schema given as JSON text, compiled when
 // the option is made: an invalid schema is a configuration error; nil or
 // empty removes the check, the tool's own schema included.
+// Given twice, or beside WithArgs, it is refused by New (ErrConfig).
 //
 // Deprecated: compile the schema with argschema.Compile, which says what is
 // wrong with it where you give it, and pass it to WithArgs.
