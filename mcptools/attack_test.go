@@ -559,7 +559,7 @@ func TestTheGatesApprovalDoesNotAnswerTheServersQuestion(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tool := toolsafe.Wrap(ts[0], toolsafe.WithApproval(grants), toolsafe.WithDestructive())
+	tool := toolsafe.Wrap(ts[0], toolsafe.WithApproval(grants, approval.ApproveEachAttempt))
 	ctx := run.With(context.Background(), "run-1", nil)
 	answerOnly := func(tool string) {
 		t.Helper()

@@ -322,7 +322,7 @@ func TestChaos(t *testing.T) {
 		toolsafe.WithFallback(fallback.To(seen.alternativeTool("charge_later"))))
 	remove := wrap("delete_record", http.MethodPost, "/delete/", 800*time.Millisecond,
 		toolsafe.WithSideEffects(middleware.SideEffectsWithKey),
-		toolsafe.WithApproval(grants), toolsafe.WithDestructive(),
+		toolsafe.WithApproval(grants, approval.ApproveEachAttempt),
 		toolsafe.WithFallback(fallback.To(seen.alternativeTool("archive_delete"))))
 	// A tool that ignores its context half the time, so the attempt timeout
 	// abandons it: at most stubbornCap of its attempts are left running.
