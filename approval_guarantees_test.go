@@ -174,7 +174,7 @@ func TestAFallbackOfAGatedToolPassesTheSameGate(t *testing.T) {
 		failing := middleware.Func("refund", "", func(context.Context, string) (string, error) {
 			return "", middleware.NewToolError("the order has no payment")
 		})
-		refund := toolsafe.Wrap(failing, toolsafe.WithApproval(grants), toolsafe.WithDestructive(),
+		refund := toolsafe.Wrap(failing, toolsafe.WithApproval(grants, approval.ApproveEachAttempt),
 			toolsafe.WithFallback(fallback.To(toolsafe.Wrap(ranCounter("manual_refund", &altRan),
 				toolsafe.WithSideEffects(middleware.NoSideEffects)))))
 		_, err := refund.Call(context.Background(), `{"order":"A-1"}`)
@@ -244,7 +244,7 @@ func TestAnApprovalWaitHoldsNoPermit(t *testing.T) {
 func TestGrantsMatchTheSameJSONAndExpire(t *testing.T) {
 	var ran atomic.Int32
 	grants := approval.NewGrants()
-	refund := toolsafe.Wrap(ranCounter("refund", &ran), toolsafe.WithApproval(grants), toolsafe.WithDestructive())
+	refund := toolsafe.Wrap(ranCounter("refund", &ran), toolsafe.WithApproval(grants, approval.ApproveEachAttempt))
 
 	_, err := refund.Call(context.Background(), `{"order":"A-1","amount_eur":25}`)
 	ar := outcome.Paused(t, err)
@@ -255,7 +255,7 @@ func TestGrantsMatchTheSameJSONAndExpire(t *testing.T) {
 		key = middleware.IdempotencyKey(ctx)
 		ran.Add(1)
 		return "done", nil
-	}), toolsafe.WithApproval(grants), toolsafe.WithDestructive())
+	}), toolsafe.WithApproval(grants, approval.ApproveEachAttempt))
 	if out, err := spy.Call(ctx, "{ \"amount_eur\": 25,\n  \"order\": \"A-1\" }"); out != "done" || err != nil {
 		t.Fatalf("the re-planned call: %q, %v; want it to match its grant", out, err)
 	}
@@ -320,7 +320,7 @@ func TestInputsMatchOnlyWhenTheirValuesAreEqual(t *testing.T) {
 	t.Run("a grant covers its own big integer only", func(t *testing.T) {
 		var ran atomic.Int32
 		grants := approval.NewGrants()
-		refund := toolsafe.Wrap(ranCounter("refund", &ran), toolsafe.WithApproval(grants), toolsafe.WithDestructive())
+		refund := toolsafe.Wrap(ranCounter("refund", &ran), toolsafe.WithApproval(grants, approval.ApproveEachAttempt))
 		grants.Grant("refund", `{"order_id":9007199254740992}`)
 		r := refund.Run(context.Background(), `{"order_id":9007199254740993}`)
 		if r.Kind() != middleware.KindApprovalRequired || ran.Load() != 0 {

@@ -36,7 +36,7 @@ func TestApproval(t *testing.T) {
 		t.Parallel()
 		grants := approval.NewGrants()
 		tool, srv, ledger := fixture.Refunds(t, true,
-			toolsafe.WithApproval(grants), toolsafe.WithDestructive(),
+			toolsafe.WithApproval(grants, approval.ApproveEachAttempt),
 			toolsafe.WithSideEffects(middleware.SideEffectsWithKey),
 			toolsafe.WithRetry(policy.Retry{MaxRetries: 2, Backoff: fixture.Backoff(time.Millisecond)}))
 		// The first attempt is applied, but its answer is lost.
@@ -119,7 +119,7 @@ func TestApproval(t *testing.T) {
 // finds it in the executor's error.
 func TestApprovalPausesAnAgentRun(t *testing.T) {
 	grants := approval.NewGrants()
-	refund, _, ledger := fixture.Refunds(t, true, toolsafe.WithApproval(grants), toolsafe.WithDestructive())
+	refund, _, ledger := fixture.Refunds(t, true, toolsafe.WithApproval(grants, approval.ApproveEachAttempt))
 	var ran atomic.Int32
 	script := []string{
 		toolsafetest.MRKLAction("I must refund order A-1001.", "refund", fixture.RefundInput),
@@ -190,7 +190,7 @@ func TestApprovalTimeoutMessage(t *testing.T) {
 			}
 			return waits(ctx, c)
 		})
-		w := toolsafe.Wrap(tool, toolsafe.WithApproval(first), toolsafe.WithDestructive(), toolsafe.WithDeadline(100*time.Millisecond),
+		w := toolsafe.Wrap(tool, toolsafe.WithApproval(first, approval.ApproveEachAttempt), toolsafe.WithDeadline(100*time.Millisecond),
 			toolsafe.WithSideEffects(middleware.SideEffectsWithKey), // so the failed attempt is retried
 			toolsafe.WithRetry(policy.Retry{MaxRetries: 2, Backoff: fixture.Backoff(time.Millisecond)}))
 		r := outcome.Within(t, 10*time.Second, w, context.Background(), "A-1")
@@ -209,7 +209,7 @@ func TestApprovalTimeoutMessage(t *testing.T) {
 // call used the approval, and the audit said run B.
 func TestAnApprovalGivenForOneRunsRequestLetsNoOtherRunsCallThrough(t *testing.T) {
 	grants := approval.NewGrants()
-	tool, _, upstream := fixture.Refunds(t, true, toolsafe.WithApproval(grants), toolsafe.WithDestructive(),
+	tool, _, upstream := fixture.Refunds(t, true, toolsafe.WithApproval(grants, approval.ApproveEachAttempt),
 		toolsafe.WithSideEffects(middleware.SideEffectsWithKey))
 	ledger := run.NewMemoryLedger()
 	paused := map[string]*approval.Required{}

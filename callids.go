@@ -6,6 +6,8 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/toolsafe/toolsafe/internal/typednil"
+
 	"github.com/tmc/langchaingo/callbacks"
 	"github.com/tmc/langchaingo/schema"
 )
@@ -13,7 +15,7 @@ import (
 // CallIDs hands the model's tool-call IDs from langchaingo's executor to
 // wrapped tools (for Result.CallID and gen_ai.tool.call.id): give the same
 // CallIDs to the executor as its callbacks handler and to the tools with
-// WithCallIDs (see ExampleCallIDs). IDs are kept per context, so concurrent
+// WithCallIDs (see ExampleCallIDs). It is a CallIDSource. IDs are kept per context, so concurrent
 // runs never take each other's. Safe for concurrent use; use NewCallIDs.
 type CallIDs struct {
 	callbacks.SimpleHandler
@@ -30,7 +32,10 @@ type pendingCall struct {
 // (an unknown tool name, a tool not wrapped with WithCallIDs).
 const maxPending = 1024
 
-var _ callbacks.Handler = (*CallIDs)(nil)
+var (
+	_ callbacks.Handler = (*CallIDs)(nil)
+	_ CallIDSource      = (*CallIDs)(nil)
+)
 
 // NewCallIDs returns an empty CallIDs.
 func NewCallIDs() *CallIDs {
@@ -64,9 +69,9 @@ func (c *CallIDs) HandleAgentFinish(ctx context.Context, _ schema.AgentFinish) {
 	c.mu.Unlock()
 }
 
-// take returns, and forgets, the ID announced on ctx for a call to tool with
-// input; "" if none. A nil *CallIDs answers "".
-func (c *CallIDs) take(ctx context.Context, tool, input string) string {
+// CallID returns, and forgets, the ID the executor announced on ctx for a
+// call to tool with input; "" if none. A nil *CallIDs answers "".
+func (c *CallIDs) CallID(ctx context.Context, tool, input string) string {
 	if c == nil {
 		return ""
 	}
@@ -94,33 +99,60 @@ func ctxKey(ctx context.Context) any {
 	return ctx
 }
 
-// WithCallIDs makes the tool take the model's tool-call ID from ids (see
-// CallIDs), for Result.CallID, the call record (middleware.CallID) and the
-// span attribute gen_ai.tool.call.id. Nil means none: every call gets a
-// random ID.
+// CallIDSource gives a wrapped tool the model's ID for each call (see
+// WithCallIDs): *CallIDs for langchaingo's executor, CallIDFunc for a host
+// that carries the ID in the call's context. It must be safe for
+// concurrent use.
+type CallIDSource interface {
+	// CallID returns the model's ID for the call of tool with input on
+	// ctx, or "" when it knows none (the call then gets a made-up ID).
+	CallID(ctx context.Context, tool, input string) string
+}
+
+// CallIDFunc is a CallIDSource that reads the ID from the context of each
+// call, for hosts that carry it there (Eino's compose.GetToolCallID, ADK's
+// agent.Context.FunctionCallID): WithCallIDs(CallIDFunc(f)). A nil
+// CallIDFunc, or "" from it, leaves the call a made-up ID.
+type CallIDFunc func(ctx context.Context) string
+
+// CallID returns f(ctx); tool and input are not consulted.
+func (f CallIDFunc) CallID(ctx context.Context, _, _ string) string {
+	if f == nil {
+		return ""
+	}
+	return f(ctx)
+}
+
+// WithCallIDs makes the tool take the model's tool-call ID from src, for
+// Result.CallID, the call record (middleware.CallID) and the span attribute
+// gen_ai.tool.call.id: a *CallIDs given to langchaingo's executor, or a
+// CallIDFunc reading the host's context. It is the one way to name calls.
+// Nil means none: every call gets a random ID.
 // A later WithCallIDs replaces an earlier one.
-func WithCallIDs(ids *CallIDs) Option {
-	return optionFunc(func(c *config) { c.callIDs = ids })
+func WithCallIDs(src CallIDSource) Option {
+	if typednil.Is(src) {
+		src = nil // a nil *CallIDs or CallIDFunc, as nil itself
+	}
+	return optionFunc(func(c *config) { c.callIDs = src })
 }
 
 // WithCallIDFunc makes the tool take the model's tool-call ID from the
-// context of each call through f, for hosts that carry it there (Eino's
-// compose.GetToolCallID, ADK's agent.Context.FunctionCallID): for
-// Result.CallID, middleware.CallID and gen_ai.tool.call.id. An ID f gives
-// wins over one from WithCallIDs; "" from f, or a nil f, leaves the call to
-// WithCallIDs or a made-up ID.
-// A later WithCallIDFunc replaces an earlier one.
+// context of each call through f (see CallIDFunc). A nil f means none.
+// Like WithCallIDs, whose setting it is, a later one replaces an earlier
+// one, whichever of the two it was.
+//
+// Deprecated: use WithCallIDs(CallIDFunc(f)).
 func WithCallIDFunc(f func(ctx context.Context) string) Option {
-	return optionFunc(func(c *config) { c.callIDFunc = f })
+	if f == nil {
+		return WithCallIDs(nil)
+	}
+	return WithCallIDs(CallIDFunc(f))
 }
 
 // callID is the model's ID for a call of tool with input on ctx, or "".
 func (c *config) callID(ctx context.Context, tool, input string) string {
-	if c.callIDFunc != nil {
-		if id := c.callIDFunc(ctx); id != "" {
-			c.callIDs.take(ctx, tool, input) // forget what the executor announced for it
-			return id
-		}
+	if c.callIDs == nil {
+		return ""
 	}
-	return c.callIDs.take(ctx, tool, input)
+	return c.callIDs.CallID(ctx, tool, input)
 }

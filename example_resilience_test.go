@@ -22,7 +22,7 @@ func ExampleWithApproval() {
 		middleware.Func("refund", "Refunds an order.", func(_ context.Context, input string) (string, error) {
 			return "refunded " + input, nil
 		}),
-		toolsafe.WithApproval(grants), toolsafe.WithDestructive())
+		toolsafe.WithApproval(grants, approval.ApproveEachAttempt))
 
 	_, err := refund.Call(context.Background(), "A-1001")
 	var ar *approval.Required

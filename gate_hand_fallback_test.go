@@ -28,7 +28,7 @@ func TestAFallbackPlacedByHandAroundAGatedToolPassesTheGate(t *testing.T) {
 		return "purged", nil
 	})
 	grants := approval.NewGrants()
-	tool, err := toolsafe.New(remove, toolsafe.WithApproval(grants), toolsafe.WithDestructive(),
+	tool, err := toolsafe.New(remove, toolsafe.WithApproval(grants, approval.ApproveEachAttempt),
 		toolsafe.With(fallback.To(purge).Middleware(nil)))
 	if err != nil {
 		t.Fatal(err)
@@ -65,7 +65,7 @@ func TestAFallbackOfAFallbackPlacedByHandPassesThePrimarysGate(t *testing.T) {
 		return "", middleware.NewToolError("the record is locked")
 	})
 	grants := approval.NewGrants()
-	tool, err := toolsafe.New(remove, toolsafe.WithApproval(grants), toolsafe.WithDestructive(),
+	tool, err := toolsafe.New(remove, toolsafe.WithApproval(grants, approval.ApproveEachAttempt),
 		toolsafe.With(fallback.To(purge).Middleware(nil)))
 	if err != nil {
 		t.Fatal(err)

@@ -86,7 +86,7 @@ func (c *config) callSpan() middleware.Middleware {
 }
 
 // argsLayer refuses input that is not UTF-8 text on every tool, then
-// checks the schema of WithArgsSchema, if any.
+// checks the schema of WithArgs, if any.
 func (c *config) argsLayer() middleware.Middleware {
 	if c.args == nil {
 		return layer.CheckText()

@@ -341,7 +341,7 @@ func TestAnIdenticalCallInFlightIsMadeOnce(t *testing.T) {
 		})
 		var refunds atomic.Int32
 		signal := newJoinSignal()
-		refund := toolsafe.Wrap(counted("refund", &refunds, nil, nil), toolsafe.WithApproval(approver), toolsafe.WithDestructive(),
+		refund := toolsafe.Wrap(counted("refund", &refunds, nil, nil), toolsafe.WithApproval(approver, approval.ApproveEachAttempt),
 			toolsafe.WithLogger(slog.New(signal)))
 		ctx := run.With(context.Background(), "", nil)
 		first, second := make(chan middleware.Result, 1), make(chan middleware.Result, 1)

@@ -129,7 +129,7 @@ func TestAbandonedAttemptsAreBoundedPerTool(t *testing.T) {
 			<-release
 			return "", nil
 		})
-		tool := toolsafe.Wrap(never, toolsafe.WithTimeout(time.Millisecond), toolsafe.WithMaxAbandoned(8))
+		tool := toolsafe.Wrap(never, toolsafe.WithTimeout(time.Millisecond, 8))
 		before := runtime.NumGoroutine()
 		var busy int
 		for range 200 {

@@ -24,18 +24,26 @@ import (
 )
 
 // Option configures a Tool. Options are applied in order, in one pass.
-// A guard is set once: each of WithRetry, WithTimeout, WithMaxAbandoned,
-// WithCallLimits, WithDeadline, WithArgsSchema or WithArgs (one schema),
-// WithCircuitBreaker, WithBulkhead, WithRetryBudget, WithSideEffects,
-// WithApproval, WithDestructive and WithFallback may be given once, and New
-// refuses a second (ErrConfig), naming both, whatever its value: a later
-// option never silently replaces, or weakens, what an earlier one set, be
-// it in your code, a helper's or a policies file's. With, WithPolicies and
-// WithOnResult add up. WithLogger, WithTracing, WithCallIDs and
-// WithCallIDFunc say how calls are logged, traced and named, and guard
-// nothing: a later one replaces an earlier one. The zero value of every
-// setting is the safe default: one attempt, no time limit of its own, no
-// side effects, no gate.
+// Each setting has one option, and a guard's companions are given with it:
+// the retry budget on WithRetry's policy.Retry.Budget, the cap on abandoned
+// attempts with WithTimeout (policy.MaxAbandoned), how often the approver
+// is asked with WithApproval (approval.ApproveEachAttempt for a destructive
+// tool), the schema with WithArgs, call IDs with WithCallIDs. The options
+// marked Deprecated, WithRetryBudget, WithMaxAbandoned, WithDestructive,
+// WithArgsSchema and WithCallIDFunc, still work and set the same place,
+// under the same rule.
+// A guard is set once: each of WithRetry, WithTimeout, WithCallLimits,
+// WithDeadline, WithArgs, WithCircuitBreaker, WithBulkhead,
+// WithSideEffects, WithApproval and WithFallback may be given once, and a
+// companion once, whichever option gave it, and New refuses a second
+// (ErrConfig), naming both, whatever its value: a later option never
+// silently replaces, or weakens, what an earlier one set, be it in your
+// code, a helper's or a policies file's. With, WithPolicies and
+// WithOnResult add up. WithLogger, WithTracing and WithCallIDs say how
+// calls are logged, traced and named, and guard nothing: a later one
+// replaces an earlier one. The zero value of every setting is the safe
+// default: one attempt, no time limit of its own, no side effects, no
+// gate.
 type Option interface {
 	apply(*config)
 }
@@ -48,7 +56,7 @@ func (f optionFunc) apply(c *config) { f(c) }
 type config struct {
 	hook    *otelhook.Hook
 	args    *argschema.Schema
-	argsSet bool // WithArgsSchema or WithArgs was given
+	argsSet bool // WithArgs (or WithArgsSchema) was given
 	mws     []middleware.Middleware
 	// announceGate records on a call that its attempts pass the approval
 	// gate, as the call begins (see layer.NewGate); nil without one.
@@ -72,8 +80,7 @@ type config struct {
 	maxAbandoned    int
 	limits          run.Limits
 	logger          *slog.Logger
-	callIDs         *CallIDs
-	callIDFunc      func(context.Context) string
+	callIDs         CallIDSource
 	onResult        []func(context.Context, middleware.Result)
 	// setBy names, for each guard, the option that set it (see set).
 	setBy [guardCount]string
@@ -110,7 +117,7 @@ func (c *config) validate() error {
 	case c.approval && typednil.Is(c.approver):
 		add(fmt.Errorf("the approver is a nil %T: pass an Approver to WithApproval, such as approval.NewGrants()", c.approver))
 	case c.destructive && !c.approval:
-		add(errors.New("the tool is destructive but has no approver: add WithApproval"))
+		add(errors.New("the tool is destructive (WithDestructive) but has no approver: add WithApproval(a, approval.ApproveEachAttempt) in place of WithDestructive"))
 	}
 	if c.destructive && c.sideSet && c.sideEffects == middleware.NoSideEffects {
 		add(errors.New("the tool is destructive, so it has side effects: use WithSideEffects(middleware.SideEffectsWithKey) or SideEffectsWithoutKey, not NoSideEffects"))
@@ -151,8 +158,9 @@ func reruns(p failsafe.Policy[string]) string {
 	return ""
 }
 
-// sideEffectsOf is the tool's side effects: WithDestructive without
-// WithSideEffects means side effects without an idempotency key.
+// sideEffectsOf is the tool's side effects: a destructive tool
+// (approval.ApproveEachAttempt) without WithSideEffects has side effects
+// without an idempotency key.
 func (c *config) sideEffectsOf() middleware.SideEffects {
 	if c.destructive && !c.sideSet {
 		return middleware.SideEffectsWithoutKey
@@ -169,14 +177,29 @@ func (c *config) gateMode() layer.GateMode {
 
 // WithRetry retries transient failures as r says (see policy.Retry). Without
 // it a call makes one attempt. MaxRetries 3 means up to 4 attempts; with the
-// zero Backoff, the delays are policy.DefaultBackoff's.
-// Given twice, New refuses it (ErrConfig): a guard is set once.
+// zero Backoff, the delays are policy.DefaultBackoff's. r.Budget, when not
+// nil, is the retry budget the tools of a dependency share: the one place
+// to give it.
+// Given twice, New refuses it (ErrConfig): a guard is set once; so is a
+// Budget beside the deprecated WithRetryBudget.
 func WithRetry(r policy.Retry) Option {
 	return optionFunc(func(c *config) {
-		if c.set(guardRetry, "WithRetry") {
-			c.retry = &r
+		if !c.set(guardRetry, "WithRetry") {
+			return
+		}
+		c.retry = &r
+		if r.Budget != nil {
+			c.setBudget("WithRetry's policy.Retry.Budget", r.Budget)
 		}
 	})
+}
+
+// setBudget records b as the retry budget of WithRetry's policy, set by the
+// option called name, once (see retryLayer).
+func (c *config) setBudget(name string, b budget.Budget) {
+	if c.set(guardBudget, name) {
+		c.budget = b
+	}
 }
 
 // WithTimeout limits each attempt to d. When d passes the caller gets
@@ -184,11 +207,23 @@ func WithRetry(r policy.Retry) Option {
 // finishes in the background and is counted in Result.Abandoned), and the
 // attempt fails with tool-timeout, which is retried. Zero means no limit per
 // attempt. A negative d is an error.
-// Given twice, New refuses it (ErrConfig): a guard is set once.
-func WithTimeout(d time.Duration) Option {
+//
+// abandoned, when given, is the cap on this tool's abandoned attempts still
+// running (see policy.MaxAbandoned; without it the cap is 64):
+// WithTimeout(2*time.Second, policy.MaxAbandoned(16)). It is the one place
+// to set the cap; more than one is an error.
+// Given twice, New refuses it (ErrConfig): a guard is set once; so is a
+// cap beside the deprecated WithMaxAbandoned.
+func WithTimeout(d time.Duration, abandoned ...policy.MaxAbandoned) Option {
 	return optionFunc(func(c *config) {
 		if !c.set(guardTimeout, "WithTimeout") {
 			return
+		}
+		switch {
+		case len(abandoned) > 1:
+			c.errs = append(c.errs, fmt.Errorf("WithTimeout takes one policy.MaxAbandoned, not %d: give the cap once", len(abandoned)))
+		case len(abandoned) == 1:
+			c.setMaxAbandoned("WithTimeout's policy.MaxAbandoned", abandoned[0])
 		}
 		if d < 0 {
 			c.errs = append(c.errs, fmt.Errorf("attempt timeout %v is negative: use 0 for no limit, or a duration such as 2s", d))
@@ -198,23 +233,29 @@ func WithTimeout(d time.Duration) Option {
 	})
 }
 
+// setMaxAbandoned records m as the cap on abandoned attempts, set by the
+// option called name, once.
+func (c *config) setMaxAbandoned(name string, m policy.MaxAbandoned) {
+	if !c.set(guardMaxAbandoned, name) {
+		return
+	}
+	if err := m.Validate(); err != nil {
+		c.errs = append(c.errs, err)
+		return
+	}
+	c.maxAbandoned = int(m)
+}
+
 // WithMaxAbandoned caps the attempts of this tool that the attempt timeout
-// abandoned (the tool ignored its context) and that are still running: past
-// n, calls are refused at once with tool-busy, saying earlier calls are
-// still stuck, instead of piling up goroutines and load. Zero means
-// layer.DefaultMaxAbandoned (64). A negative n is an error.
-// Given twice, New refuses it (ErrConfig): a guard is set once.
+// abandoned and that are still running (see policy.MaxAbandoned). Zero
+// means the default of 64. A negative n is an error.
+// Given twice, or beside WithTimeout's policy.MaxAbandoned, New refuses it
+// (ErrConfig).
+//
+// Deprecated: give the cap with the timeout it belongs to:
+// WithTimeout(d, policy.MaxAbandoned(n)).
 func WithMaxAbandoned(n int) Option {
-	return optionFunc(func(c *config) {
-		if !c.set(guardMaxAbandoned, "WithMaxAbandoned") {
-			return
-		}
-		if n < 0 {
-			c.errs = append(c.errs, fmt.Errorf("max abandoned %d is negative: use 0 for the default of %d", n, layer.DefaultMaxAbandoned))
-			return
-		}
-		c.maxAbandoned = n
-	})
+	return optionFunc(func(c *config) { c.setMaxAbandoned("WithMaxAbandoned", policy.MaxAbandoned(n)) })
 }
 
 // WithCallLimits caps the calls of this tool in one agent run scoped with

@@ -48,16 +48,16 @@ const (
 var guards = [guardCount]struct{ what, lost, fix string }{
 	guardRetry:        {"the retry policy", "its retry count, backoff and caps", ""},
 	guardTimeout:      {"the attempt timeout", "the limit that holds a tool that ignores its context", ""},
-	guardMaxAbandoned: {"the cap on abandoned attempts", "the cap on stuck calls", ""},
+	guardMaxAbandoned: {"the cap on abandoned attempts", "the cap on stuck calls", "give the cap once, with the timeout: WithTimeout(d, policy.MaxAbandoned(n))"},
 	guardCallLimits:   {"the loop guard's limits", "the limits that stop a looping model", "give one WithCallLimits with every limit in one run.Limits"},
 	guardDeadline:     {"the call's deadline", "the bound on the whole call", ""},
-	guardArgs:         {"the argument schema", "the check of every call's input", "give one schema, with WithArgsSchema or WithArgs"},
+	guardArgs:         {"the argument schema", "the check of every call's input", "give one schema, with WithArgs"},
 	guardBreaker:      {"the circuit breaker", "the breaker the tools of a dependency share", ""},
 	guardBulkhead:     {"the bulkhead", "the limit on attempts in flight", ""},
-	guardBudget:       {"the retry budget", "the budget the tools of a dependency share", ""},
+	guardBudget:       {"the retry budget", "the budget the tools of a dependency share", "give the budget once, on the retry: WithRetry(policy.Retry{..., Budget: b})"},
 	guardSideEffects:  {"the tool's side effects", "what keeps an action from being applied twice", "give one WithSideEffects, saying what the tool really does"},
 	guardApproval:     {"the approval gate's approver", "the approver, which would never be asked", "give one WithApproval; to ask more than one approver, give it one Approver that asks them all (approval.ApproverFunc)"},
-	guardDestructive:  {"that every attempt needs an approval of its own", "", "give WithDestructive once"},
+	guardDestructive:  {"how often the approver is asked", "", "give the mode once, with the approver: WithApproval(a, approval.ApproveEachAttempt)"},
 	guardFallback:     {"the fallback", "the alternative the first named, and its gate", "give one WithFallback"},
 }
 

@@ -129,7 +129,7 @@ func TestASecondArgsSchemaIsRefused(t *testing.T) {
 		refusedTwice(t, nil, toolsafe.WithArgsSchema(schema), toolsafe.WithArgsSchema(nil), "WithArgsSchema", "argument schema")
 	})
 	t.Run("WithArgsSchema and WithArgs", func(t *testing.T) {
-		refusedTwice(t, nil, toolsafe.WithArgsSchema(schema), toolsafe.WithArgs(compiled), "WithArgsSchema", "WithArgs", "are both given", "one schema")
+		refusedTwice(t, nil, toolsafe.WithArgsSchema(schema), toolsafe.WithArgs(compiled), "WithArgsSchema", "WithArgs", "are both given", "one schema, with WithArgs")
 	})
 	t.Run("WithArgs twice", func(t *testing.T) {
 		refusedTwice(t, nil, toolsafe.WithArgs(compiled), toolsafe.WithArgs(nil), "WithArgs", "argument schema")
@@ -153,7 +153,60 @@ func TestASecondWithRetryBudgetIsRefused(t *testing.T) {
 
 func TestASecondWithDestructiveIsRefused(t *testing.T) {
 	refusedTwice(t, []toolsafe.Option{toolsafe.WithApproval(approval.NewGrants())}, toolsafe.WithDestructive(), toolsafe.WithDestructive(),
-		"WithDestructive", "approval of its own", "give WithDestructive once")
+		"WithDestructive", "how often the approver is asked", "WithApproval(a, approval.ApproveEachAttempt)")
+}
+
+// A setting given both the one way and through the deprecated option that
+// sets the same place is a guard set twice (issue 31, item 4): refused,
+// naming both, in either order.
+func TestASettingGivenTheOldWayAndTheNewIsRefused(t *testing.T) {
+	shared := budget.NewBuilder().WithMaxRate(0.1).Build()
+	t.Run("WithRetryBudget beside policy.Retry.Budget", func(t *testing.T) {
+		refusedTwice(t, nil, toolsafe.WithRetryBudget(shared), toolsafe.WithRetry(policy.Retry{MaxRetries: 2, Budget: budget.NewBuilder().Build()}),
+			"WithRetryBudget", "WithRetry's policy.Retry.Budget", "are both given", "retry budget", "Budget: b")
+	})
+	t.Run("WithMaxAbandoned beside WithTimeout's policy.MaxAbandoned", func(t *testing.T) {
+		refusedTwice(t, nil, toolsafe.WithMaxAbandoned(4), toolsafe.WithTimeout(time.Second, policy.MaxAbandoned(10000)),
+			"WithMaxAbandoned", "WithTimeout's policy.MaxAbandoned", "are both given", "abandoned", "WithTimeout(d, policy.MaxAbandoned(n))")
+	})
+	t.Run("WithCallIDs and WithCallIDFunc set one thing, and the later wins", func(t *testing.T) {
+		ids := toolsafe.NewCallIDs()
+		host := func(context.Context) string { return "call_host" }
+		for _, tt := range []struct {
+			opts []toolsafe.Option
+			want string
+		}{
+			{[]toolsafe.Option{toolsafe.WithCallIDs(ids), toolsafe.WithCallIDFunc(host)}, "call_host"},
+			{[]toolsafe.Option{toolsafe.WithCallIDFunc(host), toolsafe.WithCallIDs(nil)}, ""},
+		} {
+			r := toolsafe.Wrap(stub.Refund(new(atomic.Int32)), tt.opts...).Run(context.Background(), "x")
+			if (tt.want != "" && r.CallID != tt.want) || (tt.want == "" && r.CallID == "call_host") {
+				t.Errorf("call ID %q; want the later option's (%q, or a made-up one)", r.CallID, tt.want)
+			}
+		}
+	})
+	// WithDestructive needs an approver beside it, so refusedTwice's
+	// "alone" runs do not apply: both orders, and the contradicting mode.
+	for _, mode := range []approval.GateMode{approval.ApproveEachAttempt, approval.ApproveCall} {
+		for _, order := range [][]toolsafe.Option{
+			{toolsafe.WithApproval(approval.NewGrants(), mode), toolsafe.WithDestructive()},
+			{toolsafe.WithDestructive(), toolsafe.WithApproval(approval.NewGrants(), mode)},
+		} {
+			_, err := toolsafe.New(stub.Refund(new(atomic.Int32)), order...)
+			if !errors.Is(err, toolsafe.ErrConfig) {
+				t.Fatalf("WithApproval(a, %d) beside WithDestructive: %v; want ErrConfig", mode, err)
+			}
+			for _, want := range []string{"WithApproval's approval.GateMode", "WithDestructive", "are both given", "how often the approver is asked", "silently"} {
+				if !strings.Contains(err.Error(), want) {
+					t.Errorf("New's error %q does not say %q", err, want)
+				}
+			}
+		}
+	}
+	// The deprecated pair alone is still accepted, as it always was.
+	if _, err := toolsafe.New(stub.Refund(new(atomic.Int32)), toolsafe.WithDestructive(), toolsafe.WithApproval(approval.NewGrants())); err != nil {
+		t.Errorf("WithDestructive with WithApproval(a): %v; want it accepted", err)
+	}
 }
 
 func TestASecondWithFallbackIsRefused(t *testing.T) {
@@ -174,8 +227,8 @@ func TestOptionsThatGuardNothingAreReplacedByALaterOne(t *testing.T) {
 		return "", errors.New("connection reset by peer")
 	})
 	w, err := toolsafe.New(failing, toolsafe.WithLogger(debug(&first)), toolsafe.WithLogger(debug(&second)),
-		toolsafe.WithCallIDFunc(func(context.Context) string { return "call_first" }),
-		toolsafe.WithCallIDFunc(func(context.Context) string { return "call_second" }))
+		toolsafe.WithCallIDs(toolsafe.CallIDFunc(func(context.Context) string { return "call_first" })),
+		toolsafe.WithCallIDs(toolsafe.CallIDFunc(func(context.Context) string { return "call_second" })))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -184,7 +237,7 @@ func TestOptionsThatGuardNothingAreReplacedByALaterOne(t *testing.T) {
 		t.Errorf("first logger %q, second %q; want the call's DEBUG lines in the second only", first.String(), second.String())
 	}
 	if r.CallID != "call_second" {
-		t.Errorf("call ID %q; want the later WithCallIDFunc's", r.CallID)
+		t.Errorf("call ID %q; want the later WithCallIDs'", r.CallID)
 	}
 }
 

@@ -1,6 +1,8 @@
 package toolsafe
 
 import (
+	"fmt"
+
 	"github.com/failsafe-go/failsafe-go"
 	"github.com/failsafe-go/failsafe-go/budget"
 	"github.com/failsafe-go/failsafe-go/circuitbreaker"
@@ -42,16 +44,13 @@ func WithBulkhead(b *policy.Bulkhead) Option {
 
 // WithRetryBudget shares a failsafe-go retry budget among the tools given the
 // same b: a retry past its share of the attempts in flight ends the call with
-// budget-exceeded. It caps retries in flight, not per call, so give a
-// dependency a circuit breaker too. It sets WithRetry's policy.Retry.Budget
-// and does nothing without WithRetry. Nil means no budget.
-// Given twice, New refuses it (ErrConfig): a guard is set once.
+// budget-exceeded. It does nothing without WithRetry. Nil means no budget.
+// Given twice, or beside a policy.Retry.Budget, New refuses it (ErrConfig).
+//
+// Deprecated: give the budget on the retry it limits:
+// WithRetry(policy.Retry{MaxRetries: 3, Budget: b}).
 func WithRetryBudget(b budget.Budget) Option {
-	return optionFunc(func(c *config) {
-		if c.set(guardBudget, "WithRetryBudget") {
-			c.budget = b
-		}
-	})
+	return optionFunc(func(c *config) { c.setBudget("WithRetryBudget", b) })
 }
 
 // WithPolicies runs failsafe-go policies of your own (a rate limiter, a cache,
@@ -69,7 +68,7 @@ func WithPolicies(ps ...failsafe.Policy[string]) Option {
 // attempt that may have been applied marks the outcome unknown: the model is
 // told to check before calling again, and no fallback runs after it. The
 // default is middleware.NoSideEffects (SideEffectsWithoutKey with
-// WithDestructive).
+// approval.ApproveEachAttempt).
 // Given twice, New refuses it (ErrConfig): a guard is set once.
 func WithSideEffects(s middleware.SideEffects) Option {
 	return optionFunc(func(c *config) {
@@ -81,33 +80,61 @@ func WithSideEffects(s middleware.SideEffects) Option {
 
 // WithApproval asks a before the tool runs, inside the retry and before any
 // breaker or bulkhead permit: Pending pauses the run with *approval.Required,
-// Denied tells the model approval-denied. One approval covers a call and its
-// retries unless WithDestructive; a fallback's alternative passes the same
-// gate. A nil a is a configuration error; approval.NewGrants is one to start.
+// Denied tells the model approval-denied. mode says how often a is asked:
+// approval.ApproveCall (the default: one approval covers a call and its
+// retries) or approval.ApproveEachAttempt, for a destructive tool (every
+// attempt, retries included, needs an approval of its own, and without
+// WithSideEffects the tool is taken to have side effects without an
+// idempotency key): WithApproval(grants, approval.ApproveEachAttempt) is the
+// one way to say so. More than one mode is a configuration error. A
+// fallback's alternative passes the same gate. A nil a is a configuration
+// error; approval.NewGrants is one to start.
 // A tool has one approver: New refuses a second WithApproval (ErrConfig),
 // which would leave the first never asked; to ask several, give one
-// Approver that asks them all.
-func WithApproval(a approval.Approver) Option {
+// Approver that asks them all. A mode beside the deprecated WithDestructive
+// is refused too.
+func WithApproval(a approval.Approver, mode ...approval.GateMode) Option {
 	return optionFunc(func(c *config) {
-		if c.set(guardApproval, "WithApproval") {
-			c.approver, c.approval = a, true
+		if !c.set(guardApproval, "WithApproval") {
+			return
+		}
+		c.approver, c.approval = a, true
+		switch {
+		case len(mode) > 1:
+			c.errs = append(c.errs, fmt.Errorf("WithApproval takes one approval.GateMode, not %d: give approval.ApproveCall or approval.ApproveEachAttempt once", len(mode)))
+		case len(mode) == 1:
+			c.setGateMode("WithApproval's approval.GateMode", mode[0])
 		}
 	})
 }
 
+// setGateMode records how often the tool's approver is asked, set by the
+// option called name, once.
+func (c *config) setGateMode(name string, m approval.GateMode) {
+	if !c.set(guardDestructive, name) {
+		return
+	}
+	switch m {
+	case approval.ApproveCall:
+	case approval.ApproveEachAttempt:
+		c.destructive = true
+	default:
+		c.errs = append(c.errs, fmt.Errorf("approval gate mode %d is unknown: use approval.ApproveCall or approval.ApproveEachAttempt", int(m)))
+	}
+}
+
 // WithDestructive marks the tool destructive: every attempt, retries
-// included, needs an approval of its own (layer.ApproveEachAttempt), so
-// a retry after a timeout pauses for a fresh one instead of repeating an
-// action nobody re-approved. It requires WithApproval. Without
-// WithSideEffects, a destructive tool is taken to have side effects without
-// an idempotency key.
-// Given twice, New refuses it (ErrConfig): a guard is set once.
+// included, needs an approval of its own, so a retry after a timeout pauses
+// for a fresh one instead of repeating an action nobody re-approved. It
+// requires WithApproval. Without WithSideEffects, a destructive tool is
+// taken to have side effects without an idempotency key.
+// Given twice, or beside WithApproval's approval.GateMode, New refuses it
+// (ErrConfig).
+//
+// Deprecated: say it with the approver:
+// WithApproval(a, approval.ApproveEachAttempt).
 func WithDestructive() Option {
-	return optionFunc(func(c *config) {
-		if c.set(guardDestructive, "WithDestructive") {
-			c.destructive = true
-		}
-	})
+	return optionFunc(func(c *config) { c.setGateMode("WithDestructive", approval.ApproveEachAttempt) })
 }
 
 // WithFallback routes a call that failed for good to f's alternative tool

@@ -163,7 +163,7 @@ func TestEveryFailsafeRefusalHasItsKind(t *testing.T) {
 			fsfallback.NewWithResult("cached"),
 		} {
 			for _, opts := range [][]toolsafe.Option{
-				{toolsafe.WithApproval(approval.NewGrants()), toolsafe.WithDestructive()},
+				{toolsafe.WithApproval(approval.NewGrants(), approval.ApproveEachAttempt)},
 				{toolsafe.WithApproval(approval.NewGrants())},
 				{toolsafe.WithSideEffects(middleware.SideEffectsWithKey)},
 			} {

@@ -86,7 +86,7 @@ func TestTwoRunsResumedFromOnePauseMakeTheCallOnce(t *testing.T) {
 		close(inside)
 		<-release
 		return "refunded", nil
-	}), toolsafe.WithApproval(grants), toolsafe.WithDestructive())
+	}), toolsafe.WithApproval(grants, approval.ApproveEachAttempt))
 	l := run.NewMemoryLedger()
 	r := refund.Run(run.With(context.Background(), "run-twice", l), `{"order":"A-1"}`)
 	ar, ok := r.Failure.Cause.(*approval.Required)

@@ -302,7 +302,7 @@ func TestWhatTheLedgerReplays(t *testing.T) {
 	t.Run("a completed destructive call is not asked again", func(t *testing.T) {
 		approver := &askCounter{d: approval.Approved}
 		var runs atomic.Int32
-		refund := toolsafe.Wrap(counted("refund", &runs, nil, nil), toolsafe.WithApproval(approver), toolsafe.WithDestructive())
+		refund := toolsafe.Wrap(counted("refund", &runs, nil, nil), toolsafe.WithApproval(approver, approval.ApproveEachAttempt))
 		l := run.NewMemoryLedger()
 		refund.Run(run.With(context.Background(), "d", l), "x")
 		r := refund.Run(run.With(context.Background(), "d", l), "x")

@@ -108,14 +108,14 @@ func TestADestructiveToolHasSideEffects(t *testing.T) {
 	grants := approval.NewGrants()
 	grants.Grant("refund", fixture.RefundInput)
 	refund := toolsafe.Wrap(refunds.Tool(url, toolsafetest.NoKeepAliveClient(), false),
-		toolsafe.WithApproval(grants), toolsafe.WithDestructive(), toolsafe.WithTimeout(100*time.Millisecond))
+		toolsafe.WithApproval(grants, approval.ApproveEachAttempt), toolsafe.WithTimeout(100*time.Millisecond))
 	r := refund.Run(context.Background(), fixture.RefundInput)
 	if r.Kind() != middleware.KindTimeout || r.Failure.SideEffect != middleware.SideEffectUnknown ||
 		!strings.Contains(r.Observation(), mayHaveApplied) || r.Attempts != 1 || applied.Load() != 1 {
 		t.Fatalf("%v after %d attempts, side effect %v, applied %d, observation %q; want one tool-timeout that may have been applied",
 			r.Kind(), r.Attempts, r.Failure.SideEffect, applied.Load(), r.Observation())
 	}
-	if _, err := toolsafe.New(refunds.Tool(url, nil, false), toolsafe.WithApproval(grants), toolsafe.WithDestructive(),
+	if _, err := toolsafe.New(refunds.Tool(url, nil, false), toolsafe.WithApproval(grants, approval.ApproveEachAttempt),
 		toolsafe.WithSideEffects(middleware.NoSideEffects)); err == nil || !strings.Contains(err.Error(), "destructive, so it has side effects") {
 		t.Errorf("New(destructive, NoSideEffects) = %v; want the contradiction named", err)
 	}

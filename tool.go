@@ -52,7 +52,7 @@ var (
 //  1. "call span" (WithTracing);
 //  2. "surface", which turns what happened into the model's message;
 //  3. "args schema", argument validation: input that is not UTF-8 text
-//     (RFC 8259 §8.1) on every tool, then the schema of WithArgsSchema;
+//     (RFC 8259 §8.1) on every tool, then the schema of WithArgs;
 //  4. "run ledger", which in a run scoped with run.With records each call
 //     and answers a resumed run's completed calls of a tool with side
 //     effects or a gate without calling it again;
@@ -61,7 +61,7 @@ var (
 //  6. "with", the middlewares given to With;
 //  7. "fallback" (WithFallback);
 //  8. "deadline", the total deadline (WithDeadline);
-//  9. "retry" (WithRetry, with WithRetryBudget);
+//  9. "retry" (WithRetry, with its policy.Retry.Budget);
 //  10. "side effects", the side-effect guard (WithSideEffects);
 //  11. "approval", the gate (WithApproval), asked before any permit is taken;
 //  12. "policies", the failsafe-go policies given to WithPolicies;
@@ -73,12 +73,12 @@ var (
 //  17. the tool.
 //
 // A tool that describes its own input (argschema.Schemer, as an MCP
-// server's tools do) has it checked as WithArgsSchema would, unless an
+// server's tools do) has it checked as WithArgs would, unless an
 // option gives a schema. A tool that declares hints
 // (middleware.HintedTool, as an MCP server's tools do) gets the side
 // effects they give (middleware.Hints.SideEffects: without a key unless
-// its server is trusted) unless WithSideEffects or WithDestructive is
-// given.
+// its server is trusted) unless WithSideEffects, or WithApproval with
+// approval.ApproveEachAttempt, is given.
 func New(t tools.Tool, opts ...Option) (*Tool, error) {
 	var c config
 	for _, o := range opts {
@@ -94,11 +94,11 @@ func New(t tools.Tool, opts ...Option) (*Tool, error) {
 	}
 	if s, ok := t.(argschema.Schemer); ok && c.args == nil && !c.argsSet && !typednil.Is(s) {
 		// The tool describes its own input (an MCP server's tool does):
-		// check it before any attempt, as WithArgsSchema would.
+		// check it before any attempt, as WithArgs would.
 		if raw := s.ArgsSchema(); len(raw) > 0 {
 			compiled, err := argschema.Compile(raw)
 			if err != nil {
-				c.errs = append(c.errs, fmt.Errorf("the tool's own argument schema: %w (give a valid one with WithArgsSchema)", err))
+				c.errs = append(c.errs, fmt.Errorf("the tool's own argument schema: %w (give a valid one with WithArgs)", err))
 			}
 			c.args = compiled
 		}
@@ -178,8 +178,8 @@ func (c *config) replays() bool {
 	return c.approval || c.sideEffectsOf() != middleware.NoSideEffects
 }
 
-// retryLayer is the retry of WithRetry, with the budget of
-// WithRetryBudget; nil without WithRetry.
+// retryLayer is the retry of WithRetry, with its budget (policy.Retry.Budget,
+// or the deprecated WithRetryBudget's); nil without WithRetry.
 func (c *config) retryLayer() (middleware.Middleware, error) {
 	if c.retry == nil {
 		return nil, nil

@@ -11,7 +11,7 @@ var _ argschema.Schemer = (*Tool)(nil)
 
 // ArgsSchema returns the JSON Schema of the tool's input, for a
 // function-calling model (see package toolcall): the schema given with
-// WithArgsSchema or WithArgs, which toolsafe checks each input against;
+// WithArgs, which toolsafe checks each input against;
 // else the wrapped tool's own, when it has one (it implements
 // argschema.Schemer, as the tools of an MCP server do); else nil. A Tool made
 // by Wrap with invalid options has none. The caller must not modify it.

@@ -12,6 +12,7 @@ import (
 	"github.com/toolsafe/toolsafe"
 	"github.com/toolsafe/toolsafe/adktools"
 	"github.com/toolsafe/toolsafe/adktools/adktest"
+	"github.com/toolsafe/toolsafe/approval"
 	"github.com/toolsafe/toolsafe/fallback"
 	"github.com/toolsafe/toolsafe/internal/refunds"
 	"github.com/toolsafe/toolsafe/middleware"
@@ -169,8 +170,8 @@ func TestAResumedCallThatNeedsApprovalAgainAsksSomeone(t *testing.T) {
 	up := toolsafetest.NewUpstream(ledger.Handler())
 	t.Cleanup(up.Close)
 	up.Enqueue(refunds.Path, toolsafetest.Unavailable("")) // the confirmed attempt fails; its retry needs approval again
-	w := adktools.Wrap(refund(t, up.URL()), toolsafe.WithApproval(adktools.Confirmations(nil)),
-		toolsafe.WithSideEffects(middleware.SideEffectsWithKey), toolsafe.WithDestructive(),
+	w := adktools.Wrap(refund(t, up.URL()), toolsafe.WithApproval(adktools.Confirmations(nil), approval.ApproveEachAttempt),
+		toolsafe.WithSideEffects(middleware.SideEffectsWithKey),
 		toolsafe.WithRetry(policy.Retry{MaxRetries: 2, Backoff: noWait}))
 	m := script(calls(call("call-1", "refund", map[string]any{"order": "A-1001", "amount_eur": 900})),
 		say("I asked you to confirm the retry."), say("It was not done."), say("Refunded 900 EUR."))

@@ -39,7 +39,7 @@ func WrapAll(f *policyfile.File, ts ...tool.Tool) ([]tool.Tool, error) {
 		}
 		fts[i], inners[i] = ft, in
 	}
-	f = f.WithTracing(hostHook).With(toolsafe.WithCallIDFunc(CallID))
+	f = f.WithTracing(hostHook).With(toolsafe.WithCallIDs(toolsafe.CallIDFunc(CallID)))
 	safe, err := f.WrapAll(inners...)
 	if err != nil {
 		return nil, err

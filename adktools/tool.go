@@ -75,7 +75,7 @@ func New(t tool.Tool, opts ...toolsafe.Option) (*Tool, error) {
 	if fromMCP(ft) {
 		lt = mcpInner{in}
 	}
-	safe, err := toolsafe.New(lt, append([]toolsafe.Option{toolsafe.WithCallIDFunc(CallID)}, opts...)...)
+	safe, err := toolsafe.New(lt, append([]toolsafe.Option{toolsafe.WithCallIDs(toolsafe.CallIDFunc(CallID))}, opts...)...)
 	if err != nil {
 		return nil, fmt.Errorf("adktools: %w", err)
 	}

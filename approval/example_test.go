@@ -19,7 +19,7 @@ func ExampleGrants() {
 		middleware.Func("refund", "refunds an order", func(_ context.Context, input string) (string, error) {
 			return "refunded " + input, nil
 		}),
-		toolsafe.WithApproval(grants), toolsafe.WithDestructive())
+		toolsafe.WithApproval(grants, approval.ApproveEachAttempt))
 
 	_, err := refund.Call(context.Background(), `{"order":"A-1001"}`)
 	var ar *approval.Required

@@ -43,7 +43,7 @@ func BenchmarkInflight(b *testing.B) {
 				}
 			default:
 				w := toolsafe.Wrap(blocked, toolsafe.WithRetry(policy.Retry{MaxRetries: maxRetries, Backoff: policy.Constant(0)}),
-					toolsafe.WithTimeout(time.Hour), toolsafe.WithMaxAbandoned(1<<20))
+					toolsafe.WithTimeout(time.Hour, 1<<20))
 				call = func() (string, error) { return w.Call(context.Background(), "x") }
 			}
 			var done sync.WaitGroup
@@ -97,7 +97,7 @@ func BenchmarkHardTimeout(b *testing.B) {
 				_, _ = hardTimeout(ctx, ignoring)
 			}
 			if name == "toolsafe" {
-				w := toolsafe.Wrap(ignoring, toolsafe.WithTimeout(limit), toolsafe.WithMaxAbandoned(1<<20))
+				w := toolsafe.Wrap(ignoring, toolsafe.WithTimeout(limit, 1<<20))
 				call = func() { w.Run(context.Background(), "x") }
 			}
 			lateness(b, limit, call)

@@ -111,8 +111,8 @@ func TestAResumedEinoCallThatNeedsApprovalAgainAsksSomeone(t *testing.T) {
 		t.Fatal(err)
 	}
 	grants := approval.NewGrants()
-	refund, err := einotools.New(context.Background(), flaky, toolsafe.WithApproval(grants),
-		toolsafe.WithSideEffects(middleware.SideEffectsWithKey), toolsafe.WithDestructive(), retryPolicy(2))
+	refund, err := einotools.New(context.Background(), flaky, toolsafe.WithApproval(grants, approval.ApproveEachAttempt),
+		toolsafe.WithSideEffects(middleware.SideEffectsWithKey), retryPolicy(2))
 	if err != nil {
 		t.Fatal(err)
 	}

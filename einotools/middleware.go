@@ -37,7 +37,7 @@ func Middleware(ctx context.Context, f *policyfile.File, ts []tool.BaseTool) (co
 	if len(errs) > 0 {
 		return compose.ToolMiddleware{}, errors.Join(errs...)
 	}
-	wrapped, err := f.With(toolsafe.WithCallIDFunc(compose.GetToolCallID)).WrapAll(adapters...)
+	wrapped, err := f.With(toolsafe.WithCallIDs(toolsafe.CallIDFunc(compose.GetToolCallID))).WrapAll(adapters...)
 	if err != nil {
 		return compose.ToolMiddleware{}, err
 	}

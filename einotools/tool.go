@@ -34,7 +34,7 @@ func New(ctx context.Context, t tool.BaseTool, opts ...toolsafe.Option) (*Tool, 
 	if err != nil {
 		return nil, err
 	}
-	all := append([]toolsafe.Option{toolsafe.WithCallIDFunc(compose.GetToolCallID)}, opts...)
+	all := append([]toolsafe.Option{toolsafe.WithCallIDs(toolsafe.CallIDFunc(compose.GetToolCallID))}, opts...)
 	g, err := toolsafe.New(a, all...)
 	if err != nil {
 		return nil, err

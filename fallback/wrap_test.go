@@ -85,7 +85,7 @@ func TestFallback(t *testing.T) {
 		t.Parallel()
 		var calls atomic.Int32
 		grants := approval.NewGrants()
-		credit := toolsafe.Wrap(stub.Counting("issue_credit", &calls), toolsafe.WithApproval(grants), toolsafe.WithDestructive())
+		credit := toolsafe.Wrap(stub.Counting("issue_credit", &calls), toolsafe.WithApproval(grants, approval.ApproveEachAttempt))
 		tool, srv := fixture.Billing(t, toolsafe.WithFallback(fallback.To(credit)))
 		srv.Always(billing.InvoicePath("INV-1001"), toolsafetest.Reset())
 

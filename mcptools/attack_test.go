@@ -298,10 +298,10 @@ func TestInputRequestsOfTwoCallsWithKnownIDsAreTwoRequests(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tool := toolsafe.Wrap(ts[0], toolsafe.WithCallIDFunc(func(ctx context.Context) string {
+	tool := toolsafe.Wrap(ts[0], toolsafe.WithCallIDs(toolsafe.CallIDFunc(func(ctx context.Context) string {
 		id, _ := ctx.Value(callIDKey{}).(string)
 		return id
-	}))
+	})))
 	ctxA := context.WithValue(context.Background(), callIDKey{}, "call-A")
 	ctxB := context.WithValue(context.Background(), callIDKey{}, "call-B")
 	var arA, arB *approval.Required
@@ -559,7 +559,7 @@ func TestTheGatesApprovalDoesNotAnswerTheServersQuestion(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tool := toolsafe.Wrap(ts[0], toolsafe.WithApproval(grants), toolsafe.WithDestructive())
+	tool := toolsafe.Wrap(ts[0], toolsafe.WithApproval(grants, approval.ApproveEachAttempt))
 	ctx := run.With(context.Background(), "run-1", nil)
 	answerOnly := func(tool string) {
 		t.Helper()

@@ -52,7 +52,7 @@ func TestCallIDKnownSaysWhetherTheModelGaveTheID(t *testing.T) {
 		return "ok", nil
 	})
 	toolsafe.Wrap(tool).Run(context.Background(), `{}`)
-	toolsafe.Wrap(tool, toolsafe.WithCallIDFunc(func(context.Context) string { return "call_9" })).Run(context.Background(), `{}`)
+	toolsafe.Wrap(tool, toolsafe.WithCallIDs(toolsafe.CallIDFunc(func(context.Context) string { return "call_9" }))).Run(context.Background(), `{}`)
 	if len(known) != 2 || known[0] || !known[1] || middleware.CallIDKnown(context.Background()) {
 		t.Errorf("known %v; want false for a made-up ID, true for the model's, false outside toolsafe", known)
 	}

@@ -330,9 +330,8 @@ func TestStorm(t *testing.T) {
 
 	cb := policy.NewCircuitBreaker("billing", policy.Breaker{FailureThreshold: threshold, Delay: time.Hour})
 	guarded, srv := fixture.Billing(t,
-		toolsafe.WithRetry(retry),
-		toolsafe.WithCircuitBreaker(cb),
-		toolsafe.WithRetryBudget(budget.NewBuilder().WithMaxRate(0.2).Build()))
+		toolsafe.WithRetry(policy.Retry{MaxRetries: retry.MaxRetries, Backoff: retry.Backoff, Budget: budget.NewBuilder().WithMaxRate(0.2).Build()}),
+		toolsafe.WithCircuitBreaker(cb))
 	srv.Always(path, toolsafetest.Reset())
 	kinds := storm(guarded)
 	first := srv.Requests(path)
@@ -393,8 +392,8 @@ func TestRetryBudget(t *testing.T) {
 		return "ok", nil
 	})
 	tool := toolsafe.Wrap(get,
-		toolsafe.WithRetry(policy.Retry{MaxRetries: 3, Backoff: fixture.Backoff(time.Millisecond)}),
-		toolsafe.WithRetryBudget(budget.NewBuilder().WithMaxRate(0.2).WithMinConcurrency(3).Build()))
+		toolsafe.WithRetry(policy.Retry{MaxRetries: 3, Backoff: fixture.Backoff(time.Millisecond),
+			Budget: budget.NewBuilder().WithMaxRate(0.2).WithMinConcurrency(3).Build()}))
 
 	results := make(chan middleware.Result, callers)
 	for range callers {

@@ -270,7 +270,7 @@ func (c *File) options(b *binder, name string) ([]toolsafe.Option, error) {
 	if r.retries > 0 {
 		retry := policy.Retry{MaxRetries: r.retries, Backoff: r.backoff}
 		if rt != nil {
-			retry.Shared = rt.sharedBudget
+			retry.Shared, retry.Budget = rt.sharedBudget, rt.budget
 		}
 		opts = append(opts, toolsafe.WithRetry(retry))
 	}
@@ -283,9 +283,6 @@ func (c *File) options(b *binder, name string) ([]toolsafe.Option, error) {
 		}
 		if rt.bulkhead != nil {
 			opts = append(opts, toolsafe.WithBulkhead(rt.bulkhead))
-		}
-		if rt.budget != nil {
-			opts = append(opts, toolsafe.WithRetryBudget(rt.budget))
 		}
 	}
 	switch r.sideEffects {
@@ -307,7 +304,7 @@ func (c *File) options(b *binder, name string) ([]toolsafe.Option, error) {
 	case approvalPerCall:
 		opts = append(opts, toolsafe.WithApproval(c.approver))
 	case approvalEveryAttempt:
-		opts = append(opts, toolsafe.WithApproval(c.approver), toolsafe.WithDestructive())
+		opts = append(opts, toolsafe.WithApproval(c.approver, approval.ApproveEachAttempt))
 	}
 	if r.fallback != "" {
 		alt, err := b.wrap(r.fallback)
@@ -326,7 +323,7 @@ func (c *File) options(b *binder, name string) ([]toolsafe.Option, error) {
 
 // WithApprover returns a File whose WrapAll gives a to the tools whose
 // approval field is per_call or every_attempt (see toolsafe.WithApproval
-// and toolsafe.WithDestructive): the approval gate asks it before they run.
+// with approval.ApproveCall or approval.ApproveEachAttempt): the approval gate asks it before they run.
 // WrapAll reports such a tool when no approver was given; a nil a removes
 // the approver. The File it returns shares c's breakers, bulkheads and
 // budgets; c itself does not change.

@@ -248,7 +248,7 @@ func ExampleStore_Ledger() {
 		}), toolsafe.WithSideEffects(middleware.SideEffectsWithKey))
 		refund = toolsafe.Wrap(middleware.Func("refund", "refunds an order", func(context.Context, string) (string, error) {
 			return "refunded", nil
-		}), toolsafe.WithApproval(store.Grants()), toolsafe.WithDestructive())
+		}), toolsafe.WithApproval(store.Grants(), approval.ApproveEachAttempt))
 		return note, refund, store, done
 	}
 	noteA, refundA, storeA, doneA := replica()

@@ -119,7 +119,7 @@ func TestTheLedgerAndGrantsSurviveARestartWithTheAppendOnlyFile(t *testing.T) {
 	refund := toolsafe.Wrap(post, toolsafe.WithSideEffects(middleware.SideEffectsWithKey))
 	closeAccount := toolsafe.Wrap(middleware.Func("close_account", "", func(context.Context, string) (string, error) {
 		return "closed", nil
-	}), toolsafe.WithApproval(grants), toolsafe.WithDestructive())
+	}), toolsafe.WithApproval(grants, approval.ApproveEachAttempt))
 	ctx := run.With(background, "run-aof", ledger)
 	for i := range 20 {
 		if r := refund.Run(ctx, fmt.Sprintf(`{"order":"A-%d"}`, i)); r.Status() != "ok" {

@@ -32,7 +32,7 @@ func ExampleResume() {
 	refund := toolsafe.Wrap(middleware.Func("refund", "Refunds an order.", func(_ context.Context, input string) (string, error) {
 		refunds.Add(1)
 		return "refunded", nil
-	}), toolsafe.WithApproval(grants), toolsafe.WithDestructive())
+	}), toolsafe.WithApproval(grants, approval.ApproveEachAttempt))
 	ts := []tools.Tool{note, refund}
 	turns := func() []toolsafetest.Turn { // the model asks for both, each run
 		return []toolsafetest.Turn{

@@ -3,6 +3,7 @@ package temporaltools
 import (
 	"context"
 	"errors"
+	"github.com/toolsafe/toolsafe/argschema"
 	"strings"
 	"sync/atomic"
 	"syscall"
@@ -117,7 +118,11 @@ func TestEveryKindCrossesIntoTemporalAsTheTableSays(t *testing.T) {
 	})
 	t.Run("args-invalid is the result, no request made", func(t *testing.T) {
 		before := up.Requests("/invoices")
-		tool := mustNew(t, fetchTool(up.URL()), toolsafe.WithArgsSchema([]byte(`{"type":"object","required":["number"],"properties":{"number":{"type":"string"}}}`)))
+		schema, err := argschema.Compile([]byte(`{"type":"object","required":["number"],"properties":{"number":{"type":"string"}}}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		tool := mustNew(t, fetchTool(up.URL()), toolsafe.WithArgs(schema))
 		check(t, middleware.KindArgsInvalid, attemptOnce(t, tool, callInput{Input: `{}`, CallID: "c1", RunID: "run-1"}), want{status: statusError, message: "number"})
 		if n := up.Requests("/invoices") - before; n != 0 {
 			t.Fatalf("the upstream got %d requests for invalid arguments", n)
@@ -202,12 +207,12 @@ func TestEveryKindCrossesIntoTemporalAsTheTableSays(t *testing.T) {
 			close(retrying) // a retry in flight: the budget's share is spent
 			<-release
 			return "held", nil
-		}), RetryInActivity(policy.Retry{MaxRetries: 1, Backoff: policy.Constant(0)}), toolsafe.WithRetryBudget(spent))
+		}), RetryInActivity(policy.Retry{MaxRetries: 1, Backoff: policy.Constant(0), Budget: spent}))
 		done := make(chan crossing)
 		go func() { done <- attemptOnce(t, hold, in) }()
 		<-retrying
 		up.Enqueue("/invoices", toolsafetest.Reset())
-		tool := mustNew(t, fetchTool(up.URL()), RetryInActivity(policy.Retry{MaxRetries: 2, Backoff: policy.Constant(0)}), toolsafe.WithRetryBudget(spent))
+		tool := mustNew(t, fetchTool(up.URL()), RetryInActivity(policy.Retry{MaxRetries: 2, Backoff: policy.Constant(0), Budget: spent}))
 		c := attemptOnce(t, tool, in)
 		close(release)
 		<-done

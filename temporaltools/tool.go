@@ -56,10 +56,10 @@ func New(t tools.Tool, opts ...toolsafe.Option) (*Tool, error) {
 	if !both {
 		all = append(all, toolsafe.WithRetry(policy.Retry{}))
 	}
-	all = append(all, toolsafe.WithCallIDFunc(callIDOf))
+	all = append(all, toolsafe.WithCallIDs(toolsafe.CallIDFunc(callIDOf)))
 	safe, err := toolsafe.New(t, all...)
 	if err != nil && !both && errors.Is(err, toolsafe.ErrConfig) {
-		if _, alone := toolsafe.New(t, append(slices.Clip(opts), toolsafe.WithCallIDFunc(callIDOf))...); alone == nil {
+		if _, alone := toolsafe.New(t, append(slices.Clip(opts), toolsafe.WithCallIDs(toolsafe.CallIDFunc(callIDOf)))...); alone == nil {
 			// opts are fine but for the one retry New adds: they set
 			// toolsafe's retry already.
 			return nil, fmt.Errorf("temporaltools: %w (a tool run as an activity makes one attempt per activity attempt, as Temporal's retry policy retries it: drop toolsafe.WithRetry, or give RetryInActivity for toolsafe's retries inside each attempt as well)", err)

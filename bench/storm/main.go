@@ -217,8 +217,12 @@ type openLog struct {
 // always, and the circuit breaker (logging its openings to opens) and the
 // retry budget when c's policies ask for them.
 func toolOptions(c Config, opens *openLog) []toolsafe.Option {
+	retry := policy.Retry{MaxRetries: c.MaxRetries, Backoff: c.Backoff}
+	if c.Policies.Budget {
+		retry.Budget = budget.NewBuilder().WithMaxRate(0.2).Build()
+	}
 	opts := []toolsafe.Option{
-		toolsafe.WithRetry(policy.Retry{MaxRetries: c.MaxRetries, Backoff: c.Backoff}),
+		toolsafe.WithRetry(retry),
 		toolsafe.WithTimeout(c.AttemptTimeout),
 		toolsafe.WithDeadline(c.Deadline),
 	}
@@ -233,9 +237,6 @@ func toolOptions(c Config, opens *openLog) []toolsafe.Option {
 			}).
 			Build()
 		opts = append(opts, toolsafe.WithCircuitBreaker(policy.FromCircuitBreaker("billing", cb)))
-	}
-	if c.Policies.Budget {
-		opts = append(opts, toolsafe.WithRetryBudget(budget.NewBuilder().WithMaxRate(0.2).Build()))
 	}
 	return opts
 }

@@ -266,7 +266,7 @@ func wrapTools(w io.Writer, mcpTools []tools.Tool, hook *otelhook.Hook, ids *too
 		effects, from := h.SideEffects()
 		gate := "not gated"
 		if destructive, why := h.ApprovalCandidate(); destructive {
-			opts = append(opts, toolsafe.WithApproval(grants), toolsafe.WithDestructive())
+			opts = append(opts, toolsafe.WithApproval(grants, approval.ApproveEachAttempt))
 			gate = "destructive (" + why + "): every attempt needs a person's approval"
 		}
 		fmt.Fprintf(w, "  %s: side effects %s (%s); %s\n", t.Name(), effects, from, gate)

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"github.com/toolsafe/toolsafe/argschema"
 	"log/slog"
 	"os"
 	"time"
@@ -57,7 +58,7 @@ func register(w worker.Worker, base string) error {
 	fetch, err := temporaltools.New(billing.FetchInvoice(base, httpc),
 		toolsafe.WithTimeout(2*time.Second),
 		toolsafe.WithCircuitBreaker(billingDown),
-		toolsafe.WithArgsSchema([]byte(fetchSchema)),
+		toolsafe.WithArgs(fetchArgs),
 	)
 	if err != nil {
 		return err
@@ -67,7 +68,7 @@ func register(w worker.Worker, base string) error {
 		toolsafe.WithCircuitBreaker(billingDown),
 		toolsafe.WithSideEffects(middleware.SideEffectsWithKey),
 		toolsafe.WithApproval(temporaltools.Decisions(nil)),
-		toolsafe.WithArgsSchema([]byte(refundSchema)),
+		toolsafe.WithArgs(refundArgs),
 	)
 	if err != nil {
 		return err
@@ -91,6 +92,18 @@ const (
 	refundSchema = `{"type":"object","required":["order","amount_eur"],"properties":{"order":{"type":"string","description":"The order, such as A-1001."},"amount_eur":{"type":"number","exclusiveMinimum":0}}}`
 )
 
+// The schemas compiled once, for toolsafe.WithArgs; they are constants, so
+// they compile (a test of this package would fail at start if not).
+var fetchArgs, refundArgs = mustCompile(fetchSchema), mustCompile(refundSchema)
+
+func mustCompile(schema string) *argschema.Schema {
+	s, err := argschema.Compile([]byte(schema))
+	if err != nil {
+		panic("examples/temporal: a schema of the program is invalid: " + err.Error())
+	}
+	return s
+}
+
 // newModel returns the scripted model, or OpenAI's when OPENAI_API_KEY is
 // set (OPENAI_MODEL picks the model), offered the two tools.
 func newModel(fetch, refund tools.Tool) (*model, error) {
@@ -106,8 +119,8 @@ func newModel(fetch, refund tools.Tool) (*model, error) {
 		return nil, fmt.Errorf("OPENAI_API_KEY is set but the OpenAI client could not start: %w", err)
 	}
 	defs, err := toolcall.Definitions(
-		toolsafe.Wrap(fetch, toolsafe.WithArgsSchema([]byte(fetchSchema))),
-		toolsafe.Wrap(refund, toolsafe.WithArgsSchema([]byte(refundSchema))),
+		toolsafe.Wrap(fetch, toolsafe.WithArgs(fetchArgs)),
+		toolsafe.Wrap(refund, toolsafe.WithArgs(refundArgs)),
 	)
 	if err != nil {
 		return nil, err

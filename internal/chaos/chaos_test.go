@@ -283,11 +283,10 @@ func TestChaos(t *testing.T) {
 	// the upstream; stubborn sets its own, as a guard is set once.
 	common := []toolsafe.Option{
 		toolsafe.WithRetry(policy.Retry{MaxRetries: maxRetries, Backoff: policy.Backoff{
-			Base: 5 * time.Millisecond, Max: 40 * time.Millisecond, Multiplier: 2, Jitter: 0.5}}),
+			Base: 5 * time.Millisecond, Max: 40 * time.Millisecond, Multiplier: 2, Jitter: 0.5}, Budget: retryBudget}),
 		toolsafe.WithTimeout(100 * time.Millisecond),
 		toolsafe.WithCircuitBreaker(breaker),
 		toolsafe.WithBulkhead(bulkhead),
-		toolsafe.WithRetryBudget(retryBudget),
 		toolsafe.WithTracing(hook),
 		toolsafe.WithLogger(slog.New(slog.DiscardHandler)),
 		toolsafe.WithOnResult(func(ctx context.Context, _ middleware.Result) { seen.add(seen.results, runOf(ctx)) }),
@@ -322,7 +321,7 @@ func TestChaos(t *testing.T) {
 		toolsafe.WithFallback(fallback.To(seen.alternativeTool("charge_later"))))
 	remove := wrap("delete_record", http.MethodPost, "/delete/", 800*time.Millisecond,
 		toolsafe.WithSideEffects(middleware.SideEffectsWithKey),
-		toolsafe.WithApproval(grants), toolsafe.WithDestructive(),
+		toolsafe.WithApproval(grants, approval.ApproveEachAttempt),
 		toolsafe.WithFallback(fallback.To(seen.alternativeTool("archive_delete"))))
 	// A tool that ignores its context half the time, so the attempt timeout
 	// abandons it: at most stubbornCap of its attempts are left running.
@@ -343,9 +342,8 @@ func TestChaos(t *testing.T) {
 		return "stubborn " + op, nil
 	})
 	stubborn, err := toolsafe.New(stubbornTool, append(slices.Clip(common[2:]), // its own retry and attempt timeout
-		toolsafe.WithRetry(policy.Retry{MaxRetries: 1, Backoff: policy.Constant(time.Millisecond)}),
-		toolsafe.WithTimeout(5*time.Millisecond), toolsafe.WithDeadline(300*time.Millisecond),
-		toolsafe.WithMaxAbandoned(stubbornCap))...)
+		toolsafe.WithRetry(policy.Retry{MaxRetries: 1, Backoff: policy.Constant(time.Millisecond), Budget: retryBudget}),
+		toolsafe.WithTimeout(5*time.Millisecond, policy.MaxAbandoned(stubbornCap)), toolsafe.WithDeadline(300*time.Millisecond))...)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -116,7 +116,7 @@ func Start(addr string, w io.Writer) (*Demo, error) {
 	ledger := refunds.NewLedger()
 	d.upstream = toolsafetest.NewUpstream(ledger.Handler())
 	refund := toolsafe.Wrap(refunds.Tool(d.upstream.URL(), toolsafetest.NoKeepAliveClient(), true),
-		toolsafe.WithApproval(grants), toolsafe.WithDestructive(), toolsafe.WithSideEffects(middleware.SideEffectsWithKey))
+		toolsafe.WithApproval(grants, approval.ApproveEachAttempt), toolsafe.WithSideEffects(middleware.SideEffectsWithKey))
 	go func() {
 		defer close(d.done)
 		o, err := d.run(ctx, w, refund, answered)

@@ -20,18 +20,13 @@ import (
 	"github.com/tmc/langchaingo/tools"
 )
 
-// GateMode says how often Gate asks.
-type GateMode int
+// GateMode says how often Gate asks (see approval.GateMode).
+type GateMode = approval.GateMode
 
+// The gate modes, as package approval names them.
 const (
-	// ApproveCall asks once per call: the approval of the first attempt
-	// covers the retries of the same call (same input, same idempotency
-	// key). For a tool whose retries are harmless, or idempotent.
-	ApproveCall GateMode = iota
-	// ApproveEachAttempt asks before every attempt, so each consumes an
-	// approval of its own: a retry after a timeout pauses for a fresh one
-	// instead of repeating a destructive action nobody re-approved.
-	ApproveEachAttempt
+	ApproveCall        = approval.ApproveCall
+	ApproveEachAttempt = approval.ApproveEachAttempt
 )
 
 // Gate is the approval gate: it asks a before an attempt and runs it only

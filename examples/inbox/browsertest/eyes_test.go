@@ -101,7 +101,7 @@ func TestAnApprovalGivenForOneRunsRequestLetsNoOtherRunsCallThroughInChromium(t 
 	tool := toolsafe.Wrap(middleware.Func("refund", "refunds an order", func(ctx context.Context, input string) (string, error) {
 		refunded.Add(1)
 		return "refunded", nil
-	}), toolsafe.WithApproval(grants), toolsafe.WithDestructive())
+	}), toolsafe.WithApproval(grants, approval.ApproveEachAttempt))
 	ledger := toolsaferun.NewMemoryLedger()
 	const input = `{"order":"A-1001","amount_eur":25}`
 	paused := map[string]*approval.Required{}

@@ -175,8 +175,8 @@ func replicaPolicies(rc replicaConfig, c Config, logger *slog.Logger, mp *sdkmet
 	retry := policy.Retry{MaxRetries: c.MaxRetries, Backoff: c.Backoff}
 	opts := []toolsafe.Option{toolsafe.WithTimeout(c.AttemptTimeout), toolsafe.WithDeadline(c.Deadline), toolsafe.WithLogger(logger)}
 	if !rc.Shared {
+		retry.Budget = budget.NewBuilder().WithMaxRate(c.Ratio).Build()
 		opts = append(opts, toolsafe.WithCircuitBreaker(policy.NewCircuitBreaker("billing", c.Breaker)),
-			toolsafe.WithRetryBudget(budget.NewBuilder().WithMaxRate(c.Ratio).Build()),
 			toolsafe.WithRetry(retry), toolsafe.With(markProbes))
 		return opts, nil, nil
 	}
