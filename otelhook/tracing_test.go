@@ -9,9 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/toolsafe/toolsafe/approval"
-	"github.com/toolsafe/toolsafe/internal/call"
-
 	"github.com/tmc/langchaingo/tools"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
@@ -19,7 +16,10 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/toolsafe/toolsafe"
+	"github.com/toolsafe/toolsafe/approval"
+	"github.com/toolsafe/toolsafe/argschema"
 	"github.com/toolsafe/toolsafe/internal/billing"
+	"github.com/toolsafe/toolsafe/internal/call"
 	"github.com/toolsafe/toolsafe/internal/fixture"
 	"github.com/toolsafe/toolsafe/internal/stub"
 	"github.com/toolsafe/toolsafe/internal/telemetry"
@@ -499,7 +499,7 @@ func TestAnUnknownArgumentNameStaysOutOfTheSpan(t *testing.T) {
 	ok := middleware.Func("read_account", "reads an account", func(context.Context, string) (string, error) { return "{}", nil })
 	for _, record := range []bool{false, true} {
 		tm := telemetry.New(t, otelhook.WithRecordArguments(record))
-		tool := toolsafe.Wrap(ok, toolsafe.WithTracing(tm.Hook), toolsafe.WithArgsSchema(schema))
+		tool := toolsafe.Wrap(ok, toolsafe.WithTracing(tm.Hook), toolsafe.WithArgs(compiled(schema)))
 		r := tool.Run(context.Background(), input)
 		if r.Failure == nil || r.Failure.Kind != middleware.KindArgsInvalid || !strings.Contains(r.Observation(), "sk-live-SECRET123") {
 			t.Fatalf("got %v %q; want args-invalid naming the unknown argument", r.Failure, r.Observation())
@@ -508,4 +508,15 @@ func TestAnUnknownArgumentNameStaysOutOfTheSpan(t *testing.T) {
 			t.Errorf("with argument recording %v, the name is in the telemetry: %v", record, got)
 		}
 	}
+}
+
+// compiled is the compiled form of a schema the test writes itself, as
+// toolsafe.WithArgs takes it; a schema that does not compile is the test's
+// own mistake.
+func compiled(schema []byte) *argschema.Schema {
+	s, err := argschema.Compile(schema)
+	if err != nil {
+		panic(err)
+	}
+	return s
 }

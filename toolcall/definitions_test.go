@@ -13,6 +13,7 @@ import (
 	"github.com/tmc/langchaingo/tools"
 
 	"github.com/toolsafe/toolsafe"
+	"github.com/toolsafe/toolsafe/argschema"
 	"github.com/toolsafe/toolsafe/middleware"
 	"github.com/toolsafe/toolsafe/toolcall"
 )
@@ -80,7 +81,7 @@ func metaschemaCheck(t *testing.T, params any) {
 }
 
 func TestDefinitions(t *testing.T) {
-	invoice := toolsafe.Wrap(plain("fetch_invoice"), toolsafe.WithArgsSchema([]byte(invoiceSchema)))
+	invoice := toolsafe.Wrap(plain("fetch_invoice"), toolsafe.WithArgs(compiled([]byte(invoiceSchema))))
 	draft7 := described{name: "lookup-word", schema: `{"$schema":"http://json-schema.org/draft-07/schema#","type":"object","properties":{"word":{"type":"string","minLength":1}}}`}
 	untyped := described{name: "search", schema: `{"properties":{"q":{"type":"string"}},"required":["q"]}`}
 	calculator := plain("calculator")
@@ -211,4 +212,15 @@ func TestDefinitionsStripWhatStrictFunctionCallingRejects(t *testing.T) {
 	if string(got) != want {
 		t.Errorf("parameters\n%s\nwant\n%s", got, want)
 	}
+}
+
+// compiled is the compiled form of a schema the test writes itself, as
+// toolsafe.WithArgs takes it; a schema that does not compile is the test's
+// own mistake.
+func compiled(schema []byte) *argschema.Schema {
+	s, err := argschema.Compile(schema)
+	if err != nil {
+		panic(err)
+	}
+	return s
 }

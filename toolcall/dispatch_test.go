@@ -11,12 +11,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/toolsafe/toolsafe/approval"
-
 	"github.com/tmc/langchaingo/llms"
 	"github.com/tmc/langchaingo/tools"
 
 	"github.com/toolsafe/toolsafe"
+	"github.com/toolsafe/toolsafe/approval"
 	"github.com/toolsafe/toolsafe/middleware"
 	"github.com/toolsafe/toolsafe/policy"
 	"github.com/toolsafe/toolsafe/toolcall"
@@ -102,7 +101,7 @@ func TestDispatchParallelCallsOfOneTurn(t *testing.T) {
 		}
 		return "paid", nil
 	}),
-		toolsafe.WithArgsSchema([]byte(invoiceSchema)),
+		toolsafe.WithArgs(compiled([]byte(invoiceSchema))),
 		toolsafe.WithRetry(policy.Retry{MaxRetries: 2, Backoff: policy.Backoff{Base: time.Millisecond, Max: time.Millisecond, Multiplier: 1}}))
 	weather := toolsafe.Wrap(middleware.Func("weather", "Tells the weather of a city.", func(ctx context.Context, in string) (string, error) {
 		if err := meet.arrive(ctx); err != nil {
@@ -257,8 +256,8 @@ func TestDispatchInputs(t *testing.T) {
 		}
 	}
 	withSchema := toolsafe.Wrap(middleware.Func("Search", "Searches.", record("Search")),
-		toolsafe.WithArgsSchema([]byte(`{"type":"object","properties":{"__arg1":{"type":"string"}}}`)))
-	noArgs := toolsafe.Wrap(middleware.Func("now", "The time.", record("now")), toolsafe.WithArgsSchema([]byte(`{"type":"object"}`)))
+		toolsafe.WithArgs(compiled([]byte(`{"type":"object","properties":{"__arg1":{"type":"string"}}}`))))
+	noArgs := toolsafe.Wrap(middleware.Func("now", "The time.", record("now")), toolsafe.WithArgs(compiled([]byte(`{"type":"object"}`))))
 	free := middleware.Func("calc", "Evaluates.", record("calc"))
 	freeJSON := middleware.Func("echo", "Echoes.", record("echo"))
 
@@ -375,7 +374,7 @@ func ExampleDispatch() {
 func ExampleDefinitions() {
 	search := toolsafe.Wrap(
 		middleware.Func("search", "Searches the invoices.", func(_ context.Context, in string) (string, error) { return in, nil }),
-		toolsafe.WithArgsSchema([]byte(`{"type":"object","required":["query"],"properties":{"query":{"type":"string"}}}`)),
+		toolsafe.WithArgs(compiled([]byte(`{"type":"object","required":["query"],"properties":{"query":{"type":"string"}}}`))),
 	)
 	defs, err := toolcall.Definitions(search)
 	if err != nil {

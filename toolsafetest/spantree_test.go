@@ -14,6 +14,7 @@ import (
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
 	"github.com/toolsafe/toolsafe"
+	"github.com/toolsafe/toolsafe/argschema"
 	"github.com/toolsafe/toolsafe/fallback"
 	"github.com/toolsafe/toolsafe/middleware"
 	"github.com/toolsafe/toolsafe/otelhook"
@@ -122,7 +123,7 @@ $`)
 		spans, hook, _ := recorder(t)
 		tool := toolsafe.Wrap(middleware.Func("fetch_invoice", "", func(context.Context, string) (string, error) {
 			return "never", nil
-		}), toolsafe.WithTracing(hook), toolsafe.WithArgsSchema([]byte(`{"type":"object","required":["number"]}`)))
+		}), toolsafe.WithTracing(hook), toolsafe.WithArgs(compiled([]byte(`{"type":"object","required":["number"]}`))))
 		r := tool.Run(context.Background(), `{}`)
 		if r.Attempts != 0 || r.Kind() != middleware.KindArgsInvalid {
 			t.Fatalf("attempts %d kind %s; want 0 and args-invalid", r.Attempts, r.Kind())
@@ -177,4 +178,15 @@ func (f *failing) Write(p []byte) (int, error) {
 		return 0, errFull
 	}
 	return len(p), nil
+}
+
+// compiled is the compiled form of a schema the test writes itself, as
+// toolsafe.WithArgs takes it; a schema that does not compile is the test's
+// own mistake.
+func compiled(schema []byte) *argschema.Schema {
+	s, err := argschema.Compile(schema)
+	if err != nil {
+		panic(err)
+	}
+	return s
 }
