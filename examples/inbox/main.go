@@ -23,7 +23,7 @@ import (
 	"os"
 	"os/signal"
 
-	"github.com/toolsafe/toolsafe/internal/inboxdemo"
+	"github.com/toolsafe/toolsafe/examples/internal/inboxdemo"
 )
 
 func main() {

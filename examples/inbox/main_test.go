@@ -13,7 +13,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/toolsafe/toolsafe/approval"
-	"github.com/toolsafe/toolsafe/internal/inboxdemo"
+	"github.com/toolsafe/toolsafe/examples/internal/inboxdemo"
 )
 
 // syncBuffer is the demo's output, written by its run's goroutine.

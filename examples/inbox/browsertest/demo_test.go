@@ -10,7 +10,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 
-	"github.com/toolsafe/toolsafe/internal/inboxdemo"
+	"github.com/toolsafe/toolsafe/examples/internal/inboxdemo"
 )
 
 type syncBuffer struct {
