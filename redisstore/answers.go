@@ -6,6 +6,7 @@ import (
 	"crypto/sha1"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"strconv"
@@ -19,7 +20,7 @@ import (
 )
 
 // requestsScript answers, for each pending request oldest first, its
-// member, number, info and since when (ms).
+// member, number, info, since when (ms) and votes (JSON).
 var requestsScript = redis.NewScript(forgetExpired + `
 local out = {}
 local ms = redis.call('ZRANGE', KEYS[2], 0, -1, 'WITHSCORES')
@@ -30,35 +31,69 @@ for i = 1, #ms, 2 do
     out[#out + 1] = ms[i + 1]
     out[#out + 1] = info
     out[#out + 1] = redis.call('HGET', KEYS[6], ms[i]) or '0'
+    out[#out + 1] = redis.call('HGET', KEYS[7], ms[i]) or '[]'
   end
 end
 return out
 `)
 
-// answerScript decides the request ARGV[1] numbered ARGV[2] whose info has
-// the SHA-1 ARGV[3], adding a decision for it alone to KEYS[1] (ARGV[4..6]:
-// kind, TTL ms, max decisions), and adds its record (the answer ARGV[7] and the call) to the
-// audit trail KEYS[7], kept ARGV[8] ms and ARGV[9] records at most. It
-// answers {1, record}, {0} when no such request waits, {-1} when too many
-// decisions wait. Both or neither: a script is atomic.
+// answerScript answers the request ARGV[1] numbered ARGV[2] whose info has
+// the SHA-1 ARGV[3]. ARGV[4..6] are the decision's kind ('a', 'd', 'e' for
+// an approval with changes, 'm' a denial with a message), TTL ms and the
+// most decisions; ARGV[7] the answer as JSON; ARGV[8] and ARGV[9] how long
+// and how many records the audit trail KEYS[8] keeps; ARGV[10] the tool's
+// quorum, ARGV[11] who answers, ARGV[12] the changed input approved ("" for
+// the call as shown) and ARGV[13] what the decision carries (hex). An
+// approval by someone who approved already answers {-2}. An approval that
+// leaves fewer than the quorum of distinct people approving the same input
+// is a vote: added to the request's votes in KEYS[7], it leaves the
+// request waiting. Otherwise a decision for the request alone is added to
+// KEYS[1] and the request forgotten. Either way the answer's record goes
+// to the audit trail, and the script answers {1, record}; {0} when no such
+// request waits, {-1} when too many decisions wait. All or nothing: a
+// script is atomic.
 var answerScript = redis.NewScript(forgetExpired + pushDecision + `
 local seq = redis.call('ZSCORE', KEYS[2], ARGV[1])
 local info = redis.call('HGET', KEYS[4], ARGV[1])
 if not seq or not info or tonumber(seq) ~= tonumber(ARGV[2]) or redis.sha1hex(info) ~= ARGV[3] then
   return {0}
 end
-if push(ARGV[4], tonumber(ARGV[5]), tonumber(ARGV[6]), string.sub(ARGV[1], 33)) < 0 then return {-1} end
 local since = redis.call('HGET', KEYS[6], ARGV[1]) or '0'
-forget({ARGV[1]})
-local rec = '{"at_ms":' .. now .. ',"since_ms":' .. since .. ',"answer":' .. ARGV[7] .. ',"call":' .. info .. '}'
+local quorum, approvals, vote = tonumber(ARGV[10]), 0, false
+if ARGV[4] == 'a' or ARGV[4] == 'e' then
+  local votes = {}
+  local raw = redis.call('HGET', KEYS[7], ARGV[1])
+  if raw then votes = cjson.decode(raw) end
+  approvals = 1
+  for _, v in ipairs(votes) do
+    if v.by == ARGV[11] then return {-2} end
+    if v.input == ARGV[12] then approvals = approvals + 1 end
+  end
+  if approvals < quorum then
+    vote = true
+    votes[#votes + 1] = {by = ARGV[11], at_ms = now, input = ARGV[12]}
+    redis.call('HSET', KEYS[7], ARGV[1], cjson.encode(votes))
+    local ttl = redis.call('PTTL', KEYS[3])
+    if ttl > 0 then redis.call('PEXPIRE', KEYS[7], ttl) end
+  end
+end
+if not vote then
+  if push(ARGV[4], tonumber(ARGV[5]), tonumber(ARGV[6]), string.sub(ARGV[1], 33), ARGV[13]) < 0 then return {-1} end
+  forget({ARGV[1]})
+end
+local rec = '{"at_ms":' .. now .. ',"since_ms":' .. since .. ',"approvals":' .. approvals .. ',"quorum":' .. quorum ..
+  ',"answer":' .. ARGV[7] .. ',"call":' .. info .. '}'
 local keep, max = tonumber(ARGV[8]), tonumber(ARGV[9])
-redis.call('ZADD', KEYS[7], now, rec)
-redis.call('ZREMRANGEBYSCORE', KEYS[7], '-inf', now - keep)
-local n = redis.call('ZCARD', KEYS[7])
-if n > max then redis.call('ZREMRANGEBYRANK', KEYS[7], 0, n - max - 1) end
-redis.call('PEXPIRE', KEYS[7], keep)
+redis.call('ZADD', KEYS[8], now, rec)
+redis.call('ZREMRANGEBYSCORE', KEYS[8], '-inf', now - keep)
+local n = redis.call('ZCARD', KEYS[8])
+if n > max then redis.call('ZREMRANGEBYRANK', KEYS[8], 0, n - max - 1) end
+redis.call('PEXPIRE', KEYS[8], keep)
 return {1, rec}
 `)
+
+// infoScript answers the info of the pending request ARGV[1], or nil.
+var infoScript = redis.NewScript(`return redis.call('HGET', KEYS[4], ARGV[1])`)
 
 // auditScript drops the records of KEYS[1] older than ARGV[1] ms and
 // answers at most ARGV[2] of the others (0: all), newest first.
@@ -103,7 +138,7 @@ func (g *Grants) Requests(ctx context.Context) ([]approval.Request, error) {
 		if l.old {
 			id = oldID + id
 		}
-		out = append(out, approval.Request{ID: id, Since: fromMillis(l.since), Call: withCanonical(l.call)})
+		out = append(out, approval.Request{ID: id, Since: fromMillis(l.since), Call: withCanonical(l.call), Quorum: g.quorum(l.call.Tool), Votes: l.votes})
 	}
 	return out, nil
 }
@@ -118,6 +153,7 @@ type listed struct {
 	since             string
 	old               bool // in the old keys
 	call              approval.CallInfo
+	votes             []approval.Vote
 }
 
 // list returns the pending requests of every group, oldest first (by
@@ -140,10 +176,13 @@ func (g *Grants) list(ctx context.Context) ([]listed, error) {
 			g.s.health.refused(stateGrants)
 			return nil, err
 		}
-		for j := 0; j+3 < len(raw); j += 4 {
+		for j := 0; j+4 < len(raw); j += 5 {
 			l := listed{group: i, member: raw[j], seq: raw[j+1], info: raw[j+2], since: raw[j+3], old: base == g.s.oldGrantGroup() && !g.old}
 			if err := json.Unmarshal([]byte(l.info), &l.call); err != nil {
 				return nil, fmt.Errorf("redisstore: a pending request in Redis is not valid: %w", err)
+			}
+			if l.votes, err = decodeVotes(raw[j+4]); err != nil {
+				return nil, err
 			}
 			out = append(out, l)
 		}
@@ -177,11 +216,36 @@ func (g *Grants) list(ctx context.Context) ([]listed, error) {
 // then recorded whole, or not at all (Requests tells which); and one
 // wrapping approval.ErrTooManyDecisions when DefaultMaxDecisions decisions
 // wait for the request's tool and input already (nothing was recorded).
+// For a tool with a Quorum, an approval is one vote: see Reply, which
+// Answer calls.
 func (g *Grants) Answer(ctx context.Context, id string, d approval.Decision, by, comment string) (approval.Record, error) {
+	return g.Reply(ctx, id, approval.Reply{Decision: d, By: by, Comment: comment})
+}
+
+var _ interface {
+	Reply(context.Context, string, approval.Reply) (approval.Record, error)
+} = (*Grants)(nil) // package inbox's Replier
+
+// Reply answers the request named id as Answer does, with what a reply
+// may add, as approval.Grants.Reply does: a changed input with an approval
+// (the grant covers it, not the call's own input, and only Verdict uses
+// it), a message for the model with a denial, and the tool's Quorum: an
+// approval of a tool that needs more than one is a vote, recorded in the
+// audit trail (Record.Approvals of Record.Quorum), and the request goes on
+// waiting, listed with its votes, until that many distinct people approved
+// the same input; a denial ends it at once. Each is one atomic script, so
+// votes given through any replicas at once are counted once each. It
+// returns the record; an error wrapping approval.ErrNotPending when no
+// request with id waits as shown, approval.ErrAlreadyVoted when r.By
+// approved it already, approval.CheckReply's error, or Answer's errors.
+// Nothing was recorded on an error (on ErrUnavailable: whole or not at
+// all).
+func (g *Grants) Reply(ctx context.Context, id string, r approval.Reply) (approval.Record, error) {
 	if g.s == nil {
 		return approval.Record{}, errNoStore
 	}
-	if err := approval.CheckAnswer(d, by); err != nil {
+	r, err := approval.CheckReply(r)
+	if err != nil {
 		return approval.Record{}, err
 	}
 	bare, old := strings.CutPrefix(id, oldID)
@@ -194,13 +258,46 @@ func (g *Grants) Answer(ctx context.Context, id string, d approval.Decision, by,
 		base = g.s.oldGrantGroup()
 	}
 	keys := append(grantKeys(base, member[:32]), auditKey(base))
-	answer, _ := json.Marshal(storedAnswer{RequestID: id, Decision: d.String(), By: by, Comment: comment})
-	kind := map[approval.Decision]string{approval.Approved: "a", approval.Denied: "d"}[d]
+	// The request's tool (its quorum) and input (is the change one?), read
+	// from the info the ID names: the script checks it is still the same.
+	var info string
+	err = g.s.do(ctx, opAnswer, keys[0], func(ctx context.Context) error {
+		var err error
+		info, err = infoScript.Run(ctx, g.s.client, keys, member).Text()
+		return err
+	})
+	if errors.Is(err, redis.Nil) {
+		return approval.Record{}, fmt.Errorf("redisstore: %w", approval.ErrNotPending)
+	}
+	if err != nil {
+		g.s.health.refused(stateGrants)
+		return approval.Record{}, err
+	}
+	if s := sha1.Sum([]byte(info)); hex.EncodeToString(s[:]) != sum {
+		return approval.Record{}, fmt.Errorf("redisstore: %w", approval.ErrNotPending)
+	}
+	var c approval.CallInfo
+	if err := json.Unmarshal([]byte(info), &c); err != nil {
+		return approval.Record{}, fmt.Errorf("redisstore: a pending request in Redis is not valid: %w", err)
+	}
+	if r.Input == withCanonical(c).CanonicalInput {
+		r.Input = "" // the call as shown
+	}
+	kind, added := "a", ""
+	switch {
+	case r.Decision == approval.Approved && r.Input != "":
+		kind, added = "e", hex.EncodeToString([]byte(r.Input))
+	case r.Decision == approval.Denied && r.Message != "":
+		kind, added = "m", hex.EncodeToString([]byte(r.Message))
+	case r.Decision == approval.Denied:
+		kind = "d"
+	}
+	answer, _ := json.Marshal(storedAnswer{RequestID: id, Decision: r.Decision.String(), By: r.By, Comment: r.Comment, Input: r.Input, Message: r.Message})
 	var res []any
-	err := g.s.do(ctx, opAnswer, keys[0], func(ctx context.Context) error {
+	err = g.s.do(ctx, opAnswer, keys[0], func(ctx context.Context) error {
 		var err error
 		res, err = answerScript.Run(ctx, g.s.client, keys, member, seq, sum, kind, g.ttl().Milliseconds(), DefaultMaxDecisions,
-			answer, g.auditTTL().Milliseconds(), g.maxAudit()).Slice()
+			answer, g.auditTTL().Milliseconds(), g.maxAudit(), g.quorum(c.Tool), r.By, r.Input, added).Slice()
 		return err
 	})
 	if err != nil {
@@ -212,9 +309,36 @@ func (g *Grants) Answer(ctx context.Context, id string, d approval.Decision, by,
 		return approval.Record{}, fmt.Errorf("redisstore: %w", approval.ErrNotPending)
 	case -1:
 		return approval.Record{}, tooMany("this request's tool")
+	case -2:
+		return approval.Record{}, fmt.Errorf("redisstore: %w", approval.ErrAlreadyVoted)
 	}
 	rec, _ := res[1].(string)
 	return decodeRecord(rec)
+}
+
+// quorum is how many distinct people must approve a request of tool.
+func (g *Grants) quorum(tool string) int { return max(g.Quorum[tool], 1) }
+
+// storedVote is a vote as answerScript keeps it.
+type storedVote struct {
+	By    string `json:"by"`
+	AtMS  int64  `json:"at_ms"`
+	Input string `json:"input"`
+}
+
+func decodeVotes(s string) ([]approval.Vote, error) {
+	if s == "" || s == "[]" || s == "{}" { // cjson writes an empty table as {}
+		return nil, nil
+	}
+	var vs []storedVote
+	if err := json.Unmarshal([]byte(s), &vs); err != nil {
+		return nil, fmt.Errorf("redisstore: the votes of a pending request in Redis are not valid: %w", err)
+	}
+	out := make([]approval.Vote, 0, len(vs))
+	for _, v := range vs {
+		out = append(out, approval.Vote{By: v.By, At: time.UnixMilli(v.AtMS), Input: v.Input})
+	}
+	return out, nil
 }
 
 // Audit returns the records of answers kept in Redis (see AuditTTL and
@@ -262,14 +386,18 @@ type storedAnswer struct {
 	Decision  string `json:"decision"`
 	By        string `json:"by"`
 	Comment   string `json:"comment"`
+	Input     string `json:"input,omitempty"`
+	Message   string `json:"message,omitempty"`
 }
 
 // storedRecord is an audit record as answerScript writes it.
 type storedRecord struct {
-	AtMS    int64             `json:"at_ms"`
-	SinceMS int64             `json:"since_ms"`
-	Answer  storedAnswer      `json:"answer"`
-	Call    approval.CallInfo `json:"call"`
+	AtMS      int64             `json:"at_ms"`
+	SinceMS   int64             `json:"since_ms"`
+	Approvals int               `json:"approvals"`
+	Quorum    int               `json:"quorum"`
+	Answer    storedAnswer      `json:"answer"`
+	Call      approval.CallInfo `json:"call"`
 }
 
 func decodeRecord(s string) (approval.Record, error) {
@@ -284,6 +412,7 @@ func decodeRecord(s string) (approval.Record, error) {
 	return approval.Record{
 		RequestID: r.Answer.RequestID, Decision: d, By: r.Answer.By, Comment: r.Answer.Comment,
 		At: time.UnixMilli(r.AtMS), Since: time.UnixMilli(r.SinceMS), Call: withCanonical(r.Call),
+		Input: r.Answer.Input, Message: r.Answer.Message, Approvals: r.Approvals, Quorum: r.Quorum,
 	}, nil
 }
 

@@ -2,6 +2,7 @@ package redisstore
 
 import (
 	"context"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -65,6 +66,12 @@ type Grants struct {
 	// left in the old keys then (the README's "Moving to the keys of a
 	// Redis Cluster"). It costs each Decide one more script.
 	ReadOldKeys bool
+	// Quorum is, per tool name, how many distinct people must approve a
+	// request of that tool (Reply, Answer) before its call may run: 2 means
+	// two people. A tool not in it, or with a value below 2, needs one.
+	// Grant and Deny, given by the program, are not votes. Keep it the
+	// same in every replica: the replica that records a vote counts it.
+	Quorum map[string]int
 
 	s   *Store
 	old bool // tests: keep everything in the old keys, as the versions before did
@@ -137,7 +144,8 @@ func member(ti string, call approval.CallInfo) string {
 }
 
 // forgetExpired is the Lua that drops the pending requests whose time is
-// up; KEYS[2..4] and KEYS[6] are the pending order, expiry, info and since.
+// up; KEYS[2..4], KEYS[6] and KEYS[7] are the pending order, expiry,
+// info, since and votes.
 const forgetExpired = `
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
@@ -150,6 +158,7 @@ local function forget(members)
     redis.call('ZREM', KEYS[3], unpack(c))
     redis.call('HDEL', KEYS[4], unpack(c))
     redis.call('HDEL', KEYS[6], unpack(c))
+    redis.call('HDEL', KEYS[7], unpack(c))
   end)
 end
 forget(redis.call('ZRANGEBYSCORE', KEYS[3], '-inf', now))
@@ -158,20 +167,28 @@ forget(redis.call('ZRANGEBYSCORE', KEYS[3], '-inf', now))
 // decideScript uses up the oldest live decision of KEYS[1] answered for the
 // request ARGV[1] (its second half) or the one named ARGV[5] (see
 // approval.CallInfo.AnsweredAs), else the oldest given for any call, and
-// answers 'a' or 'd'; or lists the request as pending and answers 'p'.
+// answers its kind ('a', 'd', or for an answer with what a person added,
+// 'e' approved with changes or 'm' denied with a message) followed by what
+// was added, hex; or lists the request as pending and answers 'p'.
 // ARGV: member, TTL ms, max pending, the request as JSON, the other
-// request's half, and "1" to use a decision only: a request not listed
-// already is not listed, and the script answers 'n'. A decision is
-// "kind:expiry ms", then ":" and the request's half for an answer.
+// request's half, "1" to use a decision only: a request not listed
+// already is not listed, and the script answers 'n'; and "1" when the
+// caller can apply an approval with changes (Verdict): without it such a
+// decision is left where it is, and the script answers 'E' when one waits
+// for the request and nothing else could be used. A decision is
+// "kind:expiry ms", then for an answer ":" and the request's half, then
+// for 'e' and 'm' ":" and what was added, hex.
 var decideScript = redis.NewScript(forgetExpired + `
 local mine, also = string.sub(ARGV[1], 33), ARGV[5]
 local ds = redis.call('LRANGE', KEYS[1], 0, -1)
-local bound, any, live = nil, nil, 0
+local bound, any, live, edited = nil, nil, 0, false
 for i, d in ipairs(ds) do
-  local exp, req = string.match(d, '^%a:(%d+):?(%x*)$')
+  local kind, exp, req = string.match(d, '^(%a):(%d+):?(%x*)')
   if exp and tonumber(exp) > now then
     live = live + 1
-    if not bound and req ~= '' and (req == mine or req == also) then bound = i end
+    if not bound and req ~= '' and (req == mine or req == also) then
+      if kind ~= 'e' or ARGV[7] == '1' then bound = i else edited = true end
+    end
     if not any and req == '' then any = i end
   end
 end
@@ -193,8 +210,10 @@ if take or live < #ds then
 end
 if take then
   forget({ARGV[1]})
-  return string.sub(ds[take], 1, 1)
+  local kind, added = string.match(ds[take], '^(%a):%d+:?%x*:?(%x*)$')
+  return (kind or 'd') .. (added or '')
 end
+if edited then return 'E' end
 local ttl, max = tonumber(ARGV[2]), tonumber(ARGV[3])
 if not redis.call('ZSCORE', KEYS[2], ARGV[1]) then
   if ARGV[6] == '1' then return 'n' end
@@ -206,7 +225,7 @@ if not redis.call('ZSCORE', KEYS[2], ARGV[1]) then
 end
 redis.call('ZADD', KEYS[3], now + ttl, ARGV[1])
 redis.call('HSET', KEYS[4], ARGV[1], ARGV[4])
-for i = 2, 6 do redis.call('PEXPIRE', KEYS[i], ttl) end
+for i = 2, 7 do redis.call('PEXPIRE', KEYS[i], ttl) end
 return 'p'
 `)
 
@@ -215,7 +234,7 @@ return 'p'
 // answers -1), and drops the oldest pending request of the tool and input
 // ARGV[1] (the first half of its member).
 var addScript = redis.NewScript(forgetExpired + pushDecision + `
-if push(ARGV[2], tonumber(ARGV[3]), tonumber(ARGV[4]), '') < 0 then return -1 end
+if push(ARGV[2], tonumber(ARGV[3]), tonumber(ARGV[4]), '', '') < 0 then return -1 end
 for _, m in ipairs(redis.call('ZRANGE', KEYS[2], 0, -1)) do
   if string.sub(m, 1, 32) == ARGV[1] then
     forget({m})
@@ -227,10 +246,11 @@ return 1
 
 // pushDecision is the Lua that adds a decision (kind 'a' or 'd') to
 // KEYS[1], which lives ttl ms, answered for the request req (the second
-// half of its member; empty for any call), unless max live ones wait already:
-// push answers -1 then, 1 otherwise.
+// half of its member; empty for any call), with added (hex; what a
+// person added to an answer, for kinds 'e' and 'm'), unless max live ones
+// wait already: push answers -1 then, 1 otherwise.
 const pushDecision = `
-local function push(kind, ttl, max, req)
+local function push(kind, ttl, max, req, added)
 if redis.call('LLEN', KEYS[1]) >= max then
   local keep, last = {}, now
   for _, d in ipairs(redis.call('LRANGE', KEYS[1], 0, -1)) do
@@ -249,6 +269,7 @@ if redis.call('LLEN', KEYS[1]) >= max then
 end
 local d = kind .. ':' .. (now + ttl)
 if req ~= '' then d = d .. ':' .. req end
+if req ~= '' and added ~= '' then d = d .. ':' .. added end
 redis.call('RPUSH', KEYS[1], d)
 if redis.call('PTTL', KEYS[1]) < ttl then redis.call('PEXPIRE', KEYS[1], ttl) end
 return 1
@@ -274,49 +295,79 @@ return n
 // unavailable: toolsafe's gate then pauses the call, failing closed. It
 // returns Pending and the *middleware.ArgsError of canonical.CheckText for
 // an input that is not UTF-8 text, which the pending list (JSON) could not
-// hold as it is.
+// hold as it is. An answer given with changes (Reply) is not used by
+// Decide: it returns Pending and an error wrapping approval.ErrEdited, and
+// keeps the answer for Verdict.
 func (g *Grants) Decide(ctx context.Context, call approval.CallInfo) (approval.Decision, error) {
+	v, err := g.verdict(ctx, call, false)
+	return v.Decision, err
+}
+
+// Verdict is Decide with what the person added (see Reply): the changed
+// input of an approval with changes, canonical JSON, and the message of a
+// denial. A call uses an answer given with changes only through Verdict,
+// which toolsafe's gate calls. Its errors are Decide's, ErrEdited aside.
+func (g *Grants) Verdict(ctx context.Context, call approval.CallInfo) (approval.Verdict, error) {
+	return g.verdict(ctx, call, true)
+}
+
+var _ approval.VerdictApprover = (*Grants)(nil)
+
+func (g *Grants) verdict(ctx context.Context, call approval.CallInfo, edits bool) (approval.Verdict, error) {
+	pending := approval.Verdict{Decision: approval.Pending}
 	if g.s == nil {
-		return approval.Pending, errNoStore
+		return pending, errNoStore
 	}
 	if err := canonical.CheckText(call.Input); err != nil {
-		return approval.Pending, fmt.Errorf("redisstore: %w", err)
+		return pending, fmt.Errorf("redisstore: %w", err)
 	}
 	info, err := json.Marshal(call)
 	if err != nil {
-		return approval.Pending, fmt.Errorf("redisstore: %w", err)
+		return pending, fmt.Errorf("redisstore: %w", err)
 	}
 	ti := toolInput(call.Tool, call.Input)
 	kind := "n"
 	if g.ReadOldKeys {
-		if kind, err = g.decide(ctx, g.s.oldGrantGroup(), ti, call, info, true); err != nil {
-			return approval.Pending, err
+		if kind, err = g.decide(ctx, g.s.oldGrantGroup(), ti, call, info, true, edits); err != nil {
+			return pending, err
 		}
 	}
 	if kind == "n" {
-		if kind, err = g.decide(ctx, g.groupOf(ti), ti, call, info, false); err != nil {
-			return approval.Pending, err
+		if kind, err = g.decide(ctx, g.groupOf(ti), ti, call, info, false, edits); err != nil {
+			return pending, err
 		}
 	}
-	switch kind {
-	case "a":
-		return approval.Approved, nil
-	case "d":
-		return approval.Denied, nil
+	if kind == "" {
+		return pending, nil
 	}
-	return approval.Pending, nil
+	added, err := hex.DecodeString(kind[1:])
+	if err != nil {
+		return pending, fmt.Errorf("redisstore: a decision in Redis is not valid: %w", err)
+	}
+	switch kind[0] {
+	case 'a':
+		return approval.Verdict{Decision: approval.Approved}, nil
+	case 'e':
+		return approval.Verdict{Decision: approval.Approved, Input: string(added)}, nil
+	case 'd', 'm':
+		return approval.Verdict{Decision: approval.Denied, Message: string(added)}, nil
+	case 'E':
+		return pending, fmt.Errorf("redisstore: %w", approval.ErrEdited)
+	}
+	return pending, nil
 }
 
 // decide runs decideScript in the group base: onlyUse uses a decision and
-// keeps a request listed already, and answers "n" otherwise.
-func (g *Grants) decide(ctx context.Context, base, ti string, call approval.CallInfo, info []byte, onlyUse bool) (string, error) {
+// keeps a request listed already, and answers "n" otherwise; edits lets
+// it use an approval with changes.
+func (g *Grants) decide(ctx context.Context, base, ti string, call approval.CallInfo, info []byte, onlyUse, edits bool) (string, error) {
 	keys := grantKeys(base, ti)
 	as := call.AnsweredAs()
 	also := digest(as[len(as)-1])
 	var kind string
 	err := g.s.do(ctx, opDecide, keys[0], func(ctx context.Context) error {
 		var err error
-		kind, err = decideScript.Run(ctx, g.s.client, keys, member(ti, call), g.ttl().Milliseconds(), g.maxPending(), info, also, flag(onlyUse)).Text()
+		kind, err = decideScript.Run(ctx, g.s.client, keys, member(ti, call), g.ttl().Milliseconds(), g.maxPending(), info, also, flag(onlyUse), flag(edits)).Text()
 		return err
 	})
 	if err != nil {

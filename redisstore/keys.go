@@ -69,9 +69,10 @@ func (s *Store) oldGrantGroup() string { return s.key("{grants}") }
 
 // grantKeys are, in group base, the decisions for the digest ti of a tool
 // and input, then the pending requests (order, expiry, info, the count
-// that numbered them in the versions before, since when).
+// that numbered them in the versions before, since when, the approvals
+// they had while they wait for a quorum).
 func grantKeys(base, ti string) []string {
-	return []string{base + ":decisions:" + ti, base + ":pending", base + ":expiry", base + ":info", base + ":seq", base + ":since"}
+	return []string{base + ":decisions:" + ti, base + ":pending", base + ":expiry", base + ":info", base + ":seq", base + ":since", base + ":votes"}
 }
 
 // auditKey is group base's audit trail.
