@@ -62,7 +62,18 @@ func (h *Handler) list(w http.ResponseWriter, r *http.Request) {
 
 // live is the part of the list page that updates itself.
 func (h *Handler) live(w http.ResponseWriter, r *http.Request) {
-	h.render(w, "live", h.load(r))
+	d := h.load(r)
+	if d.Problem != "" {
+		h.render(w, "live", d)
+		return
+	}
+	var b bytes.Buffer
+	if err := h.pages.ExecuteTemplate(&b, "live", d); err != nil {
+		h.cfg.logger.Error("inbox: a page failed to render", "page", "live", "error", err.Error())
+		http.Error(w, "inbox: the page failed to render", http.StatusInternalServerError)
+		return
+	}
+	writeConditional(w, r, "text/html; charset=utf-8", b.Bytes())
 }
 
 func (h *Handler) detail(w http.ResponseWriter, r *http.Request) {
@@ -198,7 +209,7 @@ func (h *Handler) requestsJSON(w http.ResponseWriter, r *http.Request) {
 		}
 		out = append(out, requestJSON{q.ID, q.Since.UTC(), q.Call.Reason(), toJSON(q.Call)})
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"requests": out})
+	writeJSONConditional(w, r, map[string]any{"requests": out})
 }
 
 func (h *Handler) auditJSON(w http.ResponseWriter, r *http.Request) {
@@ -216,7 +227,14 @@ func (h *Handler) auditJSON(w http.ResponseWriter, r *http.Request) {
 		out = append(out, recordJSON{rec.RequestID, rec.Decision.String(), rec.By, rec.Comment, rec.At.UTC(), rec.Since.UTC(), toJSON(rec.Call),
 			rec.Input, rec.Message, rec.Approvals, rec.Quorum})
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"records": out})
+	writeJSONConditional(w, r, map[string]any{"records": out})
+}
+
+// writeJSONConditional answers with v as JSON, through writeConditional.
+func writeJSONConditional(w http.ResponseWriter, r *http.Request, v any) {
+	var b bytes.Buffer
+	_ = json.NewEncoder(&b).Encode(v) // escapes <, > and & too
+	writeConditional(w, r, "application/json", b.Bytes())
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {
