@@ -93,8 +93,8 @@ func TestAnUnchangedListCostsAPollUnderOneKiB(t *testing.T) {
 			if status != http.StatusOK || etag == "" {
 				t.Fatalf("first GET %s: %d, ETag %q; want 200 with an ETag", path, status, etag)
 			}
-			if path != "/audit.json" && !strings.Contains(body, "A-1999") {
-				t.Fatalf("first GET %s does not show the last request", path)
+			if path != "/audit.json" && !strings.Contains(body, "A-1000") {
+				t.Fatalf("first GET %s does not show the request waiting longest", path)
 			}
 			status, again, body, bytes := poll(t, srv, path, etag)
 			if status != http.StatusNotModified || body != "" {
@@ -110,11 +110,11 @@ func TestAnUnchangedListCostsAPollUnderOneKiB(t *testing.T) {
 		})
 	}
 
-	_, before, _, _ := poll(t, srv, "/live", "")
+	_, before, _, _ := poll(t, srv, "/live?sort=newest", "")
 	if d, _ := g.Decide(context.Background(), refundCall(`{"order":"B-1","amount_eur":5}`, 1)); d != approval.Pending {
 		t.Fatalf("the new call is not pending: %v", d)
 	}
-	status, after, body, _ := poll(t, srv, "/live", before)
+	status, after, body, _ := poll(t, srv, "/live?sort=newest", before)
 	if status != http.StatusOK || after == before || !strings.Contains(body, "B-1") {
 		t.Errorf("after a new request, a poll with the old ETag got %d (ETag %q, was %q); want 200, a new ETag and the new request", status, after, before)
 	}

@@ -5,6 +5,8 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/toolsafe/toolsafe/approval"
@@ -24,10 +26,30 @@ func (h *Handler) load(r *http.Request) pageData {
 		return d
 	}
 	now := time.Now()
+	f := parseFilter(r)
+	d.Filter = f
+	kept, all := make([]approval.Request, 0, len(reqs)), 0
 	for _, q := range reqs {
 		if h.may(d.User, q) {
-			d.Requests = append(d.Requests, h.viewRequest(d.User, q, now))
+			all++
+			if f.request(q, now) {
+				kept = append(kept, q)
+			}
 		}
+	}
+	slices.SortStableFunc(kept, func(a, b approval.Request) int {
+		if c := a.Since.Compare(b.Since); c != 0 {
+			return c
+		}
+		return strings.Compare(a.ID, b.ID)
+	})
+	if f.Sort == "newest" {
+		slices.Reverse(kept)
+	}
+	lo, hi, p := f.paginate(len(kept), all)
+	d.Pager = p
+	for _, q := range kept[lo:hi] {
+		d.Requests = append(d.Requests, h.viewRequest(d.User, q, now))
 	}
 	recent, err := h.store.Audit(r.Context(), recentAnswers)
 	if err != nil {
@@ -125,10 +147,21 @@ func (h *Handler) auditPage(w http.ResponseWriter, r *http.Request) {
 		h.storeFailed(r, "audit", err)
 		d.Problem = storeDown
 	}
+	f := parseFilter(r)
+	d.Filter = f
+	kept, all := make([]approval.Record, 0, len(recs)), 0
 	for _, rec := range recs {
 		if h.mayRecord(d.User, rec) {
-			d.Recent = append(d.Recent, viewRecord(rec))
+			all++
+			if f.record(rec) {
+				kept = append(kept, rec)
+			}
 		}
+	}
+	lo, hi, p := f.paginate(len(kept), all)
+	d.Pager = p
+	for _, rec := range kept[lo:hi] {
+		d.Recent = append(d.Recent, viewRecord(rec))
 	}
 	h.render(w, "audit", d)
 }

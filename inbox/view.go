@@ -56,6 +56,8 @@ type pageData struct {
 	Recent   []recordView
 	Request  *requestView
 	Answered *recordView
+	Filter   filter // what the list or the audit trail was asked for
+	Pager    pager  // where its page is
 }
 
 var funcs = template.FuncMap{}

@@ -99,8 +99,12 @@
       var wantRows = want.querySelector("tbody");
       if (want.id === "pending" && haveRows && wantRows) {
         patchRows(haveRows, wantRows);
-        var h1 = have.querySelector("h1"), h1w = want.querySelector("h1");
-        if (h1 && h1w && h1.outerHTML !== h1w.outerHTML) { h1.replaceWith(h1w); }
+        ["h1", "nav.pager"].forEach(function (sel) {
+          var a = have.querySelector(sel), b = want.querySelector(sel);
+          if (a && b) { if (a.outerHTML !== b.outerHTML) { a.replaceWith(b); } }
+          else if (a) { a.remove(); }
+          else if (b) { have.appendChild(b); }
+        });
         return;
       }
       if (have.outerHTML !== want.outerHTML) { have.replaceWith(want); times(want); }
