@@ -11,14 +11,14 @@ import (
 	"github.com/toolsafe/toolsafe/inbox"
 )
 
-var rowOrder = regexp.MustCompile(`&#34;order&#34;: &#34;([A-Z]-\d+)&#34;|"order":"([A-Z]-\d+)"`)
+var orderNumber = regexp.MustCompile(`([A-Z])-(\d{4})`)
 
 // orders returns the order numbers of the list's rows, in the page's order.
 func orders(body string) []string {
 	rows := strings.Split(body, `<tr class="request"`)[1:]
 	out := make([]string, 0, len(rows))
 	for _, r := range rows {
-		if m := regexp.MustCompile(`([A-Z])-(\d{4})`).FindString(r); m != "" {
+		if m := orderNumber.FindString(r); m != "" {
 			out = append(out, m)
 		}
 	}
