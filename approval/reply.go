@@ -10,6 +10,8 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"golang.org/x/text/unicode/norm"
+
 	"github.com/toolsafe/toolsafe/canonical"
 )
 
@@ -21,6 +23,16 @@ const MaxMessage = 500
 // approved the same request: one person is one vote, so a quorum of two
 // always takes two people. Nothing was recorded. errors.Is tells it.
 var ErrAlreadyVoted = errors.New("approval: you already approved this request; it waits for someone else's approval")
+
+// Voter is the form of a person's name that counts their vote: the name
+// with surrounding spaces removed, in Unicode compatibility form (NFKC) and
+// lower case. Two names with one Voter are one person, so "alice",
+// "Alice", " alice" and the full-width "ａｌｉｃｅ" approve a request once
+// between them, whatever spelling the identity function or a caller gave.
+// Stores that count votes (Grants, redisstore's) compare this form.
+func Voter(by string) string {
+	return strings.ToLower(norm.NFKC.String(strings.TrimSpace(by)))
+}
 
 // ErrEdited is the error Grants.Decide returns, pausing the call, for a
 // request a person approved with changes: only an approval gate that reads
@@ -184,7 +196,7 @@ func (g *Grants) Reply(id string, r Reply) (Record, error) {
 	rec := Record{RequestID: id, Decision: r.Decision, By: r.By, Comment: r.Comment, At: now, Since: p.since,
 		Call: p.call(), Input: r.Input, Message: r.Message, Quorum: g.quorum(p.key.tool)}
 	if r.Decision == Approved {
-		if slices.ContainsFunc(p.votes, func(v Vote) bool { return v.By == r.By }) {
+		if slices.ContainsFunc(p.votes, func(v Vote) bool { return Voter(v.By) == Voter(r.By) }) {
 			return Record{}, ErrAlreadyVoted
 		}
 		rec.Approvals = 1

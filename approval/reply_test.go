@@ -134,3 +134,31 @@ func TestARepliesThatCannotBeRecordedSayWhy(t *testing.T) {
 		t.Fatal("a refused reply recorded something")
 	}
 }
+
+// One person is one vote whatever the spelling of their name: "Alice",
+// " alice" and the full-width "ａｌｉｃｅ" after "alice" are refused with
+// ErrAlreadyVoted, and the request still waits for a second person.
+func TestOnePersonsVoteCountsOnceWhateverTheSpellingOfTheirName(t *testing.T) {
+	g, _ := newGrants()
+	g.Quorum = map[string]int{"refund": 2}
+	ctx := context.Background()
+	g.Decide(ctx, refundCall(1))
+	req := pendingOne(t, g)
+	if _, err := g.Answer(req.ID, approval.Approved, "alice", ""); err != nil {
+		t.Fatal(err)
+	}
+	for _, again := range []string{"Alice", " alice", "alice\t", "ＡＬＩＣＥ"} {
+		if _, err := g.Answer(req.ID, approval.Approved, again, ""); !errors.Is(err, approval.ErrAlreadyVoted) {
+			t.Errorf("alice approved again as %q: %v; want ErrAlreadyVoted", again, err)
+		}
+	}
+	if d, _ := g.Decide(ctx, refundCall(1)); d != approval.Pending {
+		t.Fatalf("one person's approvals let the call run: %v", d)
+	}
+	if _, err := g.Answer(req.ID, approval.Approved, "bob", ""); err != nil {
+		t.Fatal(err)
+	}
+	if d, _ := g.Decide(ctx, refundCall(1)); d != approval.Approved {
+		t.Fatalf("alice's and bob's approvals: %v", d)
+	}
+}

@@ -98,7 +98,8 @@ func WithCSRFKey(key []byte) Option {
 
 // WithPollInterval sets how often the list page asks for updates (default
 // DefaultPollInterval, 2s); zero keeps the default. It must be at least
-// 100ms.
+// 100ms. A poll of an unchanged list is answered 304 Not Modified, with no
+// body (the live part, requests.json and audit.json carry an ETag).
 func WithPollInterval(d time.Duration) Option {
 	return optionFunc(func(c *config) {
 		switch {

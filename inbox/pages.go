@@ -5,6 +5,8 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/toolsafe/toolsafe/approval"
@@ -24,10 +26,30 @@ func (h *Handler) load(r *http.Request) pageData {
 		return d
 	}
 	now := time.Now()
+	f := parseFilter(r)
+	d.Filter = f
+	kept, all := make([]approval.Request, 0, len(reqs)), 0
 	for _, q := range reqs {
 		if h.may(d.User, q) {
-			d.Requests = append(d.Requests, h.viewRequest(d.User, q, now))
+			all++
+			if f.request(q, now) {
+				kept = append(kept, q)
+			}
 		}
+	}
+	slices.SortStableFunc(kept, func(a, b approval.Request) int {
+		if c := a.Since.Compare(b.Since); c != 0 {
+			return c
+		}
+		return strings.Compare(a.ID, b.ID)
+	})
+	if f.Sort == "newest" {
+		slices.Reverse(kept)
+	}
+	lo, hi, p := f.paginate(len(kept), all)
+	d.Pager = p
+	for _, q := range kept[lo:hi] {
+		d.Requests = append(d.Requests, h.viewRequest(d.User, q, now))
 	}
 	recent, err := h.store.Audit(r.Context(), recentAnswers)
 	if err != nil {
@@ -62,7 +84,18 @@ func (h *Handler) list(w http.ResponseWriter, r *http.Request) {
 
 // live is the part of the list page that updates itself.
 func (h *Handler) live(w http.ResponseWriter, r *http.Request) {
-	h.render(w, "live", h.load(r))
+	d := h.load(r)
+	if d.Problem != "" {
+		h.render(w, "live", d)
+		return
+	}
+	var b bytes.Buffer
+	if err := h.pages.ExecuteTemplate(&b, "live", d); err != nil {
+		h.cfg.logger.Error("inbox: a page failed to render", "page", "live", "error", err.Error())
+		http.Error(w, "inbox: the page failed to render", http.StatusInternalServerError)
+		return
+	}
+	writeConditional(w, r, "text/html; charset=utf-8", b.Bytes())
 }
 
 func (h *Handler) detail(w http.ResponseWriter, r *http.Request) {
@@ -114,10 +147,21 @@ func (h *Handler) auditPage(w http.ResponseWriter, r *http.Request) {
 		h.storeFailed(r, "audit", err)
 		d.Problem = storeDown
 	}
+	f := parseFilter(r)
+	d.Filter = f
+	kept, all := make([]approval.Record, 0, len(recs)), 0
 	for _, rec := range recs {
 		if h.mayRecord(d.User, rec) {
-			d.Recent = append(d.Recent, viewRecord(rec))
+			all++
+			if f.record(rec) {
+				kept = append(kept, rec)
+			}
 		}
+	}
+	lo, hi, p := f.paginate(len(kept), all)
+	d.Pager = p
+	for _, rec := range kept[lo:hi] {
+		d.Recent = append(d.Recent, viewRecord(rec))
 	}
 	h.render(w, "audit", d)
 }
@@ -198,7 +242,7 @@ func (h *Handler) requestsJSON(w http.ResponseWriter, r *http.Request) {
 		}
 		out = append(out, requestJSON{q.ID, q.Since.UTC(), q.Call.Reason(), toJSON(q.Call)})
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"requests": out})
+	writeJSONConditional(w, r, map[string]any{"requests": out})
 }
 
 func (h *Handler) auditJSON(w http.ResponseWriter, r *http.Request) {
@@ -216,7 +260,14 @@ func (h *Handler) auditJSON(w http.ResponseWriter, r *http.Request) {
 		out = append(out, recordJSON{rec.RequestID, rec.Decision.String(), rec.By, rec.Comment, rec.At.UTC(), rec.Since.UTC(), toJSON(rec.Call),
 			rec.Input, rec.Message, rec.Approvals, rec.Quorum})
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"records": out})
+	writeJSONConditional(w, r, map[string]any{"records": out})
+}
+
+// writeJSONConditional answers with v as JSON, through writeConditional.
+func writeJSONConditional(w http.ResponseWriter, r *http.Request, v any) {
+	var b bytes.Buffer
+	_ = json.NewEncoder(&b).Encode(v) // escapes <, > and & too
+	writeConditional(w, r, "application/json", b.Bytes())
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {

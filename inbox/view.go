@@ -27,7 +27,7 @@ type requestView struct {
 	Canonical, RunID, CallID, Key pieces
 	Attempt                       int
 	Destructive, MayHaveApplied   bool
-	Since, Age                    string
+	Since, SinceUTC, Age          string
 	Token                         string
 	Warnings                      []warning
 	Votes                         votesView
@@ -35,14 +35,14 @@ type requestView struct {
 
 // recordView is one audit record as the pages show it.
 type recordView struct {
-	At, Decision, RequestID  string
-	By, Comment, Tool, Input pieces
-	Canonical, RunID, CallID pieces
-	Attempt                  int
-	Warnings                 []warning
-	Changed, Message         pieces
-	Approvals, Quorum        int
-	HasChanges, HasMessage   bool
+	At, AtISO, Decision, RequestID string
+	By, Comment, Tool, Input       pieces
+	Canonical, RunID, CallID       pieces
+	Attempt                        int
+	Warnings                       []warning
+	Changed, Message               pieces
+	Approvals, Quorum              int
+	HasChanges, HasMessage         bool
 }
 
 // pageData is what every page and the live part render.
@@ -56,6 +56,8 @@ type pageData struct {
 	Recent   []recordView
 	Request  *requestView
 	Answered *recordView
+	Filter   filter // what the list or the audit trail was asked for
+	Pager    pager  // where its page is
 }
 
 var funcs = template.FuncMap{}
@@ -80,7 +82,7 @@ func (h *Handler) viewRequest(user string, r approval.Request, now time.Time) re
 		Canonical: showInput(text(c.CanonicalInput), isJSON), Reason: c.Reason(),
 		RunID: showValue(c.RunID, false), CallID: showValue(c.CallID, false), Key: showValue(c.IdempotencyKey, false),
 		Attempt: c.Attempt, Destructive: c.Destructive, MayHaveApplied: c.MayHaveApplied,
-		Since: r.Since.UTC().Format(time.RFC3339), Age: age(now.Sub(r.Since)),
+		Since: r.Since.UTC().Format(time.RFC3339), SinceUTC: r.Since.UTC().Format("2006-01-02 15:04:05 UTC"), Age: age(now.Sub(r.Since)),
 		Token:    h.token(user, r.ID, now),
 		Warnings: callWarnings(c),
 		Votes:    h.viewVotes(user, r, pretty, isJSON),
@@ -93,7 +95,7 @@ func viewRecord(r approval.Record) recordView {
 	ws = append(ws, warningsOf("the comment", r.Comment, true)...)
 	ws = append(ws, warningsOf("the approver's name", r.By, false)...)
 	return recordView{
-		At: r.At.UTC().Format("2006-01-02 15:04:05 UTC"), By: showValue(r.By, false), Decision: r.Decision.String(),
+		At: r.At.UTC().Format("2006-01-02 15:04:05 UTC"), AtISO: r.At.UTC().Format(time.RFC3339), By: showValue(r.By, false), Decision: r.Decision.String(),
 		Comment: showValue(r.Comment, true), Tool: showValue(r.Call.Tool, false), Input: clip(pretty, isJSON, listInputChars),
 		Canonical: showInput(text(r.Call.CanonicalInput), isJSON), RunID: showValue(r.Call.RunID, false), CallID: showValue(r.Call.CallID, false),
 		RequestID: r.RequestID, Attempt: r.Call.Attempt, Warnings: ws,

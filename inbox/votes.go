@@ -43,6 +43,6 @@ func (h *Handler) viewVotes(user string, r approval.Request, pretty string, isJS
 		}
 		v.Votes = append(v.Votes, voteView{By: showValue(vt.By, false), Changed: showInput(text(vt.Input), true), At: vt.At.UTC().Format("2006-01-02 15:04:05 UTC")})
 	}
-	v.Voted = slices.ContainsFunc(r.Votes, func(vt approval.Vote) bool { return vt.By == user })
+	v.Voted = slices.ContainsFunc(r.Votes, func(vt approval.Vote) bool { return approval.Voter(vt.By) == approval.Voter(user) })
 	return v
 }

@@ -43,8 +43,9 @@ return out
 // most decisions; ARGV[7] the answer as JSON; ARGV[8] and ARGV[9] how long
 // and how many records the audit trail KEYS[8] keeps; ARGV[10] the tool's
 // quorum, ARGV[11] who answers, ARGV[12] the changed input approved ("" for
-// the call as shown) and ARGV[13] what the decision carries (hex). An
-// approval by someone who approved already answers {-2}. An approval that
+// the call as shown), ARGV[13] what the decision carries (hex) and
+// ARGV[14] the voter's form of who answers (approval.Voter). An approval
+// by someone whose voter form approved already answers {-2}. An approval that
 // leaves fewer than the quorum of distinct people approving the same input
 // is a vote: added to the request's votes in KEYS[7], it leaves the
 // request waiting. Otherwise a decision for the request alone is added to
@@ -66,12 +67,12 @@ if ARGV[4] == 'a' or ARGV[4] == 'e' then
   if raw then votes = cjson.decode(raw) end
   approvals = 1
   for _, v in ipairs(votes) do
-    if v.by == ARGV[11] then return {-2} end
+    if (v.who or v.by) == ARGV[14] then return {-2} end
     if v.input == ARGV[12] then approvals = approvals + 1 end
   end
   if approvals < quorum then
     vote = true
-    votes[#votes + 1] = {by = ARGV[11], at_ms = now, input = ARGV[12]}
+    votes[#votes + 1] = {by = ARGV[11], who = ARGV[14], at_ms = now, input = ARGV[12]}
     redis.call('HSET', KEYS[7], ARGV[1], cjson.encode(votes))
     local ttl = redis.call('PTTL', KEYS[3])
     if ttl > 0 then redis.call('PEXPIRE', KEYS[7], ttl) end
@@ -297,7 +298,7 @@ func (g *Grants) Reply(ctx context.Context, id string, r approval.Reply) (approv
 	err = g.s.do(ctx, opAnswer, keys[0], func(ctx context.Context) error {
 		var err error
 		res, err = answerScript.Run(ctx, g.s.client, keys, member, seq, sum, kind, g.ttl().Milliseconds(), DefaultMaxDecisions,
-			answer, g.auditTTL().Milliseconds(), g.maxAudit(), g.quorum(c.Tool), r.By, r.Input, added).Slice()
+			answer, g.auditTTL().Milliseconds(), g.maxAudit(), g.quorum(c.Tool), r.By, r.Input, added, approval.Voter(r.By)).Slice()
 		return err
 	})
 	if err != nil {

@@ -157,3 +157,24 @@ func TestRepliesOnRedisThatCannotBeRecordedSayWhy(t *testing.T) {
 	}
 	onlyRequest(t, g)
 }
+
+// One person is one vote on Redis too, whatever the spelling of their
+// name (approval.Voter).
+func TestOnePersonsVoteCountsOnceOnRedisWhateverTheSpellingOfTheirName(t *testing.T) {
+	rs := newReplicas(t, redisAddr, 1)
+	g := rs[0].store.Grants()
+	g.Quorum = map[string]int{"refund": 2}
+	decide(t, g, call("refund", refundInput))
+	req := onlyRequest(t, g)
+	if _, err := g.Answer(background, req.ID, approval.Approved, "alice", ""); err != nil {
+		t.Fatal(err)
+	}
+	for _, again := range []string{"Alice", " alice", "ＡＬＩＣＥ"} {
+		if _, err := g.Answer(background, req.ID, approval.Approved, again, ""); !errors.Is(err, approval.ErrAlreadyVoted) {
+			t.Errorf("alice approved again as %q: %v; want ErrAlreadyVoted", again, err)
+		}
+	}
+	if d := decide(t, g, call("refund", refundInput)); d != approval.Pending {
+		t.Fatalf("one person's approvals let the call run: %v", d)
+	}
+}
