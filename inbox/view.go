@@ -56,8 +56,9 @@ type pageData struct {
 	Recent   []recordView
 	Request  *requestView
 	Answered *recordView
-	Filter   filter // what the list or the audit trail was asked for
-	Pager    pager  // where its page is
+	Overflow *overflowView // what the full list dropped, when it did
+	Filter   filter        // what the list or the audit trail was asked for
+	Pager    pager         // where its page is
 }
 
 var funcs = template.FuncMap{}
