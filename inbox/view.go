@@ -28,6 +28,7 @@ type requestView struct {
 	Attempt                       int
 	Destructive, MayHaveApplied   bool
 	Since, SinceUTC, Age          string
+	RunIDRaw                      string // the run ID as given, for a link's query (escaped there)
 	Token                         string
 	Warnings                      []warning
 	Votes                         votesView
@@ -82,7 +83,7 @@ func (h *Handler) viewRequest(user string, r approval.Request, now time.Time) re
 		ID: r.ID, Tool: showValue(c.Tool, false), Input: showInput(pretty, isJSON), ListInput: clip(pretty, isJSON, listInputChars),
 		Canonical: showInput(text(c.CanonicalInput), isJSON), Reason: c.Reason(),
 		RunID: showValue(c.RunID, false), CallID: showValue(c.CallID, false), Key: showValue(c.IdempotencyKey, false),
-		Attempt: c.Attempt, Destructive: c.Destructive, MayHaveApplied: c.MayHaveApplied,
+		Attempt: c.Attempt, Destructive: c.Destructive, MayHaveApplied: c.MayHaveApplied, RunIDRaw: c.RunID,
 		Since: r.Since.UTC().Format(time.RFC3339), SinceUTC: r.Since.UTC().Format("2006-01-02 15:04:05 UTC"), Age: age(now.Sub(r.Since)),
 		Token:    h.token(user, r.ID, now),
 		Warnings: callWarnings(c),
