@@ -71,6 +71,35 @@ type Grants struct {
 	pending   []pendingCall
 	seq       uint64   // the last pending request's number
 	audit     []Record // oldest first
+	overflow  Overflow
+}
+
+// Overflow is what a full list of pending requests dropped: a request
+// listed while MaxPending wait pushes the oldest out, so an agent that
+// floods requests could hide a real one. The approvals inbox shows it.
+type Overflow struct {
+	// Dropped is how many pending requests were dropped, in all; 0 when
+	// none ever was.
+	Dropped int
+	// Since and Last are when the first and the latest were dropped; zero
+	// when none was.
+	Since, Last time.Time
+	// Max is the cap that was reached (MaxPending, or DefaultMaxPending).
+	Max int
+}
+
+// Overflow returns what the full list dropped since g was made. It never
+// returns an error; ctx is ignored. A dropped request's call asks again
+// when its run resumes, and is listed anew.
+func (g *Grants) Overflow(context.Context) (Overflow, error) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	o := g.overflow
+	o.Max = g.MaxPending
+	if o.Max <= 0 {
+		o.Max = DefaultMaxPending
+	}
+	return o, nil
 }
 
 type grantKey struct{ tool, input string }
@@ -217,7 +246,13 @@ func (g *Grants) verdict(call CallInfo, edits bool) (v Verdict, edited bool) {
 		max = DefaultMaxPending
 	}
 	if len(g.pending) >= max {
-		g.pending = append(g.pending[:0], g.pending[len(g.pending)-max+1:]...)
+		n := len(g.pending) - max + 1
+		g.pending = append(g.pending[:0], g.pending[n:]...)
+		if g.overflow.Dropped == 0 {
+			g.overflow.Since = now
+		}
+		g.overflow.Dropped += n
+		g.overflow.Last = now
 	}
 	g.seq++
 	g.pending = append(g.pending, pendingCall{key: k, request: request, info: call, expires: now.Add(g.ttl()), seq: g.seq, since: now})

@@ -75,6 +75,10 @@ func (h *Handler) decide(w http.ResponseWriter, r *http.Request) {
 		h.refused(w, r, req, "decide")
 		return
 	}
+	if found && reply.Decision == approval.Approved && needsSecondConfirmation(req) && r.PostForm.Get("confirm") != confirmResend {
+		refuse(http.StatusBadRequest, "Not recorded", "An earlier attempt of this destructive call may already have been applied, and approving sends it again. Tick “I checked: sending it again is right” and approve again, or deny. Nothing was recorded.")
+		return
+	}
 	reply.Comment = strings.TrimSpace(r.PostForm.Get("comment"))
 	if !utf8.ValidString(reply.Comment) || utf8.RuneCountInString(reply.Comment) > MaxComment {
 		refuse(http.StatusBadRequest, "Refused", "The comment must be text of at most 1,000 characters.")
@@ -130,6 +134,19 @@ func (h *Handler) decide(w http.ResponseWriter, r *http.Request) {
 	}
 	w.Header().Set("Location", "./?answered="+answered)
 	w.WriteHeader(http.StatusSeeOther)
+}
+
+// confirmResend is the form's value of the second, explicit confirmation
+// an approval needs when needsSecondConfirmation.
+const confirmResend = "resend"
+
+// needsSecondConfirmation tells whether approving req may apply a
+// destructive action twice: an earlier attempt of its call may have been
+// applied (its outcome is unknown), so the person confirms, on its own
+// checkbox, that sending it again is right. The server refuses an
+// approval without it; a denial needs none.
+func needsSecondConfirmation(req approval.Request) bool {
+	return req.Call.Destructive && req.Call.MayHaveApplied
 }
 
 // badReply is a reply the approval package refused as it was written (a

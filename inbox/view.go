@@ -28,6 +28,9 @@ type requestView struct {
 	Attempt                       int
 	Destructive, MayHaveApplied   bool
 	Since, SinceUTC, Age          string
+	RunIDRaw                      string      // the run ID as given, for a link's query (escaped there)
+	Fields                        []fieldView // a big input's top-level fields (bigFields); nil: shown whole
+	InputSize                     string
 	Token                         string
 	Warnings                      []warning
 	Votes                         votesView
@@ -56,8 +59,9 @@ type pageData struct {
 	Recent   []recordView
 	Request  *requestView
 	Answered *recordView
-	Filter   filter // what the list or the audit trail was asked for
-	Pager    pager  // where its page is
+	Overflow *overflowView // what the full list dropped, when it did
+	Filter   filter        // what the list or the audit trail was asked for
+	Pager    pager         // where its page is
 }
 
 var funcs = template.FuncMap{}
@@ -81,7 +85,7 @@ func (h *Handler) viewRequest(user string, r approval.Request, now time.Time) re
 		ID: r.ID, Tool: showValue(c.Tool, false), Input: showInput(pretty, isJSON), ListInput: clip(pretty, isJSON, listInputChars),
 		Canonical: showInput(text(c.CanonicalInput), isJSON), Reason: c.Reason(),
 		RunID: showValue(c.RunID, false), CallID: showValue(c.CallID, false), Key: showValue(c.IdempotencyKey, false),
-		Attempt: c.Attempt, Destructive: c.Destructive, MayHaveApplied: c.MayHaveApplied,
+		Attempt: c.Attempt, Destructive: c.Destructive, MayHaveApplied: c.MayHaveApplied, RunIDRaw: c.RunID, Fields: bigFields(c.Input), InputSize: size(len(c.Input)),
 		Since: r.Since.UTC().Format(time.RFC3339), SinceUTC: r.Since.UTC().Format("2006-01-02 15:04:05 UTC"), Age: age(now.Sub(r.Since)),
 		Token:    h.token(user, r.ID, now),
 		Warnings: callWarnings(c),

@@ -139,7 +139,7 @@ func (g *Grants) Requests(ctx context.Context) ([]approval.Request, error) {
 		if l.old {
 			id = oldID + id
 		}
-		out = append(out, approval.Request{ID: id, Since: fromMillis(l.since), Call: withCanonical(l.call), Quorum: g.quorum(l.call.Tool), Votes: l.votes})
+		out = append(out, approval.Request{ID: id, Since: fromMillis(l.since), Call: withCanonical(l.call), Quorum: max(g.quorum(l.call.Tool), l.quorum), Votes: l.votes})
 	}
 	return out, nil
 }
@@ -154,6 +154,7 @@ type listed struct {
 	since             string
 	old               bool // in the old keys
 	call              approval.CallInfo
+	quorum            int // what the replica that listed it asked for (storedCall)
 	votes             []approval.Vote
 }
 
@@ -179,9 +180,11 @@ func (g *Grants) list(ctx context.Context) ([]listed, error) {
 		}
 		for j := 0; j+4 < len(raw); j += 5 {
 			l := listed{group: i, member: raw[j], seq: raw[j+1], info: raw[j+2], since: raw[j+3], old: base == g.s.oldGrantGroup() && !g.old}
-			if err := json.Unmarshal([]byte(l.info), &l.call); err != nil {
+			var sc storedCall
+			if err := json.Unmarshal([]byte(l.info), &sc); err != nil {
 				return nil, fmt.Errorf("redisstore: a pending request in Redis is not valid: %w", err)
 			}
+			l.call, l.quorum = sc.CallInfo, sc.Quorum
 			if l.votes, err = decodeVotes(raw[j+4]); err != nil {
 				return nil, err
 			}
@@ -277,10 +280,11 @@ func (g *Grants) Reply(ctx context.Context, id string, r approval.Reply) (approv
 	if s := sha1.Sum([]byte(info)); hex.EncodeToString(s[:]) != sum {
 		return approval.Record{}, fmt.Errorf("redisstore: %w", approval.ErrNotPending)
 	}
-	var c approval.CallInfo
-	if err := json.Unmarshal([]byte(info), &c); err != nil {
+	var sc storedCall
+	if err := json.Unmarshal([]byte(info), &sc); err != nil {
 		return approval.Record{}, fmt.Errorf("redisstore: a pending request in Redis is not valid: %w", err)
 	}
+	c, quorum := sc.CallInfo, max(g.quorum(sc.Tool), sc.Quorum)
 	if r.Input == withCanonical(c).CanonicalInput {
 		r.Input = "" // the call as shown
 	}
@@ -298,7 +302,7 @@ func (g *Grants) Reply(ctx context.Context, id string, r approval.Reply) (approv
 	err = g.s.do(ctx, opAnswer, keys[0], func(ctx context.Context) error {
 		var err error
 		res, err = answerScript.Run(ctx, g.s.client, keys, member, seq, sum, kind, g.ttl().Milliseconds(), DefaultMaxDecisions,
-			answer, g.auditTTL().Milliseconds(), g.maxAudit(), g.quorum(c.Tool), r.By, r.Input, added, approval.Voter(r.By)).Slice()
+			answer, g.auditTTL().Milliseconds(), g.maxAudit(), quorum, r.By, r.Input, added, approval.Voter(r.By)).Slice()
 		return err
 	})
 	if err != nil {
@@ -319,6 +323,16 @@ func (g *Grants) Reply(ctx context.Context, id string, r approval.Reply) (approv
 
 // quorum is how many distinct people must approve a request of tool.
 func (g *Grants) quorum(tool string) int { return max(g.Quorum[tool], 1) }
+
+// storedCall is a pending request's call as Redis keeps it, with the
+// quorum the replica that listed it asked for: a replica, or the
+// toolsafe-approvals command, that answers with no Quorum of its own (or a
+// smaller one) still needs that many people, so where a vote is cast
+// cannot lower what the agent's program required.
+type storedCall struct {
+	approval.CallInfo
+	Quorum int `json:"toolsafe_quorum,omitempty"`
+}
 
 // storedVote is a vote as answerScript keeps it.
 type storedVote struct {

@@ -321,7 +321,7 @@ func (g *Grants) verdict(ctx context.Context, call approval.CallInfo, edits bool
 	if err := canonical.CheckText(call.Input); err != nil {
 		return pending, fmt.Errorf("redisstore: %w", err)
 	}
-	info, err := json.Marshal(call)
+	info, err := json.Marshal(storedCall{call, g.Quorum[call.Tool]})
 	if err != nil {
 		return pending, fmt.Errorf("redisstore: %w", err)
 	}

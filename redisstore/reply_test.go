@@ -178,3 +178,31 @@ func TestOnePersonsVoteCountsOnceOnRedisWhateverTheSpellingOfTheirName(t *testin
 		t.Fatalf("one person's approvals let the call run: %v", d)
 	}
 }
+
+// A replica with no Quorum of its own, or the toolsafe-approvals command,
+// cannot lower the quorum the agent's replica asked for: the quorum
+// travels with the request, so one person's approval through such a
+// replica is one vote of two, and the call still waits.
+func TestAQuorumCannotBeLoweredByAReplicaThatDoesNotKnowIt(t *testing.T) {
+	rs := newReplicas(t, redisAddr, 2)
+	agent, other := rs[0].store.Grants(), rs[1].store.Grants()
+	agent.Quorum = map[string]int{"refund": 2}
+	decide(t, agent, call("refund", refundInput))
+	req := onlyRequest(t, other)
+	if req.Quorum != 2 {
+		t.Fatalf("the request as another replica lists it: quorum %d; want 2", req.Quorum)
+	}
+	rec, err := other.Answer(background, req.ID, approval.Approved, "alice", "")
+	if err != nil || rec.Approvals != 1 || rec.Quorum != 2 {
+		t.Fatalf("alice's approval through a replica without a Quorum: %+v, %v; want 1 of 2 approvals", rec, err)
+	}
+	if d := decide(t, agent, call("refund", refundInput)); d != approval.Pending {
+		t.Fatalf("one approval through another replica let the call run: %v", d)
+	}
+	if _, err := other.Answer(background, req.ID, approval.Approved, "bob", ""); err != nil {
+		t.Fatal(err)
+	}
+	if d := decide(t, agent, call("refund", refundInput)); d != approval.Approved {
+		t.Fatalf("after alice and bob: %v", d)
+	}
+}

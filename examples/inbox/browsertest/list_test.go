@@ -44,3 +44,27 @@ func TestAPersonFindsOneRunsRequestsAmongAThousandInChromium(t *testing.T) {
 	}
 	save(t, "list.png", value(t, ctx, chromedp.FullScreenshot(100)))
 }
+
+// Issue 28: a 200 KB input made the request page 46,000 px tall, with the
+// amount and the payee after the padding. In Chromium the page of such a
+// request fits a screen or two, the amount and the payee are in the first
+// screen, and the padding opens on a click. Writes huge.png (the README's
+// screenshot) with -screenshots.
+func TestAHugeInputFitsTheRequestPageInChromium(t *testing.T) {
+	input := fmt.Sprintf(`{"note":%q,"amount_eur":2500,"payee":"Acme Corp","order":"A-1001"}`, strings.Repeat("padding ", 25000))
+	s := newServer(t, refund("call_1", input))
+	ctx := tab(t, map[string]any{"X-User": "alice"})
+	run(t, ctx, chromedp.Navigate(s.url), chromedp.Click("a.review", chromedp.NodeVisible), chromedp.WaitVisible("#summary"))
+	got := value(t, ctx, chromedp.Evaluate[string](`(function () {
+		var amount = Array.prototype.find.call(document.querySelectorAll("dl.fields dt"), function (dt) { return dt.textContent === "amount_eur"; });
+		return [document.documentElement.scrollHeight < 2400, amount && amount.getBoundingClientRect().top < window.innerHeight].join("|");
+	})()`))
+	if got != "true|true" {
+		t.Errorf("the page of a 200 KB input (shorter than 2,400 px | the amount in the first screen): %s", got)
+	}
+	save(t, "huge.png", value(t, ctx, chromedp.FullScreenshot(100)))
+	run(t, ctx, chromedp.Click("dl.fields details summary", chromedp.NodeVisible))
+	if open := value(t, ctx, chromedp.Evaluate[bool](`document.querySelector("dl.fields details").open`)); !open {
+		t.Error("the folded padding does not open on a click")
+	}
+}

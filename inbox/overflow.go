@@ -1,0 +1,51 @@
+package inbox
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/toolsafe/toolsafe/approval"
+)
+
+// Overflower is a Store that tells what its full list of pending requests
+// dropped (approval.Grants.Overflow): a request listed while the list is
+// full pushes the oldest out, so an agent that floods requests could hide
+// a real one. The list page says how many were dropped and since when.
+// Memory's Store is one.
+type Overflower interface {
+	Overflow(ctx context.Context) (approval.Overflow, error)
+}
+
+func (m memory) Overflow(ctx context.Context) (approval.Overflow, error) { return m.g.Overflow(ctx) }
+
+// overflowView is what the list says of an overflow.
+type overflowView struct {
+	Text        string
+	Since, Last string // RFC 3339, for the page's local times
+	SinceUTC    string
+	LastUTC     string
+}
+
+// overflow reads what the store's full list dropped; nil when nothing was
+// dropped, the store does not say, or it failed to (the list itself says
+// when the store is down).
+func (h *Handler) overflow(ctx context.Context) *overflowView {
+	o, ok := h.store.(Overflower)
+	if !ok {
+		return nil
+	}
+	ov, err := o.Overflow(ctx)
+	if err != nil || ov.Dropped == 0 {
+		return nil
+	}
+	what := "1 request was"
+	if ov.Dropped > 1 {
+		what = fmt.Sprintf("%d requests were", ov.Dropped)
+	}
+	return &overflowView{
+		Text: fmt.Sprintf("%s dropped from this list because it was full (at most %d wait; the oldest goes first), so a flood of requests may have pushed a real one out. "+
+			"A dropped call asks again when its run resumes; if this list is often full, raise the store's limit.", what, ov.Max),
+		Since: ov.Since.UTC().Format("2006-01-02T15:04:05Z"), SinceUTC: ov.Since.UTC().Format("2006-01-02 15:04:05 UTC"),
+		Last: ov.Last.UTC().Format("2006-01-02T15:04:05Z"), LastUTC: ov.Last.UTC().Format("2006-01-02 15:04:05 UTC"),
+	}
+}
