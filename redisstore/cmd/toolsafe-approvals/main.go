@@ -2,9 +2,9 @@
 // approval in a fleet's Redis, and prints the audit trail: the approvals
 // inbox for people who prefer a terminal.
 //
-//	toolsafe-approvals [flags] list
-//	toolsafe-approvals [flags] approve [-comment TEXT] ID
-//	toolsafe-approvals [flags] deny [-comment TEXT] ID
+//	toolsafe-approvals [flags] list [-tool NAME] [-run ID]
+//	toolsafe-approvals [flags] approve [-comment TEXT] [-input JSON] [-resend] ID
+//	toolsafe-approvals [flags] deny [-comment TEXT] [-message TEXT] ID
 //	toolsafe-approvals [flags] audit [-n N]
 //
 // The flags: -redis ADDR (default $REDIS_ADDR, else 127.0.0.1:6379;
@@ -17,6 +17,17 @@
 // answered already (by anyone) or asked again with other details is
 // refused. Text from inputs and comments is printed with control
 // characters escaped.
+//
+// A tool with a quorum (redisstore.Grants.Quorum on the agent's replicas:
+// it travels with the request) lists its votes, and approve records one
+// vote; the call runs once that many distinct people approved. approve
+// -input JSON approves the call with the arguments changed to JSON (an
+// object; the call runs with it, and the model is told what changed);
+// the command cannot check it against the tool's schema, as the inbox's
+// WithInputCheck does, so give exactly the arguments the tool takes. deny
+// -message TEXT gives the model a person's message (at most 500
+// characters). Approving a destructive call whose earlier attempt may
+// have been applied needs -resend: approving sends it again.
 //
 // Before each request, and each record of the audit trail, it warns of
 // the characters it shows as codes and of values that mix lookalike
@@ -70,9 +81,14 @@ const (
 const usage = `toolsafe-approvals lists and decides the calls waiting for approval in Redis.
 
 Usage:
-  toolsafe-approvals [flags] list                          what waits, oldest first
-  toolsafe-approvals [flags] approve [-comment TEXT] ID    approve the request ID (from list)
-  toolsafe-approvals [flags] deny [-comment TEXT] ID       deny it
+  toolsafe-approvals [flags] list [-tool NAME] [-run ID]   what waits, oldest first
+  toolsafe-approvals [flags] approve [-comment TEXT] [-input JSON] [-resend] ID
+                                approve the request ID (from list); -input: with the
+                                arguments changed to JSON; -resend: an earlier attempt
+                                of this destructive call may have been applied, send it
+                                again
+  toolsafe-approvals [flags] deny [-comment TEXT] [-message TEXT] ID
+                                deny it; -message: what the model is told
   toolsafe-approvals [flags] audit [-n N]                  the N newest decisions (default 20; 0: all)
 
 Flags:
@@ -158,7 +174,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	c := &cli{g: g, addr: o.addr, stdout: stdout, stderr: stderr}
 	switch cmd {
 	case "list":
-		return c.list(ctx)
+		return c.list(ctx, rest)
 	case "audit":
 		return c.audit(ctx, rest)
 	case "approve":
@@ -225,6 +241,9 @@ func (c *cli) failed(err error, answering bool) int {
 	case errors.Is(err, redisstore.ErrUnavailable):
 		fmt.Fprintf(stderr, "toolsafe-approvals: Redis at %s stopped answering: run the command again when it is back\n", c.addr)
 		return exitStore
+	case errors.Is(err, approval.ErrAlreadyVoted):
+		fmt.Fprintln(stderr, "toolsafe-approvals: not recorded: you approved this request already; it waits for another person's approval (one person is one vote)")
+		return exitRefused
 	case errors.Is(err, approval.ErrTooManyDecisions):
 		fmt.Fprintf(stderr, "toolsafe-approvals: not recorded: %d approvals and denials of this tool with this input already wait to be used by their calls, so Redis refused one more; they are used as their runs resume, or expire: try again once some are, or revoke those no longer wanted. The request still waits.\n", redisstore.DefaultMaxDecisions)
 		return exitRefused

@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -15,13 +16,29 @@ import (
 	"github.com/toolsafe/toolsafe/inbox"
 )
 
-func (c *cli) list(ctx context.Context) int {
-	stdout := c.stdout
+func (c *cli) list(ctx context.Context, args []string) int {
+	stdout, stderr := c.stdout, c.stderr
+	fs := flag.NewFlagSet("list", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	tool := fs.String("tool", "", "")
+	runID := fs.String("run", "", "")
+	if err := fs.Parse(args); err != nil || fs.NArg() != 0 {
+		fmt.Fprint(stderr, "toolsafe-approvals: list takes [-tool NAME] [-run ID]\n\n", usage)
+		return exitUsage
+	}
 	reqs, err := c.g.Requests(ctx)
 	if err != nil {
 		return c.failed(err, false)
 	}
+	all := len(reqs)
+	reqs = slices.DeleteFunc(reqs, func(q approval.Request) bool {
+		return *tool != "" && q.Call.Tool != *tool || *runID != "" && q.Call.RunID != *runID
+	})
 	if len(reqs) == 0 {
+		if all > 0 {
+			fmt.Fprintf(stdout, "Nothing that matches waits (%d in all).\n", all)
+			return exitOK
+		}
 		fmt.Fprintln(stdout, "Nothing waits.")
 		return exitOK
 	}
@@ -33,6 +50,12 @@ func (c *cli) list(ctx context.Context) int {
 		fmt.Fprintf(stdout, "  run      %s   call %s   attempt %d   waiting %s\n", clean(call.RunID), clean(call.CallID), call.Attempt, age(now.Sub(q.Since)))
 		fmt.Fprintf(stdout, "  reason   %s\n", call.Reason())
 		fmt.Fprintf(stdout, "  input    %s\n", indent(pretty(call.Input), "           "))
+		if q.Quorum > 1 {
+			fmt.Fprintf(stdout, "  votes    %s\n", votes(q))
+		}
+		if call.Destructive && call.MayHaveApplied {
+			fmt.Fprintln(stdout, "  resend   an earlier attempt may have been applied: approve needs -resend")
+		}
 		warn(stdout, call, "", "")
 		fmt.Fprintln(stdout)
 	}
@@ -44,19 +67,58 @@ func (c *cli) answer(ctx context.Context, d approval.Decision, by string, args [
 	fs := flag.NewFlagSet("answer", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	comment := fs.String("comment", "", "")
+	input := fs.String("input", "", "")
+	message := fs.String("message", "", "")
+	resend := fs.Bool("resend", false, "")
 	if err := fs.Parse(args); err != nil || fs.NArg() != 1 {
-		fmt.Fprint(stderr, "toolsafe-approvals: approve and deny take [-comment TEXT] and one ID, from list\n\n", usage)
+		fmt.Fprint(stderr, "toolsafe-approvals: approve takes [-comment TEXT] [-input JSON] [-resend] and deny [-comment TEXT] [-message TEXT], and one ID, from list\n\n", usage)
 		return exitUsage
 	}
 	if strings.TrimSpace(by) == "" {
 		fmt.Fprintln(stderr, "toolsafe-approvals: who decides is unknown: pass -as USER")
 		return exitUsage
 	}
-	rec, err := c.g.Answer(ctx, fs.Arg(0), d, by, *comment)
+	id := fs.Arg(0)
+	r := approval.Reply{Decision: d, By: by, Comment: *comment}
+	switch {
+	case d == approval.Approved && *message != "":
+		fmt.Fprintln(stderr, "toolsafe-approvals: -message is a denial's message for the model: approve takes -comment")
+		return exitUsage
+	case d == approval.Denied && (*input != "" || *resend):
+		fmt.Fprintln(stderr, "toolsafe-approvals: -input and -resend are for approve: deny takes -comment and -message")
+		return exitUsage
+	}
+	r.Input, r.Message = *input, *message
+	if _, err := approval.CheckReply(r); err != nil {
+		fmt.Fprintln(stderr, "toolsafe-approvals: not recorded:", clean(strings.TrimPrefix(err.Error(), "approval: ")))
+		return exitUsage
+	}
+	if d == approval.Approved && !*resend {
+		reqs, err := c.g.Requests(ctx)
+		if err != nil {
+			return c.failed(err, true)
+		}
+		for _, q := range reqs {
+			if q.ID == id && q.Call.Destructive && q.Call.MayHaveApplied {
+				fmt.Fprintln(stderr, "toolsafe-approvals: not recorded: an earlier attempt of this destructive call may already have been applied, and approving sends it again: check, then approve with -resend, or deny")
+				return exitRefused
+			}
+		}
+	}
+	rec, err := c.g.Reply(ctx, id, r)
 	if err != nil {
 		return c.failed(err, true)
 	}
+	if rec.Decision == approval.Approved && rec.Approvals < rec.Quorum {
+		fmt.Fprintf(stdout, "%s voted to approve %s (run %s, call %s, attempt %d): %d of %d approvals, it waits for another person's\n",
+			clean(rec.By), clean(rec.Call.Tool), clean(rec.Call.RunID), clean(rec.Call.CallID), rec.Call.Attempt, rec.Approvals, rec.Quorum)
+		warn(stdout, rec.Call, "", "")
+		return exitOK
+	}
 	fmt.Fprintf(stdout, "%s %s %s (run %s, call %s, attempt %d)\n", clean(rec.By), rec.Decision, clean(rec.Call.Tool), clean(rec.Call.RunID), clean(rec.Call.CallID), rec.Call.Attempt)
+	if rec.Input != "" {
+		fmt.Fprintf(stdout, "  with the arguments changed to %s\n", clean(rec.Input))
+	}
 	warn(stdout, rec.Call, "", "")
 	return exitOK
 }
@@ -88,6 +150,19 @@ func (c *cli) audit(ctx context.Context, args []string) int {
 		warn(stdout, r.Call, r.By, r.Comment)
 	}
 	return exitOK
+}
+
+// votes says how far q is towards its quorum, and who approved it.
+func votes(q approval.Request) string {
+	var who []string
+	for _, v := range q.Votes {
+		who = append(who, clean(v.By))
+	}
+	s := fmt.Sprintf("%d of %d approvals", len(q.Votes), q.Quorum)
+	if len(who) > 0 {
+		s += " (" + strings.Join(who, ", ") + ")"
+	}
+	return s
 }
 
 // clean shows s as the inbox's pages do (inbox.Reveal): what a terminal
