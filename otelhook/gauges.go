@@ -147,8 +147,12 @@ var breakerStates = [...]circuitbreaker.State{circuitbreaker.ClosedState, circui
 // a local one's are each replica's own (sum them).
 //
 // Unregister the returned registration to stop observing. Observe returns
-// an error, and registers nothing, when g holds a nil element or nothing at
-// all; an error of the meter provider is returned too.
+// an error, and registers nothing, when g holds a nil element, nothing at
+// all, or two breakers, bulkheads or retry budgets of the same name and
+// scope (their series would be one, and an open breaker could show closed);
+// an error of the meter provider is returned too. Each call registers its
+// own gauges: observe each value in one call only, as two calls that show
+// the same name make the same mistake and are not detected.
 func (h *Hook) Observe(g Gauges) (metric.Registration, error) {
 	if err := g.check(); err != nil {
 		return nil, err
@@ -213,15 +217,53 @@ func (g Gauges) check() error {
 		n += l
 		for i := range l {
 			if isNil(i) {
-				errs = append(errs, fmt.Errorf("otelhook: Gauges.%s[%d] is nil: give the value to observe", name, i))
+				errs = append(errs, fmt.Errorf("otelhook: Gauges.%s[%d] is nil%s: give the value to observe", name, i, zeroHint[name]))
 			}
 		}
 	}
+	// named refuses two elements with the same series: one would hide the
+	// other (an open breaker shown closed), since the exporter keeps one
+	// point per attribute set.
+	named := func(field, what string, l int, key func(int) (string, bool)) {
+		first := map[string]int{}
+		for i := range l {
+			k, ok := key(i)
+			if !ok {
+				continue
+			}
+			if j, dup := first[k]; dup {
+				errs = append(errs, fmt.Errorf("otelhook: Gauges.%s[%d] and [%d] are both %s %q: their series would be one, showing either's state; give each %s once, and a name of its own to each distinct one", field, j, i, what, k, what))
+				continue
+			}
+			first[k] = i
+		}
+	}
 	field("Breakers", len(g.Breakers), func(i int) bool { return isNil(g.Breakers[i]) })
+	named("Breakers", "breaker", len(g.Breakers), func(i int) (string, bool) {
+		b := g.Breakers[i]
+		if isNil(b) {
+			return "", false
+		}
+		return b.Dependency() + " (" + scopeOf(b) + ")", true
+	})
 	field("Bulkheads", len(g.Bulkheads), func(i int) bool { return isNil(g.Bulkheads[i]) })
+	named("Bulkheads", "bulkhead", len(g.Bulkheads), func(i int) (string, bool) {
+		b := g.Bulkheads[i]
+		if isNil(b) {
+			return "", false
+		}
+		return b.Dependency(), true
+	})
 	field("Approvals", len(g.Approvals), func(i int) bool { return isNil(g.Approvals[i]) })
 	field("Stores", len(g.Stores), func(i int) bool { return isNil(g.Stores[i]) })
 	field("Budgets", len(g.Budgets), func(i int) bool { return isNil(g.Budgets[i]) })
+	named("Budgets", "retry budget", len(g.Budgets), func(i int) (string, bool) {
+		b := g.Budgets[i]
+		if isNil(b) {
+			return "", false
+		}
+		return b.Dependency() + " (" + scopeOf(b) + ")", true
+	})
 	if n == 0 {
 		errs = append(errs, errors.New("otelhook: Gauges holds nothing to observe: give breakers, bulkheads, approvals, stores or budgets"))
 	}
@@ -229,6 +271,13 @@ func (g Gauges) check() error {
 		errs = append(errs, fmt.Errorf("otelhook: Gauges.Stores holds %d stores: give the one this replica shares its state through (their gauge has no label to tell them apart)", len(g.Stores)))
 	}
 	return errors.Join(errs...)
+}
+
+// zeroHint says, by Gauges field, that its zero value counts as nil and
+// how to build one that does not.
+var zeroHint = map[string]string{
+	"Breakers":  " (or the zero policy.CircuitBreaker: build it with policy.NewCircuitBreaker)",
+	"Bulkheads": " (or the zero policy.Bulkhead: build it with policy.NewBulkhead)",
 }
 
 // isNil reports a nil interface, a typed nil, or a value that cannot work

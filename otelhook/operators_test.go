@@ -307,11 +307,19 @@ func TestObserveRefusesWhatItCannotRead(t *testing.T) {
 	}{
 		{otelhook.Gauges{}, "holds nothing to observe"},
 		{otelhook.Gauges{Breakers: []otelhook.Breaker{nilCB}}, "Gauges.Breakers[0] is nil"},
-		{otelhook.Gauges{Breakers: []otelhook.Breaker{&policy.CircuitBreaker{}}}, "Gauges.Breakers[0] is nil"},
+		{otelhook.Gauges{Breakers: []otelhook.Breaker{&policy.CircuitBreaker{}}}, "Gauges.Breakers[0] is nil (or the zero policy.CircuitBreaker: build it with policy.NewCircuitBreaker)"},
 		{otelhook.Gauges{Bulkheads: []otelhook.Bulkhead{&policy.Bulkhead{}}}, "Gauges.Bulkheads[0] is nil"},
 		{otelhook.Gauges{Approvals: []otelhook.Approvals{approval.NewGrants(), nilGrants}}, "Gauges.Approvals[1] is nil"},
 		{otelhook.Gauges{Approvals: []otelhook.Approvals{nil}}, "Gauges.Approvals[0] is nil"},
 		{otelhook.Gauges{Stores: []otelhook.FleetStore{nil, nil}}, "Gauges.Stores holds 2 stores"},
+		// Two breakers of one name: the exporter keeps one point per series,
+		// so an open one could be shown closed and its alert never fire.
+		{otelhook.Gauges{Breakers: []otelhook.Breaker{
+			policy.NewCircuitBreaker("billing", policy.Breaker{}), policy.NewCircuitBreaker("billing", policy.Breaker{}),
+		}}, `Gauges.Breakers[0] and [1] are both breaker "billing (local)"`},
+		{otelhook.Gauges{Bulkheads: []otelhook.Bulkhead{
+			policy.NewBulkhead("billing", 2, 0), policy.NewBulkhead("billing", 4, 0),
+		}}, `Gauges.Bulkheads[0] and [1] are both bulkhead "billing"`},
 	} {
 		reg, err := h.Observe(c.g)
 		if err == nil || !strings.Contains(err.Error(), c.want) || reg != nil {
