@@ -62,7 +62,9 @@ func New(t tools.Tool, opts ...toolsafe.Option) (*Tool, error) {
 		if _, alone := toolsafe.New(t, append(slices.Clip(opts), toolsafe.WithCallIDs(toolsafe.CallIDFunc(callIDOf)))...); alone == nil {
 			// opts are fine but for the one retry New adds: they set
 			// toolsafe's retry already.
-			return nil, fmt.Errorf("temporaltools: %w (a tool run as an activity makes one attempt per activity attempt, as Temporal's retry policy retries it: drop toolsafe.WithRetry, or give RetryInActivity for toolsafe's retries inside each attempt as well)", err)
+			// Said in its own words: toolsafe's "WithRetry is given
+			// twice" would name a second option the caller never gave.
+			return nil, fmt.Errorf("temporaltools: tool %q: toolsafe.WithRetry is refused for a tool run as an activity, which makes one attempt per activity attempt as Temporal's retry policy (RunOptions.Activity.RetryPolicy) retries it: drop toolsafe.WithRetry, or give RetryInActivity for toolsafe's retries inside each attempt as well (%w)", t.Name(), toolsafe.ErrConfig)
 		}
 	}
 	if err != nil {

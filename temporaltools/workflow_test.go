@@ -164,9 +164,13 @@ func TestToolsafesRetriesAreOffInsideAnActivityUnlessAsked(t *testing.T) {
 // instead.
 func TestAWithRetryGivenToAToolRunAsAnActivityIsRefused(t *testing.T) {
 	_, err := New(fetchTool("http://127.0.0.1:1"), toolsafe.WithRetry(policy.Retry{MaxRetries: 2}))
-	if !errors.Is(err, toolsafe.ErrConfig) || !strings.Contains(err.Error(), "WithRetry is given twice") ||
+	if !errors.Is(err, toolsafe.ErrConfig) || !strings.Contains(err.Error(), `tool "fetch": toolsafe.WithRetry is refused for a tool run as an activity`) ||
 		!strings.Contains(err.Error(), "drop toolsafe.WithRetry, or give RetryInActivity") {
 		t.Fatalf("New with WithRetry: %v; want ErrConfig saying to drop it or give RetryInActivity", err)
+	}
+	// One WithRetry was given: the error must not say two were.
+	if strings.Contains(err.Error(), "given twice") {
+		t.Fatalf("New with one WithRetry: %v; it says the option was given twice", err)
 	}
 	_, err = New(fetchTool("http://127.0.0.1:1"), toolsafe.WithTimeout(-1))
 	if err == nil || strings.Contains(err.Error(), "RetryInActivity") {
