@@ -26,7 +26,7 @@ const flushInterval = 100 * time.Millisecond
 // attempts, retries included, or fewer than WithBudgetMinRetries (3); 0.2
 // allows one retry per four first attempts. Use it as policy.Retry.Shared in
 // every replica. A first attempt never waits for Redis (its count is sent
-// within flushInterval); a retry waits for one script. It returns an error
+// within 100 ms); a retry waits for one script. It returns an error
 // for an empty name or a ratio outside (0, 1]; the budget is a *Budget.
 func (s *Store) RetryBudget(dependency string, ratio float64) (policy.SharedBudget, error) {
 	b, err := s.NewBudget(dependency, ratio)
