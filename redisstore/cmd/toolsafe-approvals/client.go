@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"strings"
 
 	"github.com/redis/go-redis/v9"
@@ -22,4 +23,17 @@ func newClient(addrs string) redis.UniversalClient {
 		return redis.NewClusterClient(redisstore.ClusterOptions(list...))
 	}
 	return redis.NewClient(redisstore.ClientOptions(addrs))
+}
+
+// clusterNode reports whether the Redis c talks to is a node of a Redis
+// Cluster (INFO cluster says cluster_enabled:1). A client of one node
+// reaches only that node's keys, so one address of a cluster is taken as
+// the cluster's (ClusterOptions takes some of its nodes' addresses).
+// An error, or a Redis that does not say, counts as no cluster.
+func clusterNode(ctx context.Context, c redis.UniversalClient) bool {
+	if _, one := c.(*redis.Client); !one {
+		return false
+	}
+	info, err := c.Info(ctx, "cluster").Result()
+	return err == nil && strings.Contains(info, "cluster_enabled:1")
 }

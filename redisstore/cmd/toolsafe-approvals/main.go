@@ -8,7 +8,8 @@
 //	toolsafe-approvals [flags] audit [-n N]
 //
 // The flags: -redis ADDR (default $REDIS_ADDR, else 127.0.0.1:6379;
-// several, comma-separated, are nodes of a Redis Cluster),
+// several, comma-separated, are nodes of a Redis Cluster, and so is one
+// address whose Redis says it is a cluster node),
 // -prefix (the Store's key prefix, default "toolsafe"), -as USER (who
 // decides, for the audit trail; default the login name), -timeout (each
 // Redis operation, default 2s), -old-keys (also what a fleet of a version
@@ -60,6 +61,7 @@ import (
 	"net"
 	"os"
 	"os/user"
+	"strings"
 	"syscall"
 	"time"
 
@@ -94,6 +96,7 @@ Usage:
 Flags:
   -redis ADDR     the Redis (default $REDIS_ADDR, else 127.0.0.1:6379);
                   several, comma-separated: nodes of a Redis Cluster
+                  (one node's address is enough: it is found to be one)
   -prefix P       the Store's key prefix (default toolsafe)
   -as USER        who decides, for the audit trail (default the login name)
   -timeout D      each Redis operation (default 2s)
@@ -159,6 +162,16 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		fmt.Fprintln(stderr, unreachable(o, err))
 		return exitStore
+	}
+	// One address of a Redis Cluster's node: a client of that node alone
+	// would be refused at the first key on another node, so talk to the
+	// cluster through it.
+	pctx, cancel = context.WithTimeout(ctx, o.timeout)
+	cluster := clusterNode(pctx, client)
+	cancel()
+	if cluster {
+		client = redis.NewClusterClient(redisstore.ClusterOptions(strings.TrimSpace(o.addr)))
+		defer client.Close()
 	}
 	// The Store's outage WARN is for an agent that keeps running; here the
 	// command says what failed itself (failed).

@@ -298,3 +298,49 @@ func TestRedisThatStopsAnsweringIsToldInTheTerminalsWords(t *testing.T) {
 		t.Errorf("a list: exit %d, %q", code, errOut.String())
 	}
 }
+
+// Found trying the command on a Redis Cluster: "-redis" with one node's
+// address made a client of that node alone, which the Store refuses at the
+// first key on another node, and the command said "Redis at ADDR stopped
+// answering: run the command again when it is back", which no retry fixes.
+// One address of a cluster's node reaches the whole cluster.
+func TestOneAddressOfAClusterNodeReachesTheCluster(t *testing.T) {
+	addrs := redistest.Addrs(redisAddr)
+	if len(addrs) == 1 {
+		c, err := redistest.StartCluster(nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		addrs = redistest.Addrs(c.Addrs())
+	}
+	client := redistest.NewClient(strings.Join(addrs, ","))
+	defer client.Close()
+	prefix := redistest.Prefix(t.Name())
+	s, err := redisstore.New(client, redisstore.WithPrefix(prefix), redisstore.WithTimeout(5*time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	// Requests of several tools, so that some hash to a master that is not
+	// the node given.
+	tools := []string{"refund", "cancel", "delete", "transfer", "close", "wire", "void", "charge"}
+	for _, tool := range tools {
+		c := approval.CallInfo{Tool: tool, CallID: "call_1", Input: `{}`, Attempt: 1, RunID: "run-1"}
+		if d, err := s.Grants().Decide(context.Background(), c); err != nil || d != approval.Pending {
+			t.Fatal(d, err)
+		}
+	}
+	for _, node := range addrs {
+		var out, errOut strings.Builder
+		code := run(context.Background(), []string{"-redis", node, "-prefix", prefix, "-timeout", "5s", "list"}, &out, &errOut)
+		if code != exitOK {
+			t.Fatalf("-redis %s list: exit %d: %s", node, code, errOut.String())
+		}
+		for _, tool := range tools {
+			if !strings.Contains(out.String(), "tool     "+tool+"\n") {
+				t.Fatalf("-redis %s list does not list %s:\n%s", node, tool, out.String())
+			}
+		}
+	}
+}
