@@ -331,11 +331,19 @@ func TestOneAddressOfAClusterNodeReachesTheCluster(t *testing.T) {
 			t.Fatal(d, err)
 		}
 	}
+	// A call outside a run.With has no run: the list says so rather than
+	// print an empty column.
+	if d, err := s.Grants().Decide(context.Background(), approval.CallInfo{Tool: "solo", CallID: "call_2", Input: `{}`, Attempt: 1}); err != nil || d != approval.Pending {
+		t.Fatal(d, err)
+	}
 	for _, node := range addrs {
 		var out, errOut strings.Builder
 		code := run(context.Background(), []string{"-redis", node, "-prefix", prefix, "-timeout", "5s", "list"}, &out, &errOut)
 		if code != exitOK {
 			t.Fatalf("-redis %s list: exit %d: %s", node, code, errOut.String())
+		}
+		if !strings.Contains(out.String(), "  run      (none: not in a run.With)   call call_2") {
+			t.Fatalf("-redis %s list: the call without a run is not shown as such:\n%s", node, out.String())
 		}
 		for _, tool := range tools {
 			if !strings.Contains(out.String(), "tool     "+tool+"\n") {

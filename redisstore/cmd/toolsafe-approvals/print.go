@@ -47,7 +47,11 @@ func (c *cli) list(ctx context.Context, args []string) int {
 		call := q.Call
 		fmt.Fprintf(stdout, "%s\n", q.ID)
 		fmt.Fprintf(stdout, "  tool     %s\n", clean(call.Tool))
-		fmt.Fprintf(stdout, "  run      %s   call %s   attempt %d   waiting %s\n", clean(call.RunID), clean(call.CallID), call.Attempt, age(now.Sub(q.Since)))
+		runID := clean(call.RunID)
+		if runID == "" {
+			runID = "(none: not in a run.With)"
+		}
+		fmt.Fprintf(stdout, "  run      %s   call %s   attempt %d   waiting %s\n", runID, clean(call.CallID), call.Attempt, age(now.Sub(q.Since)))
 		fmt.Fprintf(stdout, "  reason   %s\n", call.Reason())
 		fmt.Fprintf(stdout, "  input    %s\n", indent(pretty(call.Input), "           "))
 		if q.Quorum > 1 {
