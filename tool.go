@@ -41,7 +41,7 @@ var (
 // problem, and matching ErrConfig (errors.Is), when t is nil, t is a *Tool
 // already (ErrWrapped), an option is invalid (a negative timeout, a retry
 // with negative MaxRetries, a jitter outside [0, 1], a timeout longer than
-// the deadline, a destructive tool without an approver, ...), or a guard is
+// the deadline, WithDestructive without an approver, ...), or a guard is
 // set twice: a second WithApproval, WithSideEffects, WithCallLimits,
 // WithTimeout, ... (the list is on Option) is refused, naming both options
 // and how to fix it, never "the later wins".
