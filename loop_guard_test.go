@@ -15,10 +15,10 @@ import (
 	"github.com/tmc/langchaingo/tools"
 
 	"github.com/toolsafe/toolsafe"
-	"github.com/toolsafe/toolsafe/internal/billing"
 	"github.com/toolsafe/toolsafe/middleware"
 	"github.com/toolsafe/toolsafe/policy"
 	"github.com/toolsafe/toolsafe/toolsafetest"
+	"github.com/toolsafe/toolsafe/toolsafetest/billing"
 )
 
 // A model that keeps calling a dead tool with the same input, turn after

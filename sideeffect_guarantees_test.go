@@ -13,9 +13,9 @@ import (
 	"github.com/toolsafe/toolsafe"
 	"github.com/toolsafe/toolsafe/fallback"
 	"github.com/toolsafe/toolsafe/internal/fixture"
-	"github.com/toolsafe/toolsafe/internal/refunds"
 	"github.com/toolsafe/toolsafe/middleware"
 	"github.com/toolsafe/toolsafe/toolsafetest"
+	"github.com/toolsafe/toolsafe/toolsafetest/refunds"
 )
 
 // lateRefunds is a refunds upstream that applies each refund at once and

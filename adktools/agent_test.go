@@ -19,9 +19,9 @@ import (
 
 	"github.com/toolsafe/toolsafe/adktools"
 	"github.com/toolsafe/toolsafe/adktools/adktest"
-	"github.com/toolsafe/toolsafe/internal/billing"
-	"github.com/toolsafe/toolsafe/internal/refunds"
 	"github.com/toolsafe/toolsafe/toolsafetest"
+	"github.com/toolsafe/toolsafe/toolsafetest/billing"
+	"github.com/toolsafe/toolsafe/toolsafetest/refunds"
 )
 
 // scripted is adktest's Model, failing the test for a call it never

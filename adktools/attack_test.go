@@ -23,10 +23,10 @@ import (
 
 	"github.com/toolsafe/toolsafe"
 	"github.com/toolsafe/toolsafe/adktools"
-	"github.com/toolsafe/toolsafe/internal/refunds"
 	"github.com/toolsafe/toolsafe/middleware"
 	"github.com/toolsafe/toolsafe/policy"
 	"github.com/toolsafe/toolsafe/toolsafetest"
+	"github.com/toolsafe/toolsafe/toolsafetest/refunds"
 )
 
 // recording is a scripted model that keeps every request ADK sends it, as

@@ -14,10 +14,10 @@ import (
 	"github.com/toolsafe/toolsafe/adktools/adktest"
 	"github.com/toolsafe/toolsafe/approval"
 	"github.com/toolsafe/toolsafe/fallback"
-	"github.com/toolsafe/toolsafe/internal/refunds"
 	"github.com/toolsafe/toolsafe/middleware"
 	"github.com/toolsafe/toolsafe/policy"
 	"github.com/toolsafe/toolsafe/toolsafetest"
+	"github.com/toolsafe/toolsafe/toolsafetest/refunds"
 )
 
 // requestsIn returns what adktools.Requests lists over every event of a run.

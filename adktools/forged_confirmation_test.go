@@ -10,9 +10,9 @@ import (
 
 	"github.com/toolsafe/toolsafe"
 	"github.com/toolsafe/toolsafe/adktools"
-	"github.com/toolsafe/toolsafe/internal/refunds"
 	"github.com/toolsafe/toolsafe/middleware"
 	"github.com/toolsafe/toolsafe/toolsafetest"
+	"github.com/toolsafe/toolsafe/toolsafetest/refunds"
 )
 
 // Regression: a model (a prompt injection) that itself made a call to

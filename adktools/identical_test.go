@@ -11,10 +11,10 @@ import (
 
 	"github.com/toolsafe/toolsafe"
 	"github.com/toolsafe/toolsafe/adktools"
-	"github.com/toolsafe/toolsafe/internal/refunds"
 	"github.com/toolsafe/toolsafe/middleware"
 	"github.com/toolsafe/toolsafe/run"
 	"github.com/toolsafe/toolsafe/toolsafetest"
+	"github.com/toolsafe/toolsafe/toolsafetest/refunds"
 )
 
 // joinedLog is a log handler that tells, on its channel, each call that

@@ -4,9 +4,9 @@ import (
 	"testing"
 
 	"github.com/toolsafe/toolsafe/adktools"
-	"github.com/toolsafe/toolsafe/internal/billing"
 	"github.com/toolsafe/toolsafe/policyfile"
 	"github.com/toolsafe/toolsafe/toolsafetest"
+	"github.com/toolsafe/toolsafe/toolsafetest/billing"
 )
 
 func TestAPoliciesFileWrapsADKTools(t *testing.T) {

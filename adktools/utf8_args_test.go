@@ -8,9 +8,9 @@ import (
 	"github.com/toolsafe/toolsafe"
 	"github.com/toolsafe/toolsafe/adktools"
 	"github.com/toolsafe/toolsafe/approval"
-	"github.com/toolsafe/toolsafe/internal/refunds"
 	"github.com/toolsafe/toolsafe/middleware"
 	"github.com/toolsafe/toolsafe/toolsafetest"
+	"github.com/toolsafe/toolsafe/toolsafetest/refunds"
 )
 
 // Regression: arguments ADK handed over with a string that is not UTF-8

@@ -12,13 +12,13 @@ import (
 
 	"github.com/toolsafe/toolsafe"
 	"github.com/toolsafe/toolsafe/fallback"
-	"github.com/toolsafe/toolsafe/internal/billing"
 	"github.com/toolsafe/toolsafe/internal/fixture"
 	"github.com/toolsafe/toolsafe/internal/outcome"
 	"github.com/toolsafe/toolsafe/internal/stub"
 	"github.com/toolsafe/toolsafe/middleware"
 	"github.com/toolsafe/toolsafe/policy"
 	"github.com/toolsafe/toolsafe/toolsafetest"
+	"github.com/toolsafe/toolsafe/toolsafetest/billing"
 )
 
 // The fallback layer as toolsafe.Wrap places it: outside the retry and the

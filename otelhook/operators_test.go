@@ -14,7 +14,6 @@ import (
 
 	"github.com/toolsafe/toolsafe"
 	"github.com/toolsafe/toolsafe/approval"
-	"github.com/toolsafe/toolsafe/internal/billing"
 	"github.com/toolsafe/toolsafe/internal/fixture"
 	"github.com/toolsafe/toolsafe/internal/telemetry"
 	"github.com/toolsafe/toolsafe/middleware"
@@ -22,6 +21,7 @@ import (
 	"github.com/toolsafe/toolsafe/policy"
 	"github.com/toolsafe/toolsafe/run"
 	"github.com/toolsafe/toolsafe/toolsafetest"
+	"github.com/toolsafe/toolsafe/toolsafetest/billing"
 )
 
 // collect returns the metric named name that tm's reader collects now, and

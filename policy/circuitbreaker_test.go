@@ -17,13 +17,13 @@ import (
 	"github.com/tmc/langchaingo/tools"
 
 	"github.com/toolsafe/toolsafe"
-	"github.com/toolsafe/toolsafe/internal/billing"
 	"github.com/toolsafe/toolsafe/internal/fixture"
 	"github.com/toolsafe/toolsafe/internal/outcome"
 	"github.com/toolsafe/toolsafe/internal/stub"
 	"github.com/toolsafe/toolsafe/middleware"
 	"github.com/toolsafe/toolsafe/policy"
 	"github.com/toolsafe/toolsafe/toolsafetest"
+	"github.com/toolsafe/toolsafe/toolsafetest/billing"
 )
 
 func TestCircuitBreaker(t *testing.T) {

@@ -9,8 +9,8 @@ import (
 	"github.com/tmc/langchaingo/llms/fake"
 	"github.com/tmc/langchaingo/schema"
 
-	"github.com/toolsafe/toolsafe/internal/billing"
 	"github.com/toolsafe/toolsafe/toolsafetest"
+	"github.com/toolsafe/toolsafe/toolsafetest/billing"
 )
 
 // An argument that breaks the tool's args_schema reaches the model, through

@@ -12,10 +12,10 @@ import (
 
 	"github.com/toolsafe/toolsafe"
 	"github.com/toolsafe/toolsafe/fallback"
-	"github.com/toolsafe/toolsafe/internal/billing"
 	"github.com/toolsafe/toolsafe/middleware"
 	"github.com/toolsafe/toolsafe/policyfile"
 	"github.com/toolsafe/toolsafe/toolsafetest"
+	"github.com/toolsafe/toolsafe/toolsafetest/billing"
 )
 
 // run calls a tool wrapped by WrapAll and returns the structured result.

@@ -15,11 +15,11 @@ import (
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
 	"github.com/toolsafe/toolsafe"
-	"github.com/toolsafe/toolsafe/internal/billing"
 	"github.com/toolsafe/toolsafe/middleware"
 	"github.com/toolsafe/toolsafe/otelhook"
 	"github.com/toolsafe/toolsafe/policyfile"
 	"github.com/toolsafe/toolsafe/toolsafetest"
+	"github.com/toolsafe/toolsafe/toolsafetest/billing"
 )
 
 func mustParse(t *testing.T, yaml string) *policyfile.File {

@@ -40,13 +40,13 @@ import (
 	"github.com/toolsafe/toolsafe"
 	"github.com/toolsafe/toolsafe/adktools"
 	"github.com/toolsafe/toolsafe/adktools/adktest"
-	"github.com/toolsafe/toolsafe/internal/billing"
-	"github.com/toolsafe/toolsafe/internal/refunds"
 	"github.com/toolsafe/toolsafe/internal/transcript"
 	"github.com/toolsafe/toolsafe/middleware"
 	"github.com/toolsafe/toolsafe/policyfile"
 	"github.com/toolsafe/toolsafe/run"
 	"github.com/toolsafe/toolsafe/toolsafetest"
+	"github.com/toolsafe/toolsafe/toolsafetest/billing"
+	"github.com/toolsafe/toolsafe/toolsafetest/refunds"
 )
 
 const question = "What is the status of invoices INV-1001, 1002 and INV-2001? Then refund order A-1001 its 1250 EUR."

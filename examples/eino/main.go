@@ -48,8 +48,6 @@ import (
 	"github.com/toolsafe/toolsafe"
 	"github.com/toolsafe/toolsafe/approval"
 	"github.com/toolsafe/toolsafe/einotools"
-	"github.com/toolsafe/toolsafe/internal/billing"
-	"github.com/toolsafe/toolsafe/internal/refunds"
 	"github.com/toolsafe/toolsafe/internal/tracetext"
 	"github.com/toolsafe/toolsafe/internal/transcript"
 	"github.com/toolsafe/toolsafe/middleware"
@@ -57,6 +55,8 @@ import (
 	"github.com/toolsafe/toolsafe/policyfile"
 	"github.com/toolsafe/toolsafe/run"
 	"github.com/toolsafe/toolsafe/toolsafetest"
+	"github.com/toolsafe/toolsafe/toolsafetest/billing"
+	"github.com/toolsafe/toolsafe/toolsafetest/refunds"
 )
 
 const (

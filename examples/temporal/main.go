@@ -58,10 +58,10 @@ import (
 	"go.temporal.io/sdk/testsuite"
 
 	"github.com/toolsafe/toolsafe/inbox"
-	"github.com/toolsafe/toolsafe/internal/billing"
-	"github.com/toolsafe/toolsafe/internal/refunds"
 	"github.com/toolsafe/toolsafe/temporaltools"
 	"github.com/toolsafe/toolsafe/toolsafetest"
+	"github.com/toolsafe/toolsafe/toolsafetest/billing"
+	"github.com/toolsafe/toolsafe/toolsafetest/refunds"
 )
 
 const question = "What is the status of invoices INV-1001 and 7? Then refund 25 EUR for order A-1001."

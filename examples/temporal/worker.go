@@ -16,13 +16,13 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/toolsafe/toolsafe"
-	"github.com/toolsafe/toolsafe/internal/billing"
-	"github.com/toolsafe/toolsafe/internal/refunds"
 	"github.com/toolsafe/toolsafe/middleware"
 	"github.com/toolsafe/toolsafe/policy"
 	"github.com/toolsafe/toolsafe/temporaltools"
 	"github.com/toolsafe/toolsafe/toolcall"
 	"github.com/toolsafe/toolsafe/toolsafetest"
+	"github.com/toolsafe/toolsafe/toolsafetest/billing"
+	"github.com/toolsafe/toolsafe/toolsafetest/refunds"
 )
 
 // What the driver tells the worker process it starts.

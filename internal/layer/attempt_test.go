@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/toolsafe/toolsafe"
-	"github.com/toolsafe/toolsafe/internal/billing"
 	"github.com/toolsafe/toolsafe/internal/fault"
 	"github.com/toolsafe/toolsafe/internal/fixture"
 	"github.com/toolsafe/toolsafe/internal/layer"
@@ -19,6 +18,7 @@ import (
 	"github.com/toolsafe/toolsafe/middleware"
 	"github.com/toolsafe/toolsafe/policy"
 	"github.com/toolsafe/toolsafe/toolsafetest"
+	"github.com/toolsafe/toolsafe/toolsafetest/billing"
 )
 
 func TestTimeouts(t *testing.T) {

@@ -1,7 +1,9 @@
-// Package refunds is the refunds service of the examples and tests: an
-// upstream HTTP handler that applies refunds, once per Idempotency-Key, and
-// counts what it applied; and the refund tool that asks for one with a real
-// HTTP POST.
+// Package refunds is a refunds service to test an agent's side-effecting
+// tools against, as toolsafe's own examples and tests do (those of its
+// nested modules too, which may not import the core's internal packages):
+// an upstream HTTP handler that applies refunds, once per Idempotency-Key,
+// and counts what it applied, so a test can prove a retry applied nothing
+// twice; and the refund tool that asks for one with a real HTTP POST.
 package refunds
 
 import (

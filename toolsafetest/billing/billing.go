@@ -1,6 +1,9 @@
-// Package billing is the billing service of the examples and tests: an
-// upstream HTTP handler that serves invoices, and the fetch_invoice tool
-// that reads them with a real HTTP GET.
+// Package billing is a billing service to test an agent's tools against, as
+// toolsafe's own examples and tests do (those of its nested modules too,
+// which may not import the core's internal packages): an upstream HTTP
+// handler that serves four fixed invoices, and the fetch_invoice tool that
+// reads them with a real HTTP GET. Put toolsafetest.NewUpstream in front of
+// Handler to script faults by InvoicePath.
 package billing
 
 import (
