@@ -48,12 +48,13 @@ mkdir -p "$dir"
 stop # a cluster left in DIR by an earlier start
 rm -f "$dir"/nodes-*.conf "$dir"/*.log "$dir"/addrs
 
-free() { # a port of 127.0.0.1 on which nothing answers, nor on its cluster bus port (+10000)
+free() { # a port of 127.0.0.1 on which nothing answers, nor on its cluster bus port (+10000),
+  # neither of them a port or a bus port already chosen ($dir/ports holds both of each)
   for _ in $(seq 200); do
     local p=$((20000 + RANDOM % 30000))
     if ! (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null && ! (exec 3<>"/dev/tcp/127.0.0.1/$((p + 10000))") 2>/dev/null &&
-      ! grep -qx "$p" "$dir/ports" 2>/dev/null; then
-      echo "$p" >>"$dir/ports"; echo "$p"; return 0
+      ! grep -qx -e "$p" -e "$((p + 10000))" "$dir/ports" 2>/dev/null; then
+      printf '%s\n%s\n' "$p" "$((p + 10000))" >>"$dir/ports"; echo "$p"; return 0
     fi
   done
   echo "no free port for redis-server" >&2; return 1

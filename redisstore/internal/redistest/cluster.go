@@ -85,14 +85,15 @@ func StartCluster(log io.Writer) (*Cluster, error) {
 }
 
 // clusterPort returns a free port of 127.0.0.1 whose cluster bus port
-// (+10000) is free too.
+// (+10000) is free too, neither of them a port or a bus port of a node
+// chosen already (used holds both of each).
 func clusterPort(used map[int]bool) (int, error) {
 	for range 200 {
 		p := 20000 + rand.IntN(30000)
-		if used[p] || !bindable(p) || !bindable(p+10000) {
+		if used[p] || used[p+10000] || !bindable(p) || !bindable(p+10000) {
 			continue
 		}
-		used[p] = true
+		used[p], used[p+10000] = true, true
 		return p, nil
 	}
 	return 0, errors.New("no free port pair for a cluster node")
