@@ -25,7 +25,7 @@ var mayImport = map[string][]string{
 	"approval":       {"middleware", "canonical", "internal/fault"},
 	"internal/call":  {"middleware", "canonical", "internal/fault"},
 	"run":            {"middleware", "canonical", "approval", "internal/call", "internal/fault"},
-	"internal/layer": {"middleware", "canonical", "approval", "run", "internal/call", "internal/fault"},
+	"internal/layer": {"middleware", "canonical", "approval", "internal/call", "internal/fault"},
 	"policy":         {"middleware", "internal/call", "internal/fault", "internal/layer"},
 	"fallback":       {"middleware", "approval", "internal/call", "internal/fault", "internal/layer"},
 	"otelhook":       {"middleware", "canonical", "approval", "run", "policy", "internal/call", "internal/fault", "internal/layer", "internal/typednil"},

@@ -4,6 +4,7 @@ import (
 	"github.com/toolsafe/toolsafe/internal/layer"
 	"github.com/toolsafe/toolsafe/middleware"
 	"github.com/toolsafe/toolsafe/policy"
+	"github.com/toolsafe/toolsafe/run"
 )
 
 // stage is one layer of the stack: its name, and how a configuration
@@ -23,9 +24,9 @@ func stack() []stage {
 		{"surface", func(*config) ([]middleware.Middleware, error) { return one(layer.Surface()), nil }},
 		{"args schema", func(c *config) ([]middleware.Middleware, error) { return one(c.argsLayer()), nil }},
 		{"run ledger", func(c *config) ([]middleware.Middleware, error) {
-			return one(layer.RunLedger(c.replays(), c.sideEffectsOf() != middleware.SideEffectsWithoutKey)), nil
+			return one(run.LedgerLayer(c.replays(), c.sideEffectsOf() != middleware.SideEffectsWithoutKey)), nil
 		}},
-		{"loop guard", func(c *config) ([]middleware.Middleware, error) { return one(layer.LoopGuard(c.limits)), nil }},
+		{"loop guard", func(c *config) ([]middleware.Middleware, error) { return one(run.LoopGuard(c.limits)), nil }},
 		{"with", func(c *config) ([]middleware.Middleware, error) { return c.mws, nil }},
 		{"fallback", func(c *config) ([]middleware.Middleware, error) { return one(c.fallbackLayer()), nil }},
 		{"deadline", func(c *config) ([]middleware.Middleware, error) { return one(layer.Deadline(c.deadline)), nil }},

@@ -133,24 +133,25 @@ func withRun(ctx context.Context, runID string, l Ledger, resumed bool) context.
 // ID returns the ID of the run ctx is scoped to (see With), or "".
 func ID(ctx context.Context) string {
 	if s := scopeFrom(ctx); s != nil {
-		return s.ID()
+		return s.RunID()
 	}
 	return ""
 }
 
-// ID is the run's ID, or "" when the scope only resumes a call outside a
+// RunID is the run's ID (call.Scope: the approval gate names the run
+// in its requests by it), or "" when the scope only resumes a call outside a
 // run.
-func (s *scope) ID() string {
+func (s *scope) RunID() string {
 	if s.run == nil {
 		return ""
 	}
 	return s.run.id
 }
 
-// Held returns nil unless the scope resumes a paused run (Resume) that its
+// held returns nil unless the scope resumes a paused run (Resume) that its
 // ledger does not hold (an error wrapping ErrNotHeld) or cannot say (the
 // ledger's error). The ledger is asked once per scope, on its first call.
-func (s *scope) Held(ctx context.Context) error {
+func (s *scope) held(ctx context.Context) error {
 	r := s.run
 	if !r.resumed || r.held.Load() {
 		return nil
@@ -171,10 +172,10 @@ func (s *scope) Held(ctx context.Context) error {
 	return nil
 }
 
-// Begin records the intent of the call e in the run's ledger, at the
+// begin records the intent of the call e in the run's ledger, at the
 // scope's next position among the calls of e.Tool with e.Input, or takes
 // over the earlier entry the ledger finds there (see Ledger.Begin).
-func (s *scope) Begin(ctx context.Context, e Entry) (Begun, error) {
+func (s *scope) begin(ctx context.Context, e Entry) (Begun, error) {
 	r := s.run
 	r.mu.Lock()
 	k := groupKey{e.Tool, e.Input}
@@ -214,19 +215,19 @@ func (s *scope) Begin(ctx context.Context, e Entry) (Begun, error) {
 	return b, nil
 }
 
-// Finish records how the call e ended (see Ledger.Finish).
-func (s *scope) Finish(ctx context.Context, e Entry) (Finished, error) {
+// finishEntry records how the call e ended (see Ledger.Finish).
+func (s *scope) finishEntry(ctx context.Context, e Entry) (Finished, error) {
 	return s.run.ledger.Finish(ctx, s.run.id, e)
 }
 
-// Flights are the run's calls in flight (see call.Flights).
-func (s *scope) Flights() *call.Flights { return s.run.flights }
+// flights are the run's calls in flight (see call.Flights).
+func (s *scope) flights() *call.Flights { return s.run.flights }
 
-// Unreadable notes the call e, whose entry could not be read
+// unreadable notes the call e, whose entry could not be read
 // (ErrCorrupt): unless it only reads (it runs unrecorded), it was not made
 // and counts as failed for good. It reports whether e is the first such
 // call of e.Tool with e.Input in this scope: the one to log.
-func (s *scope) Unreadable(e Entry) bool {
+func (s *scope) unreadable(e Entry) bool {
 	u := &s.run.unreadable
 	u.Lock()
 	defer u.Unlock()
@@ -244,9 +245,9 @@ func (s *scope) Unreadable(e Entry) bool {
 	return first
 }
 
-// Release gives the position of e back to the scope: its call was not
+// release gives the position of e back to the scope: its call was not
 // made (it paused), so the scope's next identical call takes it over.
-func (s *scope) Release(e Entry) {
+func (s *scope) release(e Entry) {
 	r := s.run
 	r.mu.Lock()
 	c := r.cursors[groupKey{e.Tool, e.Input}]
@@ -267,9 +268,9 @@ func (s *scope) Release(e Entry) {
 	c.free = append(c.free, e.N)
 }
 
-// Admit checks the new call b against l (see Limits), with the calls this
+// admit checks the new call b against l (see Limits), with the calls this
 // scope could not record counted too.
-func (s *scope) Admit(l Limits, b Begun) error {
+func (s *scope) admit(l Limits, b Begun) error {
 	c := b.Counts
 	u := &s.run.unreadable
 	u.Lock()

@@ -5,13 +5,18 @@ package call
 type ScopeKey struct{}
 
 // Scope is the run a call belongs to, as package run keeps it: Begin asks
-// it whether the call continues a paused one; the run's layers ask the
-// record for it (Call.Scope) and use what else it does.
+// it whether the call continues a paused one; the run's own layers (in
+// package run) ask the record for it (Call.Scope) and use what else it
+// does.
 type Scope interface {
 	// Continue reports whether a call of tool with input continues a
 	// paused call, and if so gives its idempotency key and call ID; it
 	// uses the paused call up.
 	Continue(tool, input string) (key, callID string, ok bool)
+	// RunID is the ID of the run, or "" when the scope only resumes a
+	// call outside a run: the approval gate names the run in its
+	// requests by it.
+	RunID() string
 }
 
 // Scope is the run the call is part of (see ScopeKey), or nil.
@@ -45,4 +50,13 @@ func (c *Call) SetValue(key, v any) {
 		x.values = make(map[any]any, 2)
 	}
 	x.values[key] = v
+}
+
+// RunID is the ID of the run the call is part of (see Scope.RunID), or ""
+// outside a run.
+func (c *Call) RunID() string {
+	if s := c.Scope(); s != nil {
+		return s.RunID()
+	}
+	return ""
 }

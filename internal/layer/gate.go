@@ -105,7 +105,7 @@ func (g *gate) call(ctx context.Context, next tools.Tool, input string) (string,
 		IdempotencyKey: c.Key(),
 		Destructive:    g.mode == ApproveEachAttempt,
 		MayHaveApplied: c.MayHaveApplied(),
-		RunID:          runID(c),
+		RunID:          c.RunID(),
 		CanonicalInput: canon,
 		CallIDKnown:    c.IDKnown(),
 	}

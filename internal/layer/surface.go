@@ -5,11 +5,8 @@ import (
 	"errors"
 	"log/slog"
 
-	"github.com/toolsafe/toolsafe/approval"
-
 	"github.com/toolsafe/toolsafe/internal/call"
 	"github.com/toolsafe/toolsafe/middleware"
-	"github.com/toolsafe/toolsafe/run"
 
 	"github.com/tmc/langchaingo/tools"
 )
@@ -17,9 +14,11 @@ import (
 // Surface turns the failure of a call into what the model sees, as
 // langchaingo expects: the model-facing message as the output with a nil
 // error (langchaingo's executor aborts the whole run on a tool error).
-// Three errors stay errors: an *approval.Required, so the run pauses, the
-// caller's cancellation, returned as ctx.Err(), and a resumed run that its
-// ledger does not hold (run.ErrNotHeld), the program's to fix.
+// Three errors stay errors, each known by its kind or its mark, not by its
+// package: a pause (approval-required: an *approval.Required), so the run
+// pauses, the caller's cancellation, returned as ctx.Err(), and an error a
+// layer marks as the program's to fix (call.ForProgram: a resumed run that
+// its ledger does not hold, run.ErrNotHeld).
 //
 // It is the one place where a call's *Failure is built: from the error the
 // layers inside returned and the facts they recorded (see FailureOf). It
@@ -50,14 +49,15 @@ func surface(ctx context.Context, c *call.Call, err error) (string, error) {
 	}
 	switch f.Kind {
 	case middleware.KindApprovalRequired:
-		var ar *approval.Required
-		errors.As(err, &ar)
-		return "", ar
+		if p := call.Pause(err); p != nil {
+			return "", p
+		}
+		return "", err // a pause in another form: still an error, never text
 	case middleware.KindCanceled:
 		return "", ctx.Err()
 	}
-	if errors.Is(err, run.ErrNotHeld) {
-		return "", err
+	if fp, ok := errors.AsType[*call.ForProgram](err); ok {
+		return "", fp.Err
 	}
 	return f.Error(), nil
 }

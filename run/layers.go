@@ -1,4 +1,4 @@
-package layer
+package run
 
 import (
 	"context"
@@ -13,36 +13,20 @@ import (
 	"github.com/toolsafe/toolsafe/internal/call"
 	"github.com/toolsafe/toolsafe/internal/fault"
 	"github.com/toolsafe/toolsafe/middleware"
-	"github.com/toolsafe/toolsafe/run"
 )
 
-// runScope is what package run keeps of a scoped run, as its layers use it.
-type runScope interface {
-	call.Scope
-	ID() string
-	Held(ctx context.Context) error
-	Begin(ctx context.Context, e run.Entry) (run.Begun, error)
-	Finish(ctx context.Context, e run.Entry) (run.Finished, error)
-	Release(e run.Entry)
-	Admit(l run.Limits, b run.Begun) error
-	Flights() *call.Flights
-	Unreadable(e run.Entry) bool
-}
-
-// runOf returns the run the call c is part of, or nil outside a scoped run.
-func runOf(c *call.Call) runScope {
-	if s, ok := c.Scope().(runScope); ok && s.ID() != "" {
+// runOf returns the run the call c is part of, or nil outside a scoped
+// run.
+func runOf(c *call.Call) *scope {
+	if s, ok := c.Scope().(*scope); ok && s.RunID() != "" {
 		return s
 	}
 	return nil
 }
 
-// runID is the ID of the run the call c is part of, or "".
-func runID(c *call.Call) string {
-	if s := runOf(c); s != nil {
-		return s.ID()
-	}
-	return ""
+// wrap returns a tool with next's name and description and the given call.
+func wrap(next tools.Tool, f func(ctx context.Context, input string) (string, error)) tools.Tool {
+	return middleware.Func(next.Name(), next.Description(), f)
 }
 
 // begunKey is the key under which the run ledger layer keeps, on the call
@@ -57,8 +41,14 @@ func outcomeUnknown(tool string) error {
 	return middleware.NewToolError("%s was not called again: the same call earlier in this request may have been applied, and its outcome is unknown. Check whether it was applied before calling %s again.", tool, tool)
 }
 
-// RunLedger is the run-ledger layer, inside argument validation and outside
-// the fallback: in a scoped run (run.With), every call records its intent
+// LedgerLayer returns the run-ledger layer: toolsafe.New places it in
+// every tool's stack ("run ledger" in toolsafe.Layers), inside argument
+// validation and outside the loop guard and the fallback; a stack built by
+// hand with middleware.Chain puts it, and LoopGuard inside it, in the same
+// place, inside a toolsafe call record (toolsafe's surface layer starts
+// one; without one it does nothing). It is safe for concurrent use.
+//
+// In a scoped run (With), every call records its intent
 // in the run's ledger before its first attempt and its outcome when it
 // ends (a pause is no outcome: the call is made when it resumes). When
 // replay is true, a resumed run's n-th call of the tool with the same
@@ -85,13 +75,13 @@ func outcomeUnknown(tool string) error {
 // When the intent cannot be recorded, a call with replay is not made: it
 // ends as tool-busy, "temporarily unavailable", with the ledger's error
 // as its Cause; one without replay runs unrecorded. When the ledger holds
-// an entry it cannot read (run.ErrCorrupt), a call with replay is not made
+// an entry it cannot read (ErrCorrupt), a call with replay is not made
 // and fails for good (tool-failed, not Retryable), logged once per run
 // scope at ERROR and counted by the loop guard. A run resumed
-// (run.Resume) on a ledger that does not hold it calls no tool: the call
-// returns an error wrapping run.ErrNotHeld. Outside a scoped run it does
+// (Resume) on a ledger that does not hold it calls no tool: the call
+// returns an error wrapping ErrNotHeld. Outside a scoped run it does
 // nothing.
-func RunLedger(replay, resend bool) middleware.Middleware {
+func LedgerLayer(replay, resend bool) middleware.Middleware {
 	return func(next tools.Tool) tools.Tool {
 		return wrap(next, func(ctx context.Context, input string) (string, error) {
 			c := call.From(ctx)
@@ -109,32 +99,32 @@ func RunLedger(replay, resend bool) middleware.Middleware {
 // input.
 type flightKey struct{ tool, input string }
 
-// runCall runs the call of next with input in run r (see RunLedger): it
+// runCall runs the call of next with input in run r (see LedgerLayer): it
 // waits for an identical call in flight, or is the call in flight.
-func runCall(ctx context.Context, r runScope, c *call.Call, next tools.Tool, input string, replay, resend bool) (string, error) {
+func runCall(ctx context.Context, r *scope, c *call.Call, next tools.Tool, input string, replay, resend bool) (string, error) {
 	canon, err := c.Canonical(input)
 	if err != nil {
 		return "", err
 	}
-	e := run.Entry{Tool: next.Name(), Input: canon, ReadOnly: !replay, Alternative: c.IsAlternative()}
-	if err := r.Held(ctx); err != nil {
-		if errors.Is(err, run.ErrNotHeld) {
-			call.LogAt(ctx, c, slog.LevelError, "toolsafe: the resumed run is not in its ledger; no tool is called", "run", r.ID())
-			return "", middleware.Permanent(err)
+	e := Entry{Tool: next.Name(), Input: canon, ReadOnly: !replay, Alternative: c.IsAlternative()}
+	if err := r.held(ctx); err != nil {
+		if errors.Is(err, ErrNotHeld) {
+			call.LogAt(ctx, c, slog.LevelError, "toolsafe: the resumed run is not in its ledger; no tool is called", "run", r.RunID())
+			return "", &call.ForProgram{Err: middleware.Permanent(err)}
 		}
 		return unrecorded(ctx, r, c, next, input, e, err)
 	}
 	if e.Alternative {
 		return ledgerCall(ctx, r, c, next, input, e, resend) // part of its call, which is in flight itself
 	}
-	k, fs := flightKey{e.Tool, canon}, r.Flights()
+	k, fs := flightKey{e.Tool, canon}, r.flights()
 	for {
 		lead, wait := fs.Join(k, c)
 		if wait == nil {
 			return leadCall(ctx, r, c, next, input, e, resend, fs, k, lead)
 		}
 		call.DebugLog(ctx, c, "toolsafe: an identical call of the run is in flight; this call waits for it and shares its outcome",
-			"run", r.ID(), "joined", wait.Leader().ID())
+			"run", r.RunID(), "joined", wait.Leader().ID())
 		o, ok := wait.Wait(ctx)
 		if !ok {
 			return "", ctx.Err() // the call it waited for goes on
@@ -148,7 +138,7 @@ func runCall(ctx context.Context, r runScope, c *call.Call, next tools.Tool, inp
 
 // leadCall makes the call e, in flight as f under k in fs (nil f: on its
 // own), and lands f with its outcome for the identical calls waiting.
-func leadCall(ctx context.Context, r runScope, c *call.Call, next tools.Tool, input string, e run.Entry, resend bool, fs *call.Flights, k flightKey, f *call.Flight) (string, error) {
+func leadCall(ctx context.Context, r *scope, c *call.Call, next tools.Tool, input string, e Entry, resend bool, fs *call.Flights, k flightKey, f *call.Flight) (string, error) {
 	if f == nil {
 		return ledgerCall(ctx, r, c, next, input, e, resend)
 	}
@@ -189,7 +179,7 @@ func joined(c *call.Call, leader *call.Call, o call.Outcome) (string, error) {
 
 // ledgerCall records the call e of next with input in run r, or finds the
 // earlier entry it continues, and makes it unless that entry answers it.
-func ledgerCall(ctx context.Context, r runScope, c *call.Call, next tools.Tool, input string, e run.Entry, resend bool) (string, error) {
+func ledgerCall(ctx context.Context, r *scope, c *call.Call, next tools.Tool, input string, e Entry, resend bool) (string, error) {
 	key, fixed := c.FixedKey()
 	if !fixed {
 		key = call.RandomHex(16)
@@ -198,7 +188,7 @@ func ledgerCall(ctx context.Context, r runScope, c *call.Call, next tools.Tool, 
 	if c.IDKnown() {
 		e.CallID = c.ID()
 	}
-	b, err := r.Begin(ctx, e)
+	b, err := r.begin(ctx, e)
 	if err == nil {
 		err = checkBegun(e, b)
 	}
@@ -210,7 +200,7 @@ func ledgerCall(ctx context.Context, r runScope, c *call.Call, next tools.Tool, 
 	c.AdoptKey(e.Key)
 	if !b.New && replay {
 		switch s := e.Status(); {
-		case s == run.StatusAnswered:
+		case s == StatusAnswered:
 			c.AdoptID(e.CallID)
 			c.Record(call.Replayed{Fallback: e.Fallback})
 			return e.Output, nil
@@ -228,23 +218,23 @@ func ledgerCall(ctx context.Context, r runScope, c *call.Call, next tools.Tool, 
 	return finish(ctx, r, c, e, out, err, replay)
 }
 
-// checkBegun returns an error wrapping run.ErrCorrupt when b, the ledger's
-// answer to the Begin of e, is not one its machine gives (see run.Ledger):
+// checkBegun returns an error wrapping ErrCorrupt when b, the ledger's
+// answer to the Begin of e, is not one its machine gives (see Ledger):
 // another call's entry, or one the call cannot continue.
-func checkBegun(e run.Entry, b run.Begun) error {
+func checkBegun(e Entry, b Begun) error {
 	got := b.Entry
 	s := got.Status()
 	ok := got.Tool == e.Tool && got.Input == e.Input && got.N >= 0
 	switch {
 	case b.New:
-		ok = ok && s == run.StatusPending
+		ok = ok && s == StatusPending
 	case e.ReadOnly:
-		ok = ok && s != run.StatusRefused
+		ok = ok && s != StatusRefused
 	default:
-		ok = ok && (s == run.StatusPending || s == run.StatusAnswered || s == run.StatusUnknown)
+		ok = ok && (s == StatusPending || s == StatusAnswered || s == StatusUnknown)
 	}
 	if !ok {
-		return fmt.Errorf("%w: its Begin answered with an entry the call cannot be or continue (status %d at position %d)", run.ErrCorrupt, s, got.N)
+		return fmt.Errorf("%w: its Begin answered with an entry the call cannot be or continue (status %d at position %d)", ErrCorrupt, s, got.N)
 	}
 	return nil
 }
@@ -253,7 +243,7 @@ func checkBegun(e run.Entry, b run.Begun) error {
 // and returns what the call answers: out and err, or the answer another
 // call recorded first for the same entry (a settled answer is never
 // replaced: this call replays it).
-func finish(ctx context.Context, r runScope, c *call.Call, e run.Entry, out string, err error, replay bool) (string, error) {
+func finish(ctx context.Context, r *scope, c *call.Call, e Entry, out string, err error, replay bool) (string, error) {
 	e.Pending, e.CallID, e.Fallback, e.At = false, c.ID(), c.FallbackName(), time.Now()
 	e.Kind, e.Retryable, e.SideEffectUnknown, e.Output = "", false, false, ""
 	if err == nil && replay {
@@ -262,22 +252,22 @@ func finish(ctx context.Context, r runScope, c *call.Call, e run.Entry, out stri
 	if err != nil {
 		f := call.FailureOf(ctx, err)
 		e.Kind, e.Retryable, e.SideEffectUnknown = f.Kind, f.Retryable, f.SideEffect == middleware.SideEffectUnknown
-		if e.Status() == run.StatusOpen {
-			r.Release(e) // not made: the scope's next identical call makes it
+		if e.Status() == StatusOpen {
+			r.release(e) // not made: the scope's next identical call makes it
 		}
 	}
-	fin, ferr := r.Finish(context.WithoutCancel(ctx), e)
+	fin, ferr := r.finishEntry(context.WithoutCancel(ctx), e)
 	switch {
 	case ferr != nil:
 		level := slog.LevelWarn
-		if errors.Is(ferr, run.ErrCorrupt) {
+		if errors.Is(ferr, ErrCorrupt) {
 			level = slog.LevelError
 		}
-		call.LogAt(ctx, c, level, "toolsafe: the call's outcome could not be added to the run ledger; a resumed run takes it as unknown", "run", r.ID())
-		call.DebugLog(ctx, c, "toolsafe: the call's outcome could not be added to the run ledger", "run", r.ID(), "error", call.ErrorText(ferr))
+		call.LogAt(ctx, c, level, "toolsafe: the call's outcome could not be added to the run ledger; a resumed run takes it as unknown", "run", r.RunID())
+		call.DebugLog(ctx, c, "toolsafe: the call's outcome could not be added to the run ledger", "run", r.RunID(), "error", call.ErrorText(ferr))
 	case fin.Answer != nil && replay && ctx.Err() == nil:
 		a := fin.Answer
-		call.DebugLog(ctx, c, "toolsafe: another call of the run answered this entry first; its answer stands and is replayed", "run", r.ID(), "position", e.N)
+		call.DebugLog(ctx, c, "toolsafe: another call of the run answered this entry first; its answer stands and is replayed", "run", r.RunID(), "position", e.N)
 		c.Record(call.Replayed{Fallback: a.Fallback})
 		return a.Output, nil
 	}
@@ -287,11 +277,11 @@ func finish(ctx context.Context, r runScope, c *call.Call, e run.Entry, out stri
 // unrecorded handles a call e whose run ledger could not record it (err):
 // a call with replay is not made, the store's condition (or, when the
 // ledger cannot read its entry, failed for good); one without runs.
-func unrecorded(ctx context.Context, r runScope, c *call.Call, next tools.Tool, input string, e run.Entry, err error) (string, error) {
-	call.DebugLog(ctx, c, "toolsafe: the run ledger could not record the call", "run", r.ID(), "error", call.ErrorText(err))
-	if errors.Is(err, run.ErrCorrupt) {
-		if r.Unreadable(e) {
-			call.LogAt(ctx, c, slog.LevelError, "toolsafe: the run ledger holds a record of the call that cannot be read; the call is not made and fails for good until it is repaired", "run", r.ID())
+func unrecorded(ctx context.Context, r *scope, c *call.Call, next tools.Tool, input string, e Entry, err error) (string, error) {
+	call.DebugLog(ctx, c, "toolsafe: the run ledger could not record the call", "run", r.RunID(), "error", call.ErrorText(err))
+	if errors.Is(err, ErrCorrupt) {
+		if r.unreadable(e) {
+			call.LogAt(ctx, c, slog.LevelError, "toolsafe: the run ledger holds a record of the call that cannot be read; the call is not made and fails for good until it is repaired", "run", r.RunID())
 		}
 		if !e.ReadOnly {
 			return "", &fault.Corrupt{Err: err}
@@ -300,12 +290,16 @@ func unrecorded(ctx context.Context, r runScope, c *call.Call, next tools.Tool, 
 	if e.ReadOnly {
 		return next.Call(ctx, input)
 	}
-	call.LogAt(ctx, c, slog.LevelWarn, "toolsafe: the run ledger is unavailable; the call is not made", "run", r.ID())
+	call.LogAt(ctx, c, slog.LevelWarn, "toolsafe: the run ledger is unavailable; the call is not made", "run", r.RunID())
 	return "", &fault.Unavailable{Err: err}
 }
 
-// LoopGuard is the loop guard, inside the run ledger and outside the
-// fallback: in a scoped run, it refuses a new call (one the run ledger
+// LoopGuard returns the loop guard of l: toolsafe.New places it in every
+// tool's stack ("loop guard" in toolsafe.Layers, the limits of
+// toolsafe.WithCallLimits), inside LedgerLayer and outside the fallback. It
+// is safe for concurrent use.
+//
+// In a scoped run, it refuses a new call (one the run ledger
 // recorded now; a call answered from the ledger, or continuing an earlier
 // one, is no new call), before any attempt, with call-limit when l's
 // limits are reached, or when the same call failed already with a failure
@@ -315,7 +309,7 @@ func unrecorded(ctx context.Context, r runScope, c *call.Call, next tools.Tool, 
 // that paused for approval counts when it is made, and a fallback's
 // alternative as part of its call. Without the run ledger layer outside
 // it, or outside a scoped run, it does nothing.
-func LoopGuard(l run.Limits) middleware.Middleware {
+func LoopGuard(l Limits) middleware.Middleware {
 	return func(next tools.Tool) tools.Tool {
 		return wrap(next, func(ctx context.Context, input string) (string, error) {
 			c := call.From(ctx)
@@ -323,8 +317,8 @@ func LoopGuard(l run.Limits) middleware.Middleware {
 			if r == nil {
 				return next.Call(ctx, input)
 			}
-			if b, ok := c.Value(begunKey{}).(run.Begun); ok {
-				if err := r.Admit(l, b); err != nil {
+			if b, ok := c.Value(begunKey{}).(Begun); ok {
+				if err := r.admit(l, b); err != nil {
 					return "", err
 				}
 			}
