@@ -315,4 +315,17 @@ func TestTheDocsListTheLayersInTheTablesOrder(t *testing.T) {
 	if got := strings.Split(string(m[1]), " → "); !slices.Equal(got, Layers()) {
 		t.Errorf("README.md lists the layers\n %q\nLayers() is\n %q", got, Layers())
 	}
+	design, err := os.ReadFile("DESIGN.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var inDesign []string // the layer table's rows: "| 4 | run ledger (§8) | run ... |"
+	for _, m := range regexp.MustCompile(`(?m)^\| \d+ \| ([^|(`+"`"+`]+?)\s*(?:[(`+"`"+`][^|]*)?\|`).FindAllStringSubmatch(string(design), -1) {
+		if m[1] != "the tool" {
+			inDesign = append(inDesign, m[1])
+		}
+	}
+	if !slices.Equal(inDesign, Layers()) {
+		t.Errorf("DESIGN.md's layer table lists\n %q\nLayers() is\n %q", inDesign, Layers())
+	}
 }
