@@ -10,7 +10,6 @@ import (
 
 	"github.com/toolsafe/toolsafe/approval"
 	"github.com/toolsafe/toolsafe/canonical"
-	"github.com/toolsafe/toolsafe/internal/layer"
 	"github.com/toolsafe/toolsafe/run"
 
 	"github.com/tmc/langchaingo/tools"
@@ -60,7 +59,7 @@ func TestStackedGatesEachAskTheirOwnApprover(t *testing.T) {
 	grants := approval.NewGrants()
 	refund := toolsafe.Wrap(ranCounter("refund", &ran),
 		toolsafe.WithApproval(grants),
-		toolsafe.With(layer.Gate(auditor, layer.ApproveCall)))
+		toolsafe.With(approval.Gate(auditor, approval.ApproveCall)))
 
 	_, err := refund.Call(context.Background(), `{"order":"A-1"}`)
 	outcome.Paused(t, err)
@@ -79,7 +78,7 @@ func TestStackedGatesEachAskTheirOwnApprover(t *testing.T) {
 func TestAGateInsideACompositeToolAsksItsOwnApprover(t *testing.T) {
 	var ran atomic.Int32
 	auditor := &askCounter{d: approval.Pending}
-	inner := layer.Gate(auditor, layer.ApproveCall)(ranCounter("refund", &ran))
+	inner := approval.Gate(auditor, approval.ApproveCall)(ranCounter("refund", &ran))
 	outer := toolsafe.Wrap(middleware.Func("refund_all", "", func(ctx context.Context, input string) (string, error) {
 		return inner.Call(ctx, input) // on the outer call's context
 	}), toolsafe.WithApproval(&askCounter{d: approval.Approved}))

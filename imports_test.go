@@ -16,16 +16,18 @@ const module = "github.com/toolsafe/toolsafe"
 // import: the import graph points one way, from the policies file down
 // through the root to middleware, which imports none of its siblings (only
 // internal/fault, the errors its Classify knows). approval and run import
-// neither each other's internals nor the root; the call record and the
-// built-in layers are internal. The approvals inbox sits on approval alone.
+// neither each other's internals nor the root, and each keeps its own
+// layers (the gate; the run ledger and the loop guard); the call record and
+// the layers no public package owns are internal. The approvals inbox sits
+// on approval alone.
 var mayImport = map[string][]string{
 	"internal/fault": {},
 	"middleware":     {"internal/fault"},
 	"canonical":      {"middleware", "internal/fault"},
-	"approval":       {"middleware", "canonical", "internal/fault"},
+	"approval":       {"middleware", "canonical", "internal/call", "internal/fault"},
 	"internal/call":  {"middleware", "canonical", "internal/fault"},
 	"run":            {"middleware", "canonical", "approval", "internal/call", "internal/fault"},
-	"internal/layer": {"middleware", "canonical", "approval", "internal/call", "internal/fault"},
+	"internal/layer": {"middleware", "canonical", "internal/call", "internal/fault"},
 	"policy":         {"middleware", "internal/call", "internal/fault", "internal/layer"},
 	"fallback":       {"middleware", "approval", "internal/call", "internal/fault", "internal/layer"},
 	"otelhook":       {"middleware", "canonical", "approval", "run", "policy", "internal/call", "internal/fault", "internal/layer", "internal/typednil"},

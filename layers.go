@@ -1,6 +1,7 @@
 package toolsafe
 
 import (
+	"github.com/toolsafe/toolsafe/approval"
 	"github.com/toolsafe/toolsafe/internal/layer"
 	"github.com/toolsafe/toolsafe/middleware"
 	"github.com/toolsafe/toolsafe/policy"
@@ -106,7 +107,7 @@ func (c *config) gateLayer() middleware.Middleware {
 	if !c.approval {
 		return nil
 	}
-	mw, announce := layer.NewGate(c.approver, c.gateMode())
+	mw, announce := approval.NewGate(c.approver, c.gateMode())
 	c.announceGate = announce
 	return mw
 }

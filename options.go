@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/toolsafe/toolsafe/approval"
-	"github.com/toolsafe/toolsafe/internal/layer"
 	"github.com/toolsafe/toolsafe/run"
 
 	"github.com/failsafe-go/failsafe-go"
@@ -59,7 +58,7 @@ type config struct {
 	argsSet bool // WithArgs (or WithArgsSchema) was given
 	mws     []middleware.Middleware
 	// announceGate records on a call that its attempts pass the approval
-	// gate, as the call begins (see layer.NewGate); nil without one.
+	// gate, as the call begins (see approval.NewGate); nil without one.
 	announceGate func(ctx context.Context)
 	fallback     *fallback.Fallback
 	deadline     time.Duration
@@ -168,11 +167,11 @@ func (c *config) sideEffectsOf() middleware.SideEffects {
 	return c.sideEffects
 }
 
-func (c *config) gateMode() layer.GateMode {
+func (c *config) gateMode() approval.GateMode {
 	if c.destructive || c.gateEachAttempt {
-		return layer.ApproveEachAttempt
+		return approval.ApproveEachAttempt
 	}
-	return layer.ApproveCall
+	return approval.ApproveCall
 }
 
 // WithRetry retries transient failures as r says (see policy.Retry). Without

@@ -7,7 +7,7 @@ import (
 	"slices"
 	"sync/atomic"
 
-	"github.com/toolsafe/toolsafe/internal/layer"
+	"github.com/toolsafe/toolsafe/approval"
 
 	"github.com/toolsafe/toolsafe/internal/call"
 
@@ -227,7 +227,7 @@ func (c *config) gateOptions() []Option {
 	if !c.approval {
 		return nil
 	}
-	each := c.gateMode() == layer.ApproveEachAttempt
+	each := c.gateMode() == approval.ApproveEachAttempt
 	return []Option{WithApproval(c.approver), optionFunc(func(o *config) { o.gateEachAttempt = o.gateEachAttempt || each })}
 }
 

@@ -189,7 +189,7 @@ func (f Fallback) Middleware(run Runner) middleware.Middleware {
 			if given == nil {
 				// Placed by hand: the alternative passes every approval
 				// gate the primary's call went through.
-				if gates := layer.GatesOf(e.Context()); len(gates) > 0 {
+				if gates := approval.GatesOf(e.Context()); len(gates) > 0 {
 					run = gatedRunner(f.alt, gates)
 				}
 			}
@@ -291,7 +291,7 @@ func runnerOf(alt tools.Tool) Runner {
 }
 
 // gatedRunner runs alt as runnerOf does, behind gates (see
-// layer.GatesOf): asked about alt's name and input before it runs.
+// approval.GatesOf): asked about alt's name and input before it runs.
 func gatedRunner(alt tools.Tool, gates []middleware.Middleware) Runner {
 	inner := alt
 	if r, ok := alt.(Runner); ok {
@@ -316,7 +316,7 @@ func gatedRunner(alt tools.Tool, gates []middleware.Middleware) Runner {
 	}
 	chain := middleware.Chain(mws...)(inner)
 	return RunnerFunc(func(ctx context.Context, input string) middleware.Result {
-		ctx = layer.InheritGates(ctx) // and the alternative's own fallbacks
+		ctx = approval.InheritGates(ctx) // and the alternative's own fallbacks
 		ctx, c := call.Begin(ctx, alt.Name(), "", input, call.From(ctx).Logger())
 		out, err := chain.Call(ctx, input)
 		return c.Result(ctx, out, err)

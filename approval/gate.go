@@ -1,4 +1,4 @@
-package layer
+package approval
 
 import (
 	"context"
@@ -12,7 +12,6 @@ import (
 	"strings"
 	"sync/atomic"
 
-	"github.com/toolsafe/toolsafe/approval"
 	"github.com/toolsafe/toolsafe/internal/call"
 	"github.com/toolsafe/toolsafe/internal/fault"
 	"github.com/toolsafe/toolsafe/middleware"
@@ -20,17 +19,9 @@ import (
 	"github.com/tmc/langchaingo/tools"
 )
 
-// GateMode says how often Gate asks (see approval.GateMode).
-type GateMode = approval.GateMode
-
-// The gate modes, as package approval names them.
-const (
-	ApproveCall        = approval.ApproveCall
-	ApproveEachAttempt = approval.ApproveEachAttempt
-)
-
-// Gate is the approval gate: it asks a before an attempt and runs it only
-// when approved. toolsafe places it inside the retry and the side-effect
+// Gate returns the approval gate of a: it asks a before an attempt and runs
+// it only when approved. toolsafe.New places it (the "approval" layer of
+// toolsafe.Layers, from toolsafe.WithApproval) inside the retry and the side-effect
 // guard and outside the circuit breaker and bulkhead, so it is asked before
 // any permit is taken (a person's slow answer holds no bulkhead slot and no
 // half-open probe) and, for a destructive tool (ApproveEachAttempt), again
@@ -39,7 +30,7 @@ const (
 // A gate decides for itself: an approval it records covers only its own
 // later attempts of the same call and input (ApproveCall), never another
 // gate's, whether stacked on the same tool or inside a tool the call runs.
-// Inputs are compared as canonical JSON (see Canonical); an input whose
+// Inputs are compared as canonical JSON (see canonical.JSON); an input whose
 // keys repeat or differ only in case ends the attempt as args-invalid before
 // anyone is asked.
 //
@@ -49,7 +40,7 @@ const (
 //     control back when ctx ends, even if a ignores it, and the call
 //     remembers that it was waiting for approval (so a deadline that passed
 //     then says the tool was never called, and no fallback runs);
-//   - *approval.Required when a says Pending, fails or panics (an error: the
+//   - *Required when a says Pending, fails or panics (an error: the
 //     agent run stops; nothing ran, so it is never retried, counted by a
 //     circuit breaker or routed to a fallback);
 //   - an approval-denied error when a says Denied;
@@ -57,7 +48,7 @@ const (
 //
 // A nil a pauses every call: a gate can never be bypassed by a missing
 // approver. Gate is safe for concurrent use when a is.
-func Gate(a approval.Approver, mode GateMode) middleware.Middleware {
+func Gate(a Approver, mode GateMode) middleware.Middleware {
 	mw, _ := NewGate(a, mode)
 	return mw
 }
@@ -66,20 +57,23 @@ func Gate(a approval.Approver, mode GateMode) middleware.Middleware {
 // that the call's attempts go through this gate, before any of them has
 // (see GatesOf): a stack calls it as the call begins, so that a layer
 // outside the gate knows of it even when the call ends before reaching it.
-func NewGate(a approval.Approver, mode GateMode) (mw middleware.Middleware, announce func(ctx context.Context)) {
+func NewGate(a Approver, mode GateMode) (mw middleware.Middleware, announce func(ctx context.Context)) {
 	g := &gate{approver: a, mode: mode}
-	return func(next tools.Tool) tools.Tool {
-		return wrap(next, func(ctx context.Context, input string) (string, error) {
-			return g.call(ctx, next, input)
-		})
-	}, func(ctx context.Context) { g.passedBy(call.From(ctx)) }
+	return g.layer, func(ctx context.Context) { g.passedBy(call.From(ctx)) }
 }
 
 // gate is one Gate: its identity is what its approvals are recorded under.
 type gate struct {
-	approver approval.Approver
+	approver Approver
 	mode     GateMode
 	stuck    atomic.Int64 // decisions still running after their call ended
+}
+
+// layer puts g in front of next.
+func (g *gate) layer(next tools.Tool) tools.Tool {
+	return middleware.Func(next.Name(), next.Description(), func(ctx context.Context, input string) (string, error) {
+		return g.call(ctx, next, input)
+	})
 }
 
 func (g *gate) call(ctx context.Context, next tools.Tool, input string) (string, error) {
@@ -97,7 +91,7 @@ func (g *gate) call(ctx context.Context, next tools.Tool, input string) (string,
 			return runApproved(ctx, next, input, run)
 		}
 	}
-	info := approval.CallInfo{
+	info := CallInfo{
 		Tool:           next.Name(),
 		CallID:         c.ID(),
 		Input:          input,
@@ -109,10 +103,10 @@ func (g *gate) call(ctx context.Context, next tools.Tool, input string) (string,
 		CanonicalInput: canon,
 		CallIDKnown:    c.IDKnown(),
 	}
-	var decision approval.Verdict
+	var decision Verdict
 	switch {
 	case g.approver == nil:
-	case g.stuck.Load() >= DefaultMaxAbandoned:
+	case g.stuck.Load() >= maxStuckDecisions:
 		// The approver ignores its context and earlier decisions pile up:
 		// fail closed without starting one more.
 		return "", pause(info, "the approver could not decide", errApproverStuck)
@@ -129,18 +123,24 @@ func (g *gate) call(ctx context.Context, next tools.Tool, input string) (string,
 		call.LogAt(ctx, c, slog.LevelWarn, "toolsafe: the approver could not decide; the call pauses", "attempt", info.Attempt)
 		call.DebugLog(ctx, c, "toolsafe: the approver could not decide", "attempt", info.Attempt, "error", call.ErrorText(err))
 		return "", pause(info, "the approver could not decide", err)
-	case decision.Decision == approval.Approved:
+	case decision.Decision == Approved:
 		if g.mode == ApproveCall {
 			g.approve(c, canon, decision.Input)
 		}
 		return runApproved(ctx, next, input, decision.Input)
-	case decision.Decision == approval.Denied && decision.Message != "":
+	case decision.Decision == Denied && decision.Message != "":
 		return "", &fault.Denied{Message: decision.Message}
-	case decision.Decision == approval.Denied:
+	case decision.Decision == Denied:
 		return "", fault.ErrDenied
 	}
 	return "", pause(info, "", nil)
 }
+
+// maxStuckDecisions is how many of a gate's decisions may still run after
+// their calls ended (an approver that ignores its context) before the gate
+// fails closed: as many as the abandoned attempts a tool may have by
+// default (policy.MaxAbandoned).
+const maxStuckDecisions = 64
 
 // errApproverStuck fails a gate closed whose approver has too many
 // decisions still running after their calls ended.
@@ -153,12 +153,12 @@ var errApproverStuck = errors.New("toolsafe: the approver is still deciding earl
 // goroutine. A panic in it is recovered, logged (its type and stack at
 // ERROR, its value at DEBUG), and returned as an error, so the gate fails
 // closed.
-func (g *gate) decide(ctx context.Context, info approval.CallInfo, c *call.Call) (approval.Verdict, error) {
+func (g *gate) decide(ctx context.Context, info CallInfo, c *call.Call) (Verdict, error) {
 	if ctx.Done() == nil {
 		return safeDecide(ctx, g.approver, info, c)
 	}
 	type answer struct {
-		d   approval.Verdict
+		d   Verdict
 		err error
 	}
 	done := make(chan answer, 1) // buffered: an abandoned Decide never blocks
@@ -178,41 +178,41 @@ func (g *gate) decide(ctx context.Context, info approval.CallInfo, c *call.Call)
 		if state.CompareAndSwap(running, left) {
 			g.stuck.Add(1)
 		}
-		return approval.Verdict{}, ctx.Err()
+		return Verdict{}, ctx.Err()
 	}
 }
 
 // safeDecide calls a.Verdict when a has it, else a.Decide, turning a panic
 // into an error. A verdict that is not Approved carries no input, and one
 // that is not Denied no message.
-func safeDecide(ctx context.Context, a approval.Approver, info approval.CallInfo, c *call.Call) (v approval.Verdict, err error) {
+func safeDecide(ctx context.Context, a Approver, info CallInfo, c *call.Call) (v Verdict, err error) {
 	defer func() {
 		r := recover()
 		if r == nil {
-			if v.Decision != approval.Approved {
+			if v.Decision != Approved {
 				v.Input = ""
 			}
-			if v.Decision != approval.Denied {
+			if v.Decision != Denied {
 				v.Message = ""
 			}
 			return
 		}
 		call.LogPanic(ctx, c, "approver", r, debug.Stack(), "attempt", info.Attempt)
-		v, err = approval.Verdict{}, &fault.Panic{Who: "the approver", Value: r}
+		v, err = Verdict{}, &fault.Panic{Who: "the approver", Value: r}
 	}()
-	if va, ok := a.(approval.VerdictApprover); ok {
+	if va, ok := a.(VerdictApprover); ok {
 		return va.Verdict(ctx, info)
 	}
 	d, err := a.Decide(ctx, info)
-	return approval.Verdict{Decision: d}, err
+	return Verdict{Decision: d}, err
 }
 
-// pause builds the *approval.Required for info.
-func pause(info approval.CallInfo, reason string, err error) *approval.Required {
+// pause builds the *Required for info.
+func pause(info CallInfo, reason string, err error) *Required {
 	if reason == "" {
 		reason = info.Reason()
 	}
-	return &approval.Required{
+	return &Required{
 		RunID:          info.RunID,
 		Tool:           info.Tool,
 		CallID:         info.CallID,
@@ -261,18 +261,18 @@ func runApproved(ctx context.Context, next tools.Tool, input, changed string) (s
 	if err != nil {
 		return out, err
 	}
-	return EditNote(input, changed) + "\n" + out, nil
+	return editNote(input, changed) + "\n" + out, nil
 }
 
 // maxNoteValue is how much of a changed field's new value the model's
 // note shows, in bytes of JSON.
 const maxNoteValue = 80
 
-// EditNote is the sentence that tells the model a person changed its call
+// editNote is the sentence that tells the model a person changed its call
 // before approving it: which top-level fields, and their new values (the
 // person's, as JSON, each cut to 80 bytes), at most 8 of them.
-func EditNote(input, changed string) string {
-	fields := approval.ChangedFields(input, changed)
+func editNote(input, changed string) string {
+	fields := ChangedFields(input, changed)
 	var now map[string]json.RawMessage
 	_ = json.Unmarshal([]byte(changed), &now)
 	var b strings.Builder
@@ -326,11 +326,7 @@ func GatesOf(ctx context.Context) []middleware.Middleware {
 	gs := gatesIn(ctx)
 	out := make([]middleware.Middleware, 0, len(gs))
 	for _, g := range gs {
-		out = append(out, func(next tools.Tool) tools.Tool {
-			return wrap(next, func(ctx context.Context, input string) (string, error) {
-				return g.call(ctx, next, input)
-			})
-		})
+		out = append(out, g.layer)
 	}
 	return out
 }

@@ -1,4 +1,4 @@
-package layer_test
+package approval_test
 
 import (
 	"bytes"
@@ -40,7 +40,7 @@ func TestGateReturnsWhenCtxEndsWhileApproverIgnoresIt(t *testing.T) {
 	defer cancel()
 	errc := make(chan error, 1)
 	go func() {
-		_, err := layer.Gate(prompt, layer.ApproveCall)(tool).Call(ctx, "A-1")
+		_, err := approval.Gate(prompt, approval.ApproveCall)(tool).Call(ctx, "A-1")
 		errc <- err
 	}()
 	<-asked
@@ -74,7 +74,7 @@ func TestGateDecidesOnTheCallersGoroutineWhenCtxCannotEnd(t *testing.T) {
 	tool := middleware.Func("refund", "", func(context.Context, string) (string, error) { return "done", nil })
 	ctx, _ := call.Begin(context.Background(), "refund", "", "A-1", nil)
 	waiting := lastWaiting(ctx)
-	if out, err := layer.Gate(a, layer.ApproveCall)(tool).Call(ctx, "A-1"); out != "done" || err != nil {
+	if out, err := approval.Gate(a, approval.ApproveCall)(tool).Call(ctx, "A-1"); out != "done" || err != nil {
 		t.Fatalf("Call = %q, %v; want done", out, err)
 	}
 	if !strings.Contains(stack, "TestGateDecidesOnTheCallersGoroutineWhenCtxCannotEnd") {
@@ -91,7 +91,7 @@ func TestGateRecoversApproverPanic(t *testing.T) {
 	boom := approval.ApproverFunc(func(context.Context, approval.CallInfo) (approval.Decision, error) { panic("boom") })
 	for _, ctx := range []context.Context{context.Background(), t.Context()} {
 		ctx, _ := call.Begin(ctx, "refund", "", "A-1", slog.New(slog.DiscardHandler))
-		_, err := layer.Gate(boom, layer.ApproveEachAttempt)(tool).Call(ctx, "A-1")
+		_, err := approval.Gate(boom, approval.ApproveEachAttempt)(tool).Call(ctx, "A-1")
 		var ar *approval.Required
 		if !errors.As(err, &ar) || ar.Err == nil || ar.Err.Error() != "the approver panicked: boom" {
 			t.Errorf("Call returned %v; want a pause whose Err is the panic", err)
@@ -109,7 +109,7 @@ func TestGateAsksNobodyForACancelledCall(t *testing.T) {
 	tool := middleware.Func("refund", "", func(context.Context, string) (string, error) { return "done", nil })
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if _, err := layer.Gate(a, layer.ApproveCall)(tool).Call(ctx, "A-1"); !errors.Is(err, context.Canceled) || asked.Load() != 0 {
+	if _, err := approval.Gate(a, approval.ApproveCall)(tool).Call(ctx, "A-1"); !errors.Is(err, context.Canceled) || asked.Load() != 0 {
 		t.Errorf("Call returned %v after asking %d times; want context.Canceled, never asked", err, asked.Load())
 	}
 }
@@ -145,7 +145,7 @@ func TestAStuckApproverIsNotAskedWithoutBound(t *testing.T) {
 		return approval.Approved, nil
 	})
 	var ran atomic.Int32
-	gated := layer.Gate(stuck, layer.ApproveCall)(middleware.Func("refund", "", func(context.Context, string) (string, error) {
+	gated := approval.Gate(stuck, approval.ApproveCall)(middleware.Func("refund", "", func(context.Context, string) (string, error) {
 		ran.Add(1)
 		return "done", nil
 	}))

@@ -1,4 +1,4 @@
-package layer_test
+package approval_test
 
 import (
 	"context"
@@ -22,10 +22,10 @@ func TestGate(t *testing.T) {
 		ran++
 		return "done", nil
 	})
-	run := func(mode layer.GateMode, g *approval.Grants, attempts int) (int, error) {
+	run := func(mode approval.GateMode, g *approval.Grants, attempts int) (int, error) {
 		ran = 0
 		// The attempt timeout begins each attempt, as inside toolsafe's retry.
-		gated := layer.Gate(g, mode)(layer.AttemptTimeout(0)(tool))
+		gated := approval.Gate(g, mode)(layer.AttemptTimeout(0)(tool))
 		ctx, _ := call.Begin(context.Background(), "refund", "", "A-1", nil)
 		for range attempts {
 			if _, err := gated.Call(ctx, "A-1"); err != nil {
@@ -38,29 +38,29 @@ func TestGate(t *testing.T) {
 	t.Run("each attempt of a destructive call uses a grant", func(t *testing.T) {
 		g := approval.NewGrants()
 		g.Grant("refund", "A-1")
-		n, err := run(layer.ApproveEachAttempt, g, 2)
+		n, err := run(approval.ApproveEachAttempt, g, 2)
 		var ar *approval.Required
 		if n != 1 || !errors.As(err, &ar) || ar.Attempt != 2 {
 			t.Fatalf("ran %d, err %v; want 1 and a pause at attempt 2", n, err)
 		}
 		g.Grant("refund", "A-1")
 		g.Grant("refund", "A-1")
-		if n, err := run(layer.ApproveEachAttempt, g, 2); n != 2 || err != nil {
+		if n, err := run(approval.ApproveEachAttempt, g, 2); n != 2 || err != nil {
 			t.Fatalf("with two grants: ran %d, err %v; want 2 and nil", n, err)
 		}
 	})
 	t.Run("one grant covers every attempt of a call otherwise", func(t *testing.T) {
 		g := approval.NewGrants()
 		g.Grant("refund", "A-1")
-		if n, err := run(layer.ApproveCall, g, 3); n != 3 || err != nil {
+		if n, err := run(approval.ApproveCall, g, 3); n != 3 || err != nil {
 			t.Fatalf("ran %d, err %v; want 3 and nil", n, err)
 		}
-		if _, err := run(layer.ApproveCall, g, 1); err == nil {
+		if _, err := run(approval.ApproveCall, g, 1); err == nil {
 			t.Fatal("the grant covered a second call")
 		}
 	})
 	t.Run("a nil approver pauses every call", func(t *testing.T) {
-		if _, err := layer.Gate(nil, layer.ApproveCall)(tool).Call(context.Background(), "A-1"); err == nil {
+		if _, err := approval.Gate(nil, approval.ApproveCall)(tool).Call(context.Background(), "A-1"); err == nil {
 			t.Fatal("a gate without an approver let the call through")
 		}
 	})
