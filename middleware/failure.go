@@ -119,7 +119,12 @@ func (f *Failure) message(args bool) string {
 		if errors.As(f.Cause, &d) && d.Message != "" {
 			// A person's words, quoted as a Go string: no line break or
 			// control character reaches the model unescaped.
-			return fmt.Sprintf("The user denied approval for %s, and said: %s. Do not call it again for this request.", tool, strconv.Quote(d.Message))
+			// A message that ends its own sentence gets no second stop.
+			stop := "."
+			if strings.HasSuffix(d.Message, ".") || strings.HasSuffix(d.Message, "!") || strings.HasSuffix(d.Message, "?") {
+				stop = ""
+			}
+			return fmt.Sprintf("The user denied approval for %s, and said: %s%s Do not call it again for this request.", tool, strconv.Quote(d.Message), stop)
 		}
 		return fmt.Sprintf("The user denied approval for %s. Do not call it again for this request.", tool)
 	case KindCallLimit:
