@@ -155,35 +155,32 @@ var okSummaries = func() (s [17]string) {
 
 // providerCache keeps what was made from the last provider used (a tracer,
 // the instruments), so that resolving the global provider at each call
-// costs a load and a comparison. A provider whose type cannot be compared
-// is asked again at each call.
+// costs a load and a comparison: it runs three times on every traced call
+// (see BenchmarkSuccess/toolsafe-traced in package bench), so whether the
+// provider's type can be compared is asked once, when the entry is made,
+// not at each call. A provider whose type cannot be compared is asked again
+// at each call.
 type providerCache[P, V any] struct {
 	last atomic.Pointer[providerEntry[P, V]]
 }
 
 type providerEntry[P, V any] struct {
-	provider P
-	v        V
+	provider   any  // the P, held as an interface to compare
+	comparable bool // whether provider's dynamic type can be compared
+	v          V
 }
 
 // get returns what newV made from p if p is the provider used last, else
 // calls newV now and keeps its result for p.
 func (c *providerCache[P, V]) get(p P, newV func(P) V) V {
-	if e := c.last.Load(); e != nil && sameProvider(e.provider, p) {
+	// Comparing interfaces whose dynamic types differ is false, and one
+	// that is comparable is compared without panicking: p's type need not
+	// be checked.
+	if e := c.last.Load(); e != nil && e.comparable && e.provider == any(p) {
 		return e.v
 	}
 	v := newV(p)
-	c.last.Store(&providerEntry[P, V]{p, v})
+	t := reflect.TypeOf(p)
+	c.last.Store(&providerEntry[P, V]{provider: p, comparable: t != nil && t.Comparable(), v: v})
 	return v
-}
-
-// sameProvider reports whether a and b, both providers held in interfaces,
-// are the same provider, without panicking on a provider type that cannot
-// be compared (those are never the same).
-func sameProvider(a, b any) bool {
-	ta, tb := reflect.TypeOf(a), reflect.TypeOf(b)
-	if ta != tb || ta == nil || !ta.Comparable() {
-		return false
-	}
-	return a == b
 }

@@ -11,6 +11,7 @@ import (
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+	"go.opentelemetry.io/otel/trace"
 	"go.uber.org/goleak"
 
 	"github.com/toolsafe/toolsafe/middleware"
@@ -86,5 +87,32 @@ func TestCallSpanWithoutTheRoot(t *testing.T) {
 	}
 	if kind != "tool-error" {
 		t.Errorf("error.type %q; want tool-error", kind)
+	}
+}
+
+// uncomparableProvider is a tracer provider whose type cannot be compared
+// with ==: a program may hand the Hook one.
+type uncomparableProvider struct {
+	trace.TracerProvider
+	_ []int
+}
+
+// A provider of a type that cannot be compared is used, call after call,
+// without a panic: the Hook cannot tell it is the same provider, and asks it
+// for its tracer again.
+func TestAProviderThatCannotBeComparedIsUsed(t *testing.T) {
+	spans := tracetest.NewSpanRecorder()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(spans))
+	defer tp.Shutdown(context.Background())
+	hook := otelhook.New(otelhook.WithTracerProvider(uncomparableProvider{TracerProvider: tp}))
+	tool := middleware.Chain(hook.CallSpan(), layer.Surface(), layer.AttemptTimeout(0), hook.AttemptSpan())(
+		middleware.Func("echo", "echoes", func(_ context.Context, in string) (string, error) { return in, nil }))
+	for i := range 3 {
+		if out, err := tool.Call(context.Background(), "hi"); out != "hi" || err != nil {
+			t.Fatalf("call %d: %q, %v", i, out, err)
+		}
+	}
+	if n := len(spans.Ended()); n != 6 {
+		t.Errorf("%d spans; want 6 (a call and an attempt span for each of 3 calls)", n)
 	}
 }
