@@ -153,6 +153,16 @@ var okSummaries = func() (s [17]string) {
 	return s
 }()
 
+// okEnds are the attributes a successful call's span that made up to 16
+// attempts ends with, beside its IDs, when it had no fallback, abandoned no
+// attempt and records no content: the same for every tool, so made once.
+var okEnds = func() (s [len(okSummaries)][]attribute.KeyValue) {
+	for n := range s {
+		s[n] = []attribute.KeyValue{AttemptsKey.Int(n), AbandonedKey.Int(0), SummaryKey.String(okSummaries[n])}
+	}
+	return s
+}()
+
 // providerCache keeps what was made from the last provider used (a tracer,
 // the instruments), so that resolving the global provider at each call
 // costs a load and a comparison: it runs three times on every traced call
