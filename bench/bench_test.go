@@ -160,7 +160,7 @@ func contenders(t tools.Tool) map[string]runner {
 }
 
 // order is the order of the sub-benchmarks, so benchstat tables line up.
-var order = []string{"direct", "failsafe", "failsafe-retry", "failsafe-hard", "toolsafe", "toolsafe-traced",
+var order = []string{"direct", "failsafe", "failsafe-retry", "failsafe-hard", "toolsafe", "toolsafe-traced", "toolsafe-metered",
 	"toolsafe-run", "toolsafe-no-timeout", "handrolled", "handrolled-hard", "backoff", "retrygo"}
 
 func bench(b *testing.B, fails int) {

@@ -152,9 +152,12 @@ fs=$(per_call Success/failsafe)
 fh=$(per_call Success/failsafe-hard)
 tr=$(per_call Success/toolsafe-traced)
 sp=$(per_call Spans/two)
+me=$(per_call Success/toolsafe-metered)
+spm=$(per_call Spans/two-metered)
 rts=$(per_call Retries/toolsafe)
 rfs=$(per_call Retries/failsafe)
 printf "success: toolsafe %d, failsafe-go %d, failsafe-go + hard timeout %d, toolsafe traced %d, two bare spans %d\n" "$ts" "$fs" "$fh" "$tr" "$sp"
+printf "success with metrics: toolsafe traced and metered %d, two bare spans and four bare measurements %d\n" "$me" "$spm"
 printf "3 failures then success: toolsafe %d, failsafe-go %d\n" "$rts" "$rfs"
 # The MCP call is measured in mcptools' module: the SDK's CallTool over the
 # in-memory transport, and the same tool through mcptools and toolsafe.
@@ -163,11 +166,12 @@ ms=$(bin="$out.mcp" calls="200 1200" per_call Call/sdk)
 mt=$(bin="$out.mcp" calls="200 1200" per_call Call/toolsafe)
 printf "an MCP call: the SDK's CallTool %d, through toolsafe %d\n" "$ms" "$mt"
 rc=0
-awk -v ts="$ts" -v fs="$fs" -v fh="$fh" -v tr="$tr" -v sp="$sp" -v rts="$rts" -v rfs="$rfs" -v ms="$ms" -v mt="$mt" 'BEGIN {
+awk -v ts="$ts" -v fs="$fs" -v fh="$fh" -v tr="$tr" -v sp="$sp" -v me="$me" -v spm="$spm" -v rts="$rts" -v rfs="$rfs" -v ms="$ms" -v mt="$mt" 'BEGIN {
   line("success: toolsafe / failsafe-go retry + its timeout, instructions", div(ts, fs), "<= 0.5")
   line("success: toolsafe / failsafe-go + a hard timeout, instructions", div(ts, fh), "-")
   line("3 failures then success: toolsafe / failsafe-go, instructions", div(rts, rfs), "<= 1.5")
   line("success: (traced - untraced) / two bare spans, instructions", div(minus(tr, ts), sp), "<= 1.05")
+  line("success: (traced and metered - untraced) / two spans and four measurements, instructions", div(minus(me, ts), spm), "<= 1.05")
   line("an MCP call: toolsafe / the SDK'"'"'s raw CallTool, instructions", div(mt, ms), "<= 1.05")
 }'"$goals" </dev/null || rc=$?
 judged "$rc"
