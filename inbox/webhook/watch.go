@@ -12,7 +12,9 @@ import (
 // least 100ms) it lists the requests waiting and the latest answers, and
 // sends "waiting" for each request it has not seen, "decided" for each
 // answer it has not seen (the answers recorded before Watch began are not
-// sent; the requests waiting then are). Events are sent one at a time, in
+// sent; the requests waiting then are, so after a restart a receiver gets
+// "waiting" again for each request still waiting, with the same Event.ID
+// and Idempotency-Key as before, and drops what it has handled). Events are sent one at a time, in
 // order; one that cannot be delivered after its retries is logged at WARN
 // by logger (nil: slog.Default()) without the receiver's answer, and
 // dropped. Run one Watch per store: two send each event twice. It returns

@@ -62,6 +62,12 @@ const MaxRetryAfter = time.Minute
 
 // Event is what a POST says: "waiting" or "decided".
 type Event struct {
+	// ID names the event, the same each time the same event is sent: the
+	// retries of one POST, and a "waiting" that Watch sends again after a
+	// restart for a request still waiting. A receiver that has handled an
+	// ID drops the event. It is also the POST's Idempotency-Key header.
+	// Waiting and Decided set it; Send sends one without it as it is.
+	ID string `json:"id,omitempty"`
 	// Text is what a chat shows.
 	Text string `json:"text"`
 	// Event is "waiting" when a request starts waiting, "decided" when a
@@ -181,7 +187,7 @@ func (n *Notifier) Send(ctx context.Context, e Event) error {
 		return fmt.Errorf("webhook: %w", err)
 	}
 	_, err = failsafe.With(n.retry).WithContext(ctx).GetWithExecution(func(exec failsafe.Execution[*http.Response]) (*http.Response, error) {
-		return nil, n.post(exec.Context(), body)
+		return nil, n.post(exec.Context(), e.ID, body)
 	})
 	if err != nil {
 		return fmt.Errorf("webhook: the event %s of %s was not delivered: %w", e.Event, e.RequestID, err)
@@ -189,7 +195,7 @@ func (n *Notifier) Send(ctx context.Context, e Event) error {
 	return nil
 }
 
-func (n *Notifier) post(ctx context.Context, body []byte) error {
+func (n *Notifier) post(ctx context.Context, id string, body []byte) error {
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, n.url, bytes.NewReader(body))
 	if err != nil {
 		return err
@@ -198,6 +204,9 @@ func (n *Notifier) post(ctx context.Context, body []byte) error {
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set(TimestampHeader, ts)
 	req.Header.Set(SignatureHeader, "sha256="+Sign(n.secret, ts, body))
+	if id != "" {
+		req.Header.Set("Idempotency-Key", id)
+	}
 	resp, err := n.client.Do(req)
 	if err != nil {
 		return err
@@ -271,7 +280,7 @@ func (n *Notifier) link(id string) string {
 
 // Waiting returns the event of r starting to wait.
 func (n *Notifier) Waiting(r approval.Request) Event {
-	e := Event{Event: "waiting", RequestID: r.ID, Tool: r.Call.Tool, RunID: r.Call.RunID, CallID: r.Call.CallID,
+	e := Event{ID: "waiting:" + r.ID, Event: "waiting", RequestID: r.ID, Tool: r.Call.Tool, RunID: r.Call.RunID, CallID: r.Call.CallID,
 		Input: r.Call.Input, Reason: r.Call.Reason(), Since: r.Since.UTC(), URL: n.link(r.ID), Quorum: r.Quorum}
 	e.Text = fmt.Sprintf("%s waits for approval (run %s)", chat(e.Tool), chat(e.RunID))
 	if e.Quorum > 1 {
@@ -285,7 +294,7 @@ func (n *Notifier) Waiting(r approval.Request) Event {
 
 // Decided returns the event of rec, a person's answer.
 func (n *Notifier) Decided(rec approval.Record) Event {
-	e := Event{Event: "decided", RequestID: rec.RequestID, Tool: rec.Call.Tool, RunID: rec.Call.RunID, CallID: rec.Call.CallID,
+	e := Event{ID: decidedID(rec), Event: "decided", RequestID: rec.RequestID, Tool: rec.Call.Tool, RunID: rec.Call.RunID, CallID: rec.Call.CallID,
 		Input: rec.Call.Input, Since: rec.Since.UTC(), URL: n.link(rec.RequestID), Decision: rec.Decision.String(), By: rec.By,
 		Comment: rec.Comment, ChangedInput: rec.Input, Message: rec.Message, Approvals: rec.Approvals, Quorum: rec.Quorum, At: rec.At.UTC()}
 	e.Text = fmt.Sprintf("%s %s %s (run %s)", chat(rec.By), e.Decision, chat(e.Tool), chat(e.RunID))
@@ -296,4 +305,10 @@ func (n *Notifier) Decided(rec approval.Record) Event {
 		e.Text += ", with changes"
 	}
 	return e
+}
+
+// decidedID names the event of rec: one person answers a request once at a
+// time, so its request, its person and its time name it.
+func decidedID(rec approval.Record) string {
+	return "decided:" + rec.RequestID + ":" + strconv.FormatInt(rec.At.UnixNano(), 10) + ":" + rec.By
 }

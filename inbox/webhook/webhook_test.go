@@ -22,6 +22,7 @@ var secret = []byte("0123456789abcdef0123456789abcdef")
 type delivery struct {
 	event    webhook.Event
 	verified bool
+	key      string // the Idempotency-Key header
 }
 
 // receiver is a chat's endpoint on 127.0.0.1: it checks each POST's
@@ -45,7 +46,7 @@ func receiver(t *testing.T, statuses ...int) (*httptest.Server, <-chan delivery,
 			t.Errorf("the body is not JSON: %v", err)
 		}
 		ok := webhook.Verify(secret, r.Header.Get(webhook.SignatureHeader), r.Header.Get(webhook.TimestampHeader), body, time.Now(), time.Minute)
-		got <- delivery{e, ok}
+		got <- delivery{e, ok, r.Header.Get("Idempotency-Key")}
 	}))
 	t.Cleanup(srv.Close)
 	return srv, got, &n
@@ -85,6 +86,46 @@ func TestARequestWaitingAndItsDecisionReachTheWebhookSigned(t *testing.T) {
 	}
 	if d = <-got; d.event.Decision != "denied" || d.event.Message != "needs a ticket" {
 		t.Fatalf("the denial: %+v", d)
+	}
+}
+
+// A Watch started again (a restart) sends "waiting" again for a request
+// still waiting: with the same event ID and Idempotency-Key, so the
+// receiver can tell it has handled it; a decision has an ID of its own.
+func TestARestartedWatchResendsWaitingUnderTheSameID(t *testing.T) {
+	srv, got, _ := receiver(t)
+	n, err := webhook.New(srv.URL, secret)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := &approval.Grants{}
+	g.Decide(context.Background(), approval.CallInfo{Tool: "refund", CallID: "c1", RunID: "run-1", Input: `{"order":"A-1001"}`, Attempt: 1})
+	watch := func() (stop func()) {
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan error, 1)
+		go func() { done <- webhook.Watch(ctx, inbox.Memory(g), n, 100*time.Millisecond, nil) }()
+		return func() { cancel(); <-done }
+	}
+	stop := watch()
+	first := <-got
+	stop()
+	stop = watch() // the process restarted
+	defer stop()
+	again := <-got
+	if first.event.Event != "waiting" || again.event.Event != "waiting" {
+		t.Fatalf("events %q then %q; want waiting twice", first.event.Event, again.event.Event)
+	}
+	if first.event.ID == "" || again.event.ID != first.event.ID || first.key != first.event.ID || again.key != first.key {
+		t.Fatalf("IDs %q then %q, Idempotency-Keys %q then %q; want one ID, sent as the key both times",
+			first.event.ID, again.event.ID, first.key, again.key)
+	}
+	id := g.Requests()[0].ID
+	if _, err := g.Answer(id, approval.Approved, "alice", "ok"); err != nil {
+		t.Fatal(err)
+	}
+	d := <-got
+	if d.event.Event != "decided" || d.event.ID == "" || d.event.ID == first.event.ID || d.key != d.event.ID {
+		t.Fatalf("the decision: ID %q, key %q; want an ID of its own, sent as the key", d.event.ID, d.key)
 	}
 }
 
