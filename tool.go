@@ -280,17 +280,26 @@ func (t *Tool) Call(ctx context.Context, input string) (string, error) {
 	if t == nil || t.chain == nil || len(t.cfg.onResult) > 0 {
 		return t.callWithResult(ctx, input)
 	}
-	// No Result is read: build none.
-	ctx, call := call.Begin(ctx, t.name, t.cfg.callID(ctx, t.name, input), input, t.cfg.logger)
+	// No Result is read: build none (BenchmarkSuccess/toolsafe in package
+	// bench).
+	_, c, out, err := t.invoke(ctx, input)
+	if err != nil {
+		return "", err
+	}
+	return c.Observation(out), nil
+}
+
+// invoke is the one path of every call of a Tool that has its chain: it
+// begins the call's record and runs the chain, and returns the record,
+// the context that carries it and what the chain answered.
+func (t *Tool) invoke(ctx context.Context, input string) (context.Context, *call.Call, string, error) {
+	ctx, c := call.Begin(ctx, t.name, t.cfg.callID(ctx, t.name, input), input, t.cfg.logger)
 	if t.cfg.announceGate != nil {
 		// A layer of With, outside the gate, knows of it from the start.
 		t.cfg.announceGate(ctx)
 	}
 	out, err := t.chain.Call(ctx, input)
-	if err != nil {
-		return "", err
-	}
-	return call.Observation(out), nil
+	return ctx, c, out, err
 }
 
 // callWithResult is Call for a Tool whose Result someone reads.
@@ -320,13 +329,8 @@ func (t *Tool) run(ctx context.Context, input string) (middleware.Result, error)
 	if t.err != nil {
 		return middleware.Result{Tool: t.name, Failure: &middleware.Failure{Kind: middleware.KindFailed, Tool: t.name, Cause: t.err}}, t.err
 	}
-	ctx, call := call.Begin(ctx, t.name, t.cfg.callID(ctx, t.name, input), input, t.cfg.logger)
-	if t.cfg.announceGate != nil {
-		// A layer of With, outside the gate, knows of it from the start.
-		t.cfg.announceGate(ctx)
-	}
-	out, err := t.chain.Call(ctx, input)
-	r := call.Result(ctx, out, err)
+	ctx, c, out, err := t.invoke(ctx, input)
+	r := c.Result(ctx, out, err)
 	for _, f := range t.cfg.onResult {
 		f(ctx, r)
 	}
