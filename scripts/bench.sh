@@ -119,7 +119,11 @@ awk '
     line("memory per in-flight call, toolsafe, bytes", m("BenchmarkInflight/toolsafe", "bytes/call"), "-")
     line("memory per in-flight call, failsafe-go, bytes", m("BenchmarkInflight/failsafe", "bytes/call"), "-")
     h = "BenchmarkHardTimeout/"
-    line("hard-timeout lateness past the timeout, 50 callers, p99, ms", m(h "toolsafe", "p99-ms"), "<= 1")
+    # Judged against the hand-written hard timeout of the same run: an
+    # absolute millisecond is the noise floor of this machine, and a busy
+    # machine moves both alike.
+    line("hard-timeout lateness p99, toolsafe / a hand-written hard timeout", div(m(h "toolsafe", "p99-ms"), m(h "handrolled", "p99-ms")), "<= 1.1")
+    line("hard-timeout lateness past the timeout, 50 callers, p99, ms", m(h "toolsafe", "p99-ms"), "-")
     line("hard-timeout lateness past the timeout, 50 callers, p50, ms", m(h "toolsafe", "p50-ms"), "-")
     line("the same for a hand-written hard timeout, p99, ms", m(h "handrolled", "p99-ms"), "-")
     line("the same for a hand-written hard timeout, p50, ms", m(h "handrolled", "p50-ms"), "-")
