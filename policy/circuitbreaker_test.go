@@ -2,6 +2,7 @@ package policy_test
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"slices"
 	"strconv"
@@ -429,5 +430,34 @@ func TestRetryBudget(t *testing.T) {
 		if r := <-results; r.Status() != "ok" || r.Attempts != 2 {
 			t.Errorf("a retried call: %q after %d attempts; want ok after 2", r.Status(), r.Attempts)
 		}
+	}
+}
+
+// The fleet benchmark's upstream counts the half-open probes it serves at
+// once: the tool learns from IsProbe which attempts are probes.
+func TestIsProbe(t *testing.T) {
+	cb := policy.NewCircuitBreaker("billing", policy.Breaker{FailureThreshold: 1, Delay: time.Millisecond, Probes: 1})
+	var probes []bool
+	fail := true
+	tool := toolsafe.Wrap(middleware.Func("fetch_invoice", "fetches an invoice", func(ctx context.Context, input string) (string, error) {
+		probes = append(probes, policy.IsProbe(ctx))
+		if fail {
+			return "", middleware.Transient(errors.New("connection reset"))
+		}
+		return "found", nil
+	}), toolsafe.WithCircuitBreaker(cb), toolsafe.WithLogger(fixture.Quiet()))
+
+	tool.Run(context.Background(), "INV-1001") // closed: not a probe; it opens the breaker
+	fixture.HalfOpen(cb)
+	tool.Run(context.Background(), "INV-1001") // a probe that fails: open again
+	fixture.HalfOpen(cb)
+	fail = false
+	tool.Run(context.Background(), "INV-1001") // a probe that succeeds: closed
+	tool.Run(context.Background(), "INV-1001") // closed: not a probe
+	if want := []bool{false, true, true, false}; !slices.Equal(probes, want) {
+		t.Errorf("IsProbe in the tool's attempts: %v; want %v", probes, want)
+	}
+	if policy.IsProbe(context.Background()) {
+		t.Error("IsProbe outside a breaker: true; want false")
 	}
 }
