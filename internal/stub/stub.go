@@ -1,6 +1,8 @@
-// Package stub holds the stand-ins of toolsafe's own tests for tools and
-// upstream handlers: tools that block, count, refuse or ignore their
-// context, and a handler that holds requests until it is released. Each
+// Package stub holds the stand-ins of toolsafe's own tests for tools,
+// approvers and upstream handlers: tools that block, count, refuse or
+// ignore their context, an approver that answers one decision and keeps
+// what it was asked, and a handler that holds requests until it is
+// released. Each
 // does one thing, so a test shows exactly the behaviour it needs. Only tests
 // import it; users have the kit in package toolsafetest.
 package stub
@@ -9,12 +11,14 @@ import (
 	"context"
 	"net"
 	"net/http"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"testing"
 
 	"github.com/tmc/langchaingo/tools"
 
+	"github.com/toolsafe/toolsafe/approval"
 	"github.com/toolsafe/toolsafe/middleware"
 )
 
@@ -38,6 +42,41 @@ func Counting(name string, calls *atomic.Int32) tools.Tool {
 		calls.Add(1)
 		return "cached: " + input, nil
 	})
+}
+
+// Done returns a tool called name that counts its runs in ran and answers
+// "done".
+func Done(name string, ran *atomic.Int32) tools.Tool {
+	return middleware.Func(name, "", func(context.Context, string) (string, error) {
+		ran.Add(1)
+		return "done", nil
+	})
+}
+
+// Approver is an approval.Approver that answers Decision to every request
+// and keeps the requests it was asked, in order. It is safe for concurrent
+// use.
+type Approver struct {
+	// Decision is the answer to every request.
+	Decision approval.Decision
+
+	mu    sync.Mutex
+	asked []approval.CallInfo
+}
+
+// Decide keeps c and answers a.Decision, with no error.
+func (a *Approver) Decide(_ context.Context, c approval.CallInfo) (approval.Decision, error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.asked = append(a.asked, c)
+	return a.Decision, nil
+}
+
+// Asked returns a copy of the requests a was asked so far, in order.
+func (a *Approver) Asked() []approval.CallInfo {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return append([]approval.CallInfo(nil), a.asked...)
 }
 
 // Refund returns a tool named "refund" that counts its runs in ran and

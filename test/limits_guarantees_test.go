@@ -1,8 +1,11 @@
-package toolsafe_test
+//lint:file-ignore SA1019 these tests hold the deprecated options to what they still do, until they go
+
+package test
 
 import (
 	"context"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -11,6 +14,7 @@ import (
 	"time"
 
 	"github.com/toolsafe/toolsafe/internal/call"
+	"github.com/toolsafe/toolsafe/internal/stub"
 
 	"github.com/tmc/langchaingo/tools"
 
@@ -42,7 +46,7 @@ func TestAHungDependencyOpensTheBreakerUnderADeadline(t *testing.T) {
 				kinds = append(kinds, tool.Run(context.Background(), "INV-1001").Kind())
 			}
 			want := []middleware.Kind{middleware.KindTimeout, middleware.KindTimeout, middleware.KindCircuitOpen, middleware.KindCircuitOpen}
-			if !slicesEqual(kinds, want) || srv.Requests(billing.InvoicePath("INV-1001")) != 2 {
+			if !slices.Equal(kinds, want) || srv.Requests(billing.InvoicePath("INV-1001")) != 2 {
 				t.Fatalf("kinds %v, %d upstream requests; want %v and 2", kinds, srv.Requests(billing.InvoicePath("INV-1001")), want)
 			}
 		})
@@ -65,18 +69,6 @@ func TestAHungDependencyOpensTheBreakerUnderADeadline(t *testing.T) {
 			t.Fatalf("breaker %v; want closed: the caller gave up, the dependency did not fail", cb.State())
 		}
 	})
-}
-
-func slicesEqual[T comparable](a, b []T) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 // Regression: with Probes 1, a tool that hangs ignoring its context and 50
@@ -222,7 +214,7 @@ func TestADeadlineWhileWaitingForASlotSaysTheToolWasNotCalled(t *testing.T) {
 	<-hold
 	defer close(release)
 	var ran atomic.Int32
-	refund := toolsafe.Wrap(ranCounter("issue_refund", &ran), toolsafe.WithBulkhead(slots), toolsafe.WithDeadline(200*time.Millisecond))
+	refund := toolsafe.Wrap(stub.Done("issue_refund", &ran), toolsafe.WithBulkhead(slots), toolsafe.WithDeadline(200*time.Millisecond))
 	r := refund.Run(context.Background(), "x")
 	want := "issue_refund was not called: its time (200ms) ran out while it was waiting for a free slot at its dependency billing. Do not call issue_refund again with the same input for this request; tell the user it is unavailable or use another tool."
 	if r.Kind() != middleware.KindTimeout || r.Attempts != 0 || ran.Load() != 0 || r.Observation() != want {
@@ -243,7 +235,7 @@ func TestADeadlineThatPassesBeforeTheFirstAttemptSaysTheToolWasNotCalled(t *test
 		{toolsafe.WithDeadline(1), toolsafe.WithRetry(policy.Retry{MaxRetries: 2})},
 		{toolsafe.WithDeadline(1), toolsafe.WithTimeout(1)},
 	} {
-		r := toolsafe.Wrap(ranCounter("t", &ran), opts...).Run(context.Background(), "x")
+		r := toolsafe.Wrap(stub.Done("t", &ran), opts...).Run(context.Background(), "x")
 		want := "t was not called: its time (under 1ms) ran out before its first attempt could begin. Do not call t again with the same input for this request; tell the user it is unavailable or use another tool."
 		if r.Kind() != middleware.KindTimeout || r.Attempts != 0 || ran.Load() != 0 || r.Observation() != want {
 			t.Errorf("%v after %d attempts, ran %d:\n got %q\nwant %q", r.Kind(), r.Attempts, ran.Load(), r.Observation(), want)

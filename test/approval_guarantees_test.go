@@ -1,18 +1,18 @@
-package toolsafe_test
+//lint:file-ignore SA1019 these tests hold the deprecated options to what they still do, until they go
+
+package test
 
 import (
 	"context"
 	"errors"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/toolsafe/toolsafe/approval"
 	"github.com/toolsafe/toolsafe/canonical"
+	"github.com/toolsafe/toolsafe/internal/stub"
 	"github.com/toolsafe/toolsafe/run"
-
-	"github.com/tmc/langchaingo/tools"
 
 	"github.com/toolsafe/toolsafe"
 	"github.com/toolsafe/toolsafe/fallback"
@@ -22,50 +22,21 @@ import (
 	"github.com/toolsafe/toolsafe/policy"
 )
 
-// askCounter is an Approver that answers d and counts whom it was asked
-// about.
-type askCounter struct {
-	d     approval.Decision
-	mu    sync.Mutex
-	asked []approval.CallInfo
-}
-
-func (a *askCounter) Decide(_ context.Context, c approval.CallInfo) (approval.Decision, error) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	a.asked = append(a.asked, c)
-	return a.d, nil
-}
-
-func (a *askCounter) calls() []approval.CallInfo {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	return append([]approval.CallInfo(nil), a.asked...)
-}
-
-// ranCounter is a tool that counts its runs and answers "done".
-func ranCounter(name string, n *atomic.Int32) tools.Tool {
-	return middleware.Func(name, "", func(context.Context, string) (string, error) {
-		n.Add(1)
-		return "done", nil
-	})
-}
-
 // Regression: an approval given at one gate let a second gate on the same
 // tool skip its approver, so the refund ran though grants was never asked.
 func TestStackedGatesEachAskTheirOwnApprover(t *testing.T) {
 	var ran atomic.Int32
-	auditor := &askCounter{d: approval.Approved}
+	auditor := &stub.Approver{Decision: approval.Approved}
 	grants := approval.NewGrants()
-	refund := toolsafe.Wrap(ranCounter("refund", &ran),
+	refund := toolsafe.Wrap(stub.Done("refund", &ran),
 		toolsafe.WithApproval(grants),
 		toolsafe.With(approval.Gate(auditor, approval.ApproveCall)))
 
 	_, err := refund.Call(context.Background(), `{"order":"A-1"}`)
 	outcome.Paused(t, err)
-	if ran.Load() != 0 || len(auditor.calls()) != 1 || len(grants.Pending()) != 1 {
+	if ran.Load() != 0 || len(auditor.Asked()) != 1 || len(grants.Pending()) != 1 {
 		t.Fatalf("ran %d, auditor asked %d, grants pending %d; want 0, 1, 1: the auditor's approval is not grants'",
-			ran.Load(), len(auditor.calls()), len(grants.Pending()))
+			ran.Load(), len(auditor.Asked()), len(grants.Pending()))
 	}
 	grants.Grant("refund", `{"order":"A-1"}`)
 	if out, err := refund.Call(context.Background(), `{"order":"A-1"}`); out != "done" || err != nil || ran.Load() != 1 {
@@ -77,18 +48,18 @@ func TestStackedGatesEachAskTheirOwnApprover(t *testing.T) {
 // the outer tool's call record, in ctx, said it was approved.
 func TestAGateInsideACompositeToolAsksItsOwnApprover(t *testing.T) {
 	var ran atomic.Int32
-	auditor := &askCounter{d: approval.Pending}
-	inner := approval.Gate(auditor, approval.ApproveCall)(ranCounter("refund", &ran))
+	auditor := &stub.Approver{Decision: approval.Pending}
+	inner := approval.Gate(auditor, approval.ApproveCall)(stub.Done("refund", &ran))
 	outer := toolsafe.Wrap(middleware.Func("refund_all", "", func(ctx context.Context, input string) (string, error) {
 		return inner.Call(ctx, input) // on the outer call's context
-	}), toolsafe.WithApproval(&askCounter{d: approval.Approved}))
+	}), toolsafe.WithApproval(&stub.Approver{Decision: approval.Approved}))
 
 	_, err := outer.Call(context.Background(), `{"order":"A-1"}`)
 	if ar := outcome.Paused(t, err); ar.Tool != "refund" {
 		t.Fatalf("paused %q; want the inner refund's gate", ar.Tool)
 	}
-	if ran.Load() != 0 || len(auditor.calls()) != 1 {
-		t.Fatalf("ran %d, the inner approver asked %d times; want 0 and 1", ran.Load(), len(auditor.calls()))
+	if ran.Load() != 0 || len(auditor.Asked()) != 1 {
+		t.Fatalf("ran %d, the inner approver asked %d times; want 0 and 1", ran.Load(), len(auditor.Asked()))
 	}
 }
 
@@ -103,10 +74,10 @@ func TestAFallbackOfAGatedToolPassesTheSameGate(t *testing.T) {
 	}
 	t.Run("a plain alternative asks the primary's approver about itself", func(t *testing.T) {
 		var primaryRan, altRan atomic.Int32
-		approver := &askCounter{d: approval.Pending}
-		refund := toolsafe.Wrap(ranCounter("refund", &primaryRan),
+		approver := &stub.Approver{Decision: approval.Pending}
+		refund := toolsafe.Wrap(stub.Done("refund", &primaryRan),
 			toolsafe.WithApproval(approver), toolsafe.WithCircuitBreaker(openBreaker()),
-			toolsafe.WithFallback(fallback.To(ranCounter("manual_refund", &altRan))))
+			toolsafe.WithFallback(fallback.To(stub.Done("manual_refund", &altRan))))
 		_, err := refund.Call(context.Background(), `{"order":"A-1"}`)
 		if ar := outcome.Paused(t, err); ar.Tool != "refund" {
 			t.Fatalf("paused %q; want refund's own gate first", ar.Tool)
@@ -119,9 +90,9 @@ func TestAFallbackOfAGatedToolPassesTheSameGate(t *testing.T) {
 		// is asked about on its own.
 		grants := approval.NewGrants()
 		grants.Grant("refund", `{"order":"A-1"}`)
-		refund = toolsafe.Wrap(ranCounter("refund", &primaryRan),
+		refund = toolsafe.Wrap(stub.Done("refund", &primaryRan),
 			toolsafe.WithApproval(grants), toolsafe.WithCircuitBreaker(openBreaker()),
-			toolsafe.WithFallback(fallback.To(ranCounter("manual_refund", &altRan))))
+			toolsafe.WithFallback(fallback.To(stub.Done("manual_refund", &altRan))))
 		_, err = refund.Call(context.Background(), `{"order":"A-1"}`)
 		if ar := outcome.Paused(t, err); ar.Tool != "manual_refund" || ar.Input != `{"order":"A-1"}` {
 			t.Fatalf("paused %q with %q; want the alternative, asked about its own name and input", ar.Tool, ar.Input)
@@ -138,12 +109,12 @@ func TestAFallbackOfAGatedToolPassesTheSameGate(t *testing.T) {
 
 	t.Run("a wrapped alternative without a gate gets the primary's", func(t *testing.T) {
 		var altRan atomic.Int32
-		refund := toolsafe.Wrap(ranCounter("refund", new(atomic.Int32)),
+		refund := toolsafe.Wrap(stub.Done("refund", new(atomic.Int32)),
 			toolsafe.WithApproval(approval.ApproverFunc(func(context.Context, approval.CallInfo) (approval.Decision, error) {
 				return approval.Approved, nil
 			})),
 			toolsafe.WithCircuitBreaker(openBreaker()),
-			toolsafe.WithFallback(fallback.To(toolsafe.Wrap(ranCounter("manual_refund", &altRan)))))
+			toolsafe.WithFallback(fallback.To(toolsafe.Wrap(stub.Done("manual_refund", &altRan)))))
 		r := refund.Run(context.Background(), `{"order":"A-1"}`)
 		if r.Status() != "ok" || altRan.Load() != 1 {
 			t.Fatalf("%q, alternative ran %d; want ok through the primary's approver, once", r.Status(), altRan.Load())
@@ -151,9 +122,9 @@ func TestAFallbackOfAGatedToolPassesTheSameGate(t *testing.T) {
 
 		grants := approval.NewGrants()
 		grants.Grant("refund", `{"order":"A-1"}`)
-		refund = toolsafe.Wrap(ranCounter("refund", new(atomic.Int32)),
+		refund = toolsafe.Wrap(stub.Done("refund", new(atomic.Int32)),
 			toolsafe.WithApproval(grants), toolsafe.WithCircuitBreaker(openBreaker()),
-			toolsafe.WithFallback(fallback.To(toolsafe.Wrap(ranCounter("manual_refund", &altRan)))))
+			toolsafe.WithFallback(fallback.To(toolsafe.Wrap(stub.Done("manual_refund", &altRan)))))
 		_, err := refund.Call(context.Background(), `{"order":"A-1"}`)
 		if ar := outcome.Paused(t, err); ar.Tool != "manual_refund" {
 			t.Fatalf("paused %q; want the ungated alternative behind the primary's gate", ar.Tool)
@@ -174,7 +145,7 @@ func TestAFallbackOfAGatedToolPassesTheSameGate(t *testing.T) {
 			return "", middleware.NewToolError("the order has no payment")
 		})
 		refund := toolsafe.Wrap(failing, toolsafe.WithApproval(grants, approval.ApproveEachAttempt),
-			toolsafe.WithFallback(fallback.To(toolsafe.Wrap(ranCounter("manual_refund", &altRan),
+			toolsafe.WithFallback(fallback.To(toolsafe.Wrap(stub.Done("manual_refund", &altRan),
 				toolsafe.WithSideEffects(middleware.NoSideEffects)))))
 		_, err := refund.Call(context.Background(), `{"order":"A-1"}`)
 		if ar := outcome.Paused(t, err); ar.Tool != "manual_refund" || altRan.Load() != 0 {
@@ -199,8 +170,8 @@ func TestAnApprovalWaitHoldsNoPermit(t *testing.T) {
 			return approval.Approved, nil
 		})
 		var refunds, lookups atomic.Int32
-		refund := toolsafe.Wrap(ranCounter("refund", &refunds), toolsafe.WithApproval(slow), toolsafe.WithBulkhead(slots))
-		lookup := toolsafe.Wrap(ranCounter("lookup", &lookups), toolsafe.WithBulkhead(slots))
+		refund := toolsafe.Wrap(stub.Done("refund", &refunds), toolsafe.WithApproval(slow), toolsafe.WithBulkhead(slots))
+		lookup := toolsafe.Wrap(stub.Done("lookup", &lookups), toolsafe.WithBulkhead(slots))
 		done := make(chan middleware.Result, 1)
 		go func() { done <- refund.Run(context.Background(), "A-1") }()
 		<-asked
@@ -224,8 +195,8 @@ func TestAnApprovalWaitHoldsNoPermit(t *testing.T) {
 			return approval.Approved, nil
 		})
 		var lookups atomic.Int32
-		refund := toolsafe.Wrap(ranCounter("refund", new(atomic.Int32)), toolsafe.WithApproval(slow), toolsafe.WithCircuitBreaker(cb))
-		lookup := toolsafe.Wrap(ranCounter("lookup", &lookups), toolsafe.WithCircuitBreaker(cb))
+		refund := toolsafe.Wrap(stub.Done("refund", new(atomic.Int32)), toolsafe.WithApproval(slow), toolsafe.WithCircuitBreaker(cb))
+		lookup := toolsafe.Wrap(stub.Done("lookup", &lookups), toolsafe.WithCircuitBreaker(cb))
 		done := make(chan middleware.Result, 1)
 		go func() { done <- refund.Run(context.Background(), "A-1") }()
 		<-asked
@@ -243,7 +214,7 @@ func TestAnApprovalWaitHoldsNoPermit(t *testing.T) {
 func TestGrantsMatchTheSameJSONAndExpire(t *testing.T) {
 	var ran atomic.Int32
 	grants := approval.NewGrants()
-	refund := toolsafe.Wrap(ranCounter("refund", &ran), toolsafe.WithApproval(grants, approval.ApproveEachAttempt))
+	refund := toolsafe.Wrap(stub.Done("refund", &ran), toolsafe.WithApproval(grants, approval.ApproveEachAttempt))
 
 	_, err := refund.Call(context.Background(), `{"order":"A-1","amount_eur":25}`)
 	ar := outcome.Paused(t, err)
@@ -295,12 +266,12 @@ func TestKeysThatRepeatOrDifferOnlyInCaseAreArgsInvalid(t *testing.T) {
 	for _, input := range []string{`{"amount":5,"AMOUNT":50000}`, `{"amount":5,"amount":50000}`, `{"amount":5,"meta":{"k":1,"K":2}}`,
 		`{"amount":5,"meta":{"sum":1,"ſum":2}}`, `{"amount":5,"meta":{"k":1,"K":2}}`} {
 		var ran atomic.Int32
-		refund := toolsafe.Wrap(ranCounter("refund", &ran), toolsafe.WithArgsSchema(schema))
+		refund := toolsafe.Wrap(stub.Done("refund", &ran), toolsafe.WithArgsSchema(schema))
 		r := refund.Run(context.Background(), input)
 		if r.Kind() != middleware.KindArgsInvalid || r.Attempts != 0 || ran.Load() != 0 {
 			t.Errorf("%s: %v after %d attempts, ran %d; want args-invalid, not called", input, r.Kind(), r.Attempts, ran.Load())
 		}
-		gated := toolsafe.Wrap(ranCounter("refund", &ran), toolsafe.WithApproval(&askCounter{d: approval.Approved}))
+		gated := toolsafe.Wrap(stub.Done("refund", &ran), toolsafe.WithApproval(&stub.Approver{Decision: approval.Approved}))
 		if r := gated.Run(context.Background(), input); r.Kind() != middleware.KindArgsInvalid || ran.Load() != 0 {
 			t.Errorf("%s through a gate: %v, ran %d; want args-invalid before anyone is asked", input, r.Kind(), ran.Load())
 		}
@@ -319,7 +290,7 @@ func TestInputsMatchOnlyWhenTheirValuesAreEqual(t *testing.T) {
 	t.Run("a grant covers its own big integer only", func(t *testing.T) {
 		var ran atomic.Int32
 		grants := approval.NewGrants()
-		refund := toolsafe.Wrap(ranCounter("refund", &ran), toolsafe.WithApproval(grants, approval.ApproveEachAttempt))
+		refund := toolsafe.Wrap(stub.Done("refund", &ran), toolsafe.WithApproval(grants, approval.ApproveEachAttempt))
 		grants.Grant("refund", `{"order_id":9007199254740992}`)
 		r := refund.Run(context.Background(), `{"order_id":9007199254740993}`)
 		if r.Kind() != middleware.KindApprovalRequired || ran.Load() != 0 {
@@ -331,7 +302,7 @@ func TestInputsMatchOnlyWhenTheirValuesAreEqual(t *testing.T) {
 	})
 	t.Run("a resumed run replays a call whose keys moved, whatever its numbers", func(t *testing.T) {
 		var ran atomic.Int32
-		refund := toolsafe.Wrap(ranCounter("refund", &ran), toolsafe.WithSideEffects(middleware.SideEffectsWithKey))
+		refund := toolsafe.Wrap(stub.Done("refund", &ran), toolsafe.WithSideEffects(middleware.SideEffectsWithKey))
 		ledger := run.NewMemoryLedger()
 		refund.Run(run.With(context.Background(), "r", ledger), `{"amount":5,"ref":1e400}`)
 		r := refund.Run(run.With(context.Background(), "r", ledger), `{"ref":10E399,"amount":5.0}`)

@@ -1,4 +1,6 @@
-package toolsafe_test
+//lint:file-ignore SA1019 these tests hold the deprecated options to what they still do, until they go
+
+package test
 
 import (
 	"bytes"
@@ -15,45 +17,17 @@ import (
 	"time"
 
 	"github.com/toolsafe/toolsafe/approval"
+	"github.com/toolsafe/toolsafe/internal/fixture"
+	"github.com/toolsafe/toolsafe/internal/stub"
 
 	"go.opentelemetry.io/otel/codes"
-	sdktrace "go.opentelemetry.io/otel/sdk/trace"
-	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
 	"github.com/toolsafe/toolsafe"
 	"github.com/toolsafe/toolsafe/fallback"
 	"github.com/toolsafe/toolsafe/middleware"
-	"github.com/toolsafe/toolsafe/otelhook"
 	"github.com/toolsafe/toolsafe/policy"
 	"github.com/toolsafe/toolsafe/toolsafetest"
 )
-
-// recorded is a Hook on a fresh SDK tracer provider with a span recorder.
-func recorded(t *testing.T, opts ...otelhook.Option) (*otelhook.Hook, *tracetest.SpanRecorder) {
-	t.Helper()
-	rec := tracetest.NewSpanRecorder()
-	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
-	t.Cleanup(func() { _ = tp.Shutdown(context.Background()) })
-	return otelhook.New(append([]otelhook.Option{otelhook.WithTracerProvider(tp)}, opts...)...), rec
-}
-
-func spanNamed(spans []sdktrace.ReadOnlySpan, name string) sdktrace.ReadOnlySpan {
-	for _, s := range spans {
-		if s.Name() == name {
-			return s
-		}
-	}
-	return nil
-}
-
-func attrString(s sdktrace.ReadOnlySpan, key string) string {
-	for _, kv := range s.Attributes() {
-		if string(kv.Key) == key {
-			return fmt.Sprint(kv.Value.AsInterface())
-		}
-	}
-	return ""
-}
 
 // Regression: the caller's cancellation left the call span Unset but turned
 // "attempt 1" red with error.type canceled; when the caller's own deadline
@@ -70,7 +44,7 @@ func TestTheCallersCancellationTurnsNoSpanRed(t *testing.T) {
 		},
 	} {
 		t.Run(name, func(t *testing.T) {
-			hook, rec := recorded(t)
+			hook, rec := fixture.Traced(t)
 			slow := middleware.Func("slow", "", func(ctx context.Context, _ string) (string, error) {
 				<-ctx.Done()
 				return "", ctx.Err()
@@ -86,8 +60,8 @@ func TestTheCallersCancellationTurnsNoSpanRed(t *testing.T) {
 					t.Errorf("span %q is red: %v", s.Name(), s.Status())
 				}
 			}
-			if a := spanNamed(rec.Ended(), "attempt 1"); a == nil || attrString(a, "error.type") != "canceled" {
-				t.Errorf("attempt span error.type %q; want canceled, not the tool's timeout", attrString(a, "error.type"))
+			if a := fixture.SpanNamed(rec.Ended(), "attempt 1"); a == nil || fixture.Attr(a, "error.type") != "canceled" {
+				t.Errorf("attempt span error.type %q; want canceled, not the tool's timeout", fixture.Attr(a, "error.type"))
 			}
 		})
 	}
@@ -97,9 +71,9 @@ func TestTheCallersCancellationTurnsNoSpanRed(t *testing.T) {
 // refused an unknown key holding a secret; with argument recording off the
 // primary's span status and toolsafe.summary quoted the key.
 func TestArgumentTextOfAFallbackReachesNoSpan(t *testing.T) {
-	hook, rec := recorded(t)
+	hook, rec := fixture.Traced(t)
 	const secret = "sk_live_KEYNAME"
-	alt := toolsafe.Wrap(ranCounter("archive", new(atomic.Int32)), toolsafe.WithTracing(hook),
+	alt := toolsafe.Wrap(stub.Done("archive", new(atomic.Int32)), toolsafe.WithTracing(hook),
 		toolsafe.WithArgsSchema([]byte(`{"type":"object","additionalProperties":false,"properties":{"q":{"type":"string"}}}`)))
 	primary := toolsafe.Wrap(middleware.Func("search", "", func(context.Context, string) (string, error) {
 		return "", middleware.NewToolError("search is down")
@@ -137,7 +111,7 @@ func debugLogger(buf *bytes.Buffer) *slog.Logger {
 // side-effect guard or a deadline; and no retry was logged.
 func TestDebugLogsCarryTheRawTruth(t *testing.T) {
 	var buf bytes.Buffer
-	hook, _ := recorded(t)
+	hook, _ := fixture.Traced(t)
 	const raw = "pq: password authentication failed for user billing"
 	tool := toolsafe.Wrap(middleware.Func("fetch", "", func(context.Context, string) (string, error) {
 		return "", middleware.Transient(errors.New(raw))

@@ -1,4 +1,6 @@
-package toolsafe_test
+//lint:file-ignore SA1019 these tests hold the deprecated options to what they still do, until they go
+
+package test
 
 import (
 	"context"

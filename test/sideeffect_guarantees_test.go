@@ -1,4 +1,4 @@
-package toolsafe_test
+package test
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/toolsafe/toolsafe/approval"
+	"github.com/toolsafe/toolsafe/internal/stub"
 
 	"github.com/toolsafe/toolsafe"
 	"github.com/toolsafe/toolsafe/fallback"
@@ -56,7 +57,7 @@ func TestAnOutcomeThatMayHaveLandedIsNeverRoutedToAFallback(t *testing.T) {
 	refund := toolsafe.Wrap(refunds.Tool(url, toolsafetest.NoKeepAliveClient(), false),
 		toolsafe.WithSideEffects(middleware.SideEffectsWithoutKey),
 		toolsafe.WithTimeout(100*time.Millisecond),
-		toolsafe.WithFallback(fallback.To(ranCounter("manual_refund", &altRan))))
+		toolsafe.WithFallback(fallback.To(stub.Done("manual_refund", &altRan))))
 	r := refund.Run(context.Background(), fixture.RefundInput)
 	if r.Status() != "error" || r.Kind() != middleware.KindTimeout || r.Fallback != "" || altRan.Load() != 0 {
 		t.Fatalf("%q (%v) via %q, fallback ran %d; want a tool-timeout, no fallback", r.Status(), r.Kind(), r.Fallback, altRan.Load())

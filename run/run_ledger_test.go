@@ -1,4 +1,4 @@
-package toolsafe_test
+package run_test
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/toolsafe/toolsafe/approval"
+	"github.com/toolsafe/toolsafe/internal/stub"
 	"github.com/toolsafe/toolsafe/run"
 
 	"github.com/tmc/langchaingo/agents"
@@ -300,14 +301,14 @@ func TestWhatTheLedgerReplays(t *testing.T) {
 		}
 	})
 	t.Run("a completed destructive call is not asked again", func(t *testing.T) {
-		approver := &askCounter{d: approval.Approved}
+		approver := &stub.Approver{Decision: approval.Approved}
 		var runs atomic.Int32
 		refund := toolsafe.Wrap(counted("refund", &runs, nil, nil), toolsafe.WithApproval(approver, approval.ApproveEachAttempt))
 		l := run.NewMemoryLedger()
 		refund.Run(run.With(context.Background(), "d", l), "x")
 		r := refund.Run(run.With(context.Background(), "d", l), "x")
-		if !r.Replayed || runs.Load() != 1 || len(approver.calls()) != 1 {
-			t.Errorf("replayed %v, ran %d, asked %d; want replayed, once each", r.Replayed, runs.Load(), len(approver.calls()))
+		if !r.Replayed || runs.Load() != 1 || len(approver.Asked()) != 1 {
+			t.Errorf("replayed %v, ran %d, asked %d; want replayed, once each", r.Replayed, runs.Load(), len(approver.Asked()))
 		}
 	})
 }

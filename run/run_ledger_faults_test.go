@@ -1,4 +1,4 @@
-package toolsafe_test
+package run_test
 
 import (
 	"context"

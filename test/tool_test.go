@@ -1,4 +1,4 @@
-package toolsafe_test
+package test
 
 import (
 	"context"

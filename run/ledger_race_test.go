@@ -1,4 +1,4 @@
-package toolsafe_test
+package run_test
 
 import (
 	"bytes"
@@ -13,6 +13,7 @@ import (
 
 	"github.com/toolsafe/toolsafe"
 	"github.com/toolsafe/toolsafe/approval"
+	"github.com/toolsafe/toolsafe/internal/fixture"
 	"github.com/toolsafe/toolsafe/middleware"
 	"github.com/toolsafe/toolsafe/run"
 )
@@ -306,7 +307,7 @@ func TestAnIdenticalCallInFlightIsMadeOnce(t *testing.T) {
 	keyed := toolsafe.WithSideEffects(middleware.SideEffectsWithKey)
 
 	t.Run("the identical call shares the answer, as a replay its span names", func(t *testing.T) {
-		hook, rec := recorded(t)
+		hook, rec := fixture.Traced(t)
 		h := newRefund(keyed, toolsafe.WithCallLimits(run.Limits{Identical: 1}), toolsafe.WithTracing(hook))
 		ctx := run.With(context.Background(), "", nil)
 		first, second := make(chan middleware.Result, 1), make(chan middleware.Result, 1)
@@ -321,8 +322,8 @@ func TestAnIdenticalCallInFlightIsMadeOnce(t *testing.T) {
 			t.Fatalf("first %v replayed %v, second %v %q replayed %v, %d refunds; want one refund, the second replaying it",
 				a.Kind(), a.Replayed, b.Kind(), b.Observation(), b.Replayed, h.refunds.Load())
 		}
-		span := spanNamed(rec.Ended(), "replay_tool refund")
-		if span == nil || !strings.Contains(attrString(span, "toolsafe.summary"), "the identical call "+a.CallID+" was in flight") {
+		span := fixture.SpanNamed(rec.Ended(), "replay_tool refund")
+		if span == nil || !strings.Contains(fixture.Attr(span, "toolsafe.summary"), "the identical call "+a.CallID+" was in flight") {
 			t.Fatalf("want the second's replay_tool span to name the call it joined, %s; got %v", a.CallID, span)
 		}
 		// The loop guard counted one call: a third identical call, made

@@ -1,7 +1,8 @@
-package toolsafe_test
+package run_test
 
 import (
 	"context"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -9,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/toolsafe/toolsafe/approval"
+	"github.com/toolsafe/toolsafe/internal/stub"
 	"github.com/toolsafe/toolsafe/run"
 
 	"github.com/tmc/langchaingo/agents"
@@ -120,14 +122,14 @@ func TestCallLimitsPerRun(t *testing.T) {
 	t.Run("identical", func(t *testing.T) {
 		tool := echo("search", run.Limits{Identical: 2})
 		got := kinds(tool, run.With(context.Background(), "", nil), "a", `"a"`, "a", "a", "b")
-		if want := []middleware.Kind{"", "", "", limited, ""}; !slicesEqual(got, want) {
+		if want := []middleware.Kind{"", "", "", limited, ""}; !slices.Equal(got, want) {
 			t.Errorf("kinds %v; want %v", got, want)
 		}
 	})
 	t.Run("per tool", func(t *testing.T) {
 		tool := echo("search", run.Limits{PerTool: 2})
 		got := kinds(tool, run.With(context.Background(), "", nil), "a", "b", "c")
-		if want := []middleware.Kind{"", "", limited}; !slicesEqual(got, want) {
+		if want := []middleware.Kind{"", "", limited}; !slices.Equal(got, want) {
 			t.Errorf("kinds %v; want %v", got, want)
 		}
 	})
@@ -242,7 +244,7 @@ func TestCallLimitsHoldForCallsMadeAtOnce(t *testing.T) {
 	t.Run("a call that paused for approval is not counted", func(t *testing.T) {
 		var ran atomic.Int32
 		grants := approval.NewGrants()
-		refund := toolsafe.Wrap(ranCounter("refund", &ran), toolsafe.WithApproval(grants),
+		refund := toolsafe.Wrap(stub.Done("refund", &ran), toolsafe.WithApproval(grants),
 			toolsafe.WithCallLimits(run.Limits{Identical: 1}))
 		ctx := run.With(context.Background(), "", nil)
 		if r := refund.Run(ctx, `{"order":"A-1"}`); r.Kind() != middleware.KindApprovalRequired {
@@ -264,9 +266,9 @@ func TestCallLimitsHoldForCallsMadeAtOnce(t *testing.T) {
 func TestAResumedRunMakesItsReadsAgainWithinTheLimits(t *testing.T) {
 	var searches, refunds atomic.Int32
 	limits := toolsafe.WithCallLimits(run.Limits{Identical: 1})
-	search := toolsafe.Wrap(ranCounter("search", &searches), limits)
+	search := toolsafe.Wrap(stub.Done("search", &searches), limits)
 	grants := approval.NewGrants()
-	refund := toolsafe.Wrap(ranCounter("refund", &refunds), limits, toolsafe.WithApproval(grants))
+	refund := toolsafe.Wrap(stub.Done("refund", &refunds), limits, toolsafe.WithApproval(grants))
 	ctx := run.With(context.Background(), "", run.NewMemoryLedger())
 	search.Run(ctx, `{"q":"A-1"}`)
 	r := refund.Run(ctx, `{"order":"A-1"}`)
