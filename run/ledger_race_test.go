@@ -13,7 +13,7 @@ import (
 
 	"github.com/toolsafe/toolsafe"
 	"github.com/toolsafe/toolsafe/approval"
-	"github.com/toolsafe/toolsafe/internal/fixture"
+	"github.com/toolsafe/toolsafe/internal/testkit"
 	"github.com/toolsafe/toolsafe/middleware"
 	"github.com/toolsafe/toolsafe/run"
 )
@@ -307,7 +307,8 @@ func TestAnIdenticalCallInFlightIsMadeOnce(t *testing.T) {
 	keyed := toolsafe.WithSideEffects(middleware.SideEffectsWithKey)
 
 	t.Run("the identical call shares the answer, as a replay its span names", func(t *testing.T) {
-		hook, rec := fixture.Traced(t)
+		tr := testkit.NewRecorder(t)
+		hook, rec := tr.Hook, tr.Spans
 		h := newRefund(keyed, toolsafe.WithCallLimits(run.Limits{Identical: 1}), toolsafe.WithTracing(hook))
 		ctx := run.With(context.Background(), "", nil)
 		first, second := make(chan middleware.Result, 1), make(chan middleware.Result, 1)
@@ -322,8 +323,13 @@ func TestAnIdenticalCallInFlightIsMadeOnce(t *testing.T) {
 			t.Fatalf("first %v replayed %v, second %v %q replayed %v, %d refunds; want one refund, the second replaying it",
 				a.Kind(), a.Replayed, b.Kind(), b.Observation(), b.Replayed, h.refunds.Load())
 		}
-		span := fixture.SpanNamed(rec.Ended(), "replay_tool refund")
-		if span == nil || !strings.Contains(fixture.Attr(span, "toolsafe.summary"), "the identical call "+a.CallID+" was in flight") {
+		span := testkit.SpanNamed(rec.Ended(), "replay_tool refund")
+		var summary string
+		if span != nil {
+			v, _ := testkit.Attr(span.Attributes(), "toolsafe.summary")
+			summary = v.AsString()
+		}
+		if span == nil || !strings.Contains(summary, "the identical call "+a.CallID+" was in flight") {
 			t.Fatalf("want the second's replay_tool span to name the call it joined, %s; got %v", a.CallID, span)
 		}
 		// The loop guard counted one call: a third identical call, made

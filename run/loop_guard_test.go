@@ -10,7 +10,7 @@ import (
 	"testing"
 
 	"github.com/toolsafe/toolsafe/approval"
-	"github.com/toolsafe/toolsafe/internal/stub"
+	"github.com/toolsafe/toolsafe/internal/testkit"
 	"github.com/toolsafe/toolsafe/run"
 
 	"github.com/tmc/langchaingo/agents"
@@ -244,7 +244,7 @@ func TestCallLimitsHoldForCallsMadeAtOnce(t *testing.T) {
 	t.Run("a call that paused for approval is not counted", func(t *testing.T) {
 		var ran atomic.Int32
 		grants := approval.NewGrants()
-		refund := toolsafe.Wrap(stub.Done("refund", &ran), toolsafe.WithApproval(grants),
+		refund := toolsafe.Wrap(testkit.Done("refund", &ran), toolsafe.WithApproval(grants),
 			toolsafe.WithCallLimits(run.Limits{Identical: 1}))
 		ctx := run.With(context.Background(), "", nil)
 		if r := refund.Run(ctx, `{"order":"A-1"}`); r.Kind() != middleware.KindApprovalRequired {
@@ -266,9 +266,9 @@ func TestCallLimitsHoldForCallsMadeAtOnce(t *testing.T) {
 func TestAResumedRunMakesItsReadsAgainWithinTheLimits(t *testing.T) {
 	var searches, refunds atomic.Int32
 	limits := toolsafe.WithCallLimits(run.Limits{Identical: 1})
-	search := toolsafe.Wrap(stub.Done("search", &searches), limits)
+	search := toolsafe.Wrap(testkit.Done("search", &searches), limits)
 	grants := approval.NewGrants()
-	refund := toolsafe.Wrap(stub.Done("refund", &refunds), limits, toolsafe.WithApproval(grants))
+	refund := toolsafe.Wrap(testkit.Done("refund", &refunds), limits, toolsafe.WithApproval(grants))
 	ctx := run.With(context.Background(), "", run.NewMemoryLedger())
 	search.Run(ctx, `{"q":"A-1"}`)
 	r := refund.Run(ctx, `{"order":"A-1"}`)

@@ -16,7 +16,7 @@ import (
 
 	"github.com/toolsafe/toolsafe"
 	"github.com/toolsafe/toolsafe/fallback"
-	"github.com/toolsafe/toolsafe/internal/outcome"
+	"github.com/toolsafe/toolsafe/internal/testkit"
 	"github.com/toolsafe/toolsafe/middleware"
 	"github.com/toolsafe/toolsafe/toolsafetest"
 )
@@ -182,7 +182,7 @@ func TestResumeOnALedgerWithoutTheRunCallsNoTool(t *testing.T) {
 	shared := run.NewMemoryLedger() // replica A's and B's store
 	first := agents.NewExecutor(agents.NewOpenAIFunctionsAgent(toolsafetest.NewModel(calls(), toolsafetest.Answer("no")), ts))
 	_, err := first.Call(run.With(context.Background(), "", shared), map[string]any{"input": "Refund and close."})
-	ar := outcome.Paused(t, err)
+	ar := testkit.Paused(t, err)
 	grants.Grant(ar.Tool, ar.Input)
 
 	// Replica B resumes without scoping the context on the shared ledger.

@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/toolsafe/toolsafe/approval"
-	"github.com/toolsafe/toolsafe/internal/stub"
+	"github.com/toolsafe/toolsafe/internal/testkit"
 	"github.com/toolsafe/toolsafe/run"
 
 	"github.com/tmc/langchaingo/agents"
@@ -21,7 +21,6 @@ import (
 
 	"github.com/toolsafe/toolsafe"
 	"github.com/toolsafe/toolsafe/fallback"
-	"github.com/toolsafe/toolsafe/internal/outcome"
 	"github.com/toolsafe/toolsafe/middleware"
 	"github.com/toolsafe/toolsafe/toolsafetest"
 )
@@ -108,7 +107,7 @@ func TestAResumedRunNeverRepeatsACompletedCall(t *testing.T) {
 			toolsafetest.Answer("should not get here"),
 		), ts), agents.WithMaxIterations(5))
 		_, err := first.Call(ctx, map[string]any{"input": "Refund A-1001 and close C-7."})
-		ar := outcome.Paused(t, err)
+		ar := testkit.Paused(t, err)
 		if ar.Tool != "close_account" || ar.RunID != "run-1" || up.count("/refunds") != 1 || up.count("/accounts/close") != 0 {
 			t.Fatalf("paused %q in run %q; refunds %d, closes %d; want close_account in run-1 after 1 refund",
 				ar.Tool, ar.RunID, up.count("/refunds"), up.count("/accounts/close"))
@@ -153,7 +152,7 @@ func TestAResumedRunNeverRepeatsACompletedCall(t *testing.T) {
 			step("issue_refund", refundArgs), step("close_account", closeArgs), "Final Answer: no",
 		}), ts), agents.WithMaxIterations(5))
 		_, err := first.Call(ctx, map[string]any{"input": "Refund A-1001, then close C-7."})
-		ar := outcome.Paused(t, err)
+		ar := testkit.Paused(t, err)
 		if ar.RunID == "" || ar.RunID != run.ID(ctx) {
 			t.Fatalf("ApprovalRequired.RunID %q; want the run's %q", ar.RunID, run.ID(ctx))
 		}
@@ -301,7 +300,7 @@ func TestWhatTheLedgerReplays(t *testing.T) {
 		}
 	})
 	t.Run("a completed destructive call is not asked again", func(t *testing.T) {
-		approver := &stub.Approver{Decision: approval.Approved}
+		approver := &testkit.Approver{Decision: approval.Approved}
 		var runs atomic.Int32
 		refund := toolsafe.Wrap(counted("refund", &runs, nil, nil), toolsafe.WithApproval(approver, approval.ApproveEachAttempt))
 		l := run.NewMemoryLedger()

@@ -12,7 +12,7 @@ import (
 	"github.com/tmc/langchaingo/tools"
 
 	"github.com/toolsafe/toolsafe"
-	"github.com/toolsafe/toolsafe/internal/fixture"
+	"github.com/toolsafe/toolsafe/internal/testkit"
 	"github.com/toolsafe/toolsafe/policy"
 	"github.com/toolsafe/toolsafe/toolsafetest"
 	"github.com/toolsafe/toolsafe/toolsafetest/billing"
@@ -26,7 +26,7 @@ func TestExecutorSeesFailuresAsObservations(t *testing.T) {
 	srv.Always(billing.InvoicePath("INV-1002"), toolsafetest.Reset())
 
 	bare := billing.FetchInvoice(srv.URL(), toolsafetest.NoKeepAliveClient())
-	wrapped := toolsafe.Wrap(bare, toolsafe.WithRetry(policy.Retry{MaxRetries: 2, Backoff: fixture.Backoff(time.Millisecond)}))
+	wrapped := toolsafe.Wrap(bare, toolsafe.WithRetry(policy.Retry{MaxRetries: 2, Backoff: testkit.Backoff(time.Millisecond)}))
 
 	script := []string{
 		toolsafetest.MRKLAction("I need invoice 7.", "fetch_invoice", `{"number":"7"}`),

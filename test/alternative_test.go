@@ -13,9 +13,7 @@ import (
 
 	"github.com/toolsafe/toolsafe"
 	"github.com/toolsafe/toolsafe/fallback"
-	"github.com/toolsafe/toolsafe/internal/fixture"
-	"github.com/toolsafe/toolsafe/internal/outcome"
-	"github.com/toolsafe/toolsafe/internal/stub"
+	"github.com/toolsafe/toolsafe/internal/testkit"
 	"github.com/toolsafe/toolsafe/middleware"
 	"github.com/toolsafe/toolsafe/otelhook"
 )
@@ -32,10 +30,10 @@ func TestDeadlineCoversPlainFallback(t *testing.T) {
 	t.Run("the primary's attempt timeout bounds it", func(t *testing.T) {
 		t.Parallel()
 		var calls atomic.Int32
-		w := toolsafe.Wrap(stub.Refusing("fetch_invoice", &calls),
+		w := toolsafe.Wrap(testkit.Refusing("fetch_invoice", &calls),
 			toolsafe.WithDeadline(time.Second), toolsafe.WithTimeout(50*time.Millisecond),
-			toolsafe.WithFallback(fallback.To(stub.Ignoring(t, "invoice_cache"))))
-		r := outcome.Within(t, 10*time.Second, w, context.Background(), "INV-1")
+			toolsafe.WithFallback(fallback.To(testkit.Ignoring(t, "invoice_cache"))))
+		r := testkit.Within(t, 10*time.Second, w, context.Background(), "INV-1")
 		if r.Fallback != "invoice_cache" || r.Failure == nil || r.Failure.Kind != middleware.KindFailed {
 			t.Fatalf("got %+v; want fetch_invoice's tool-failed after routing to invoice_cache", r)
 		}
@@ -53,9 +51,9 @@ func TestDeadlineCoversPlainFallback(t *testing.T) {
 	t.Run("without an attempt timeout, the primary's deadline bounds it", func(t *testing.T) {
 		t.Parallel()
 		var calls atomic.Int32
-		w := toolsafe.Wrap(stub.Refusing("fetch_invoice", &calls), toolsafe.WithDeadline(80*time.Millisecond),
-			toolsafe.WithFallback(fallback.To(stub.Ignoring(t, "invoice_cache"))))
-		r := outcome.Within(t, 10*time.Second, w, context.Background(), "INV-1")
+		w := toolsafe.Wrap(testkit.Refusing("fetch_invoice", &calls), toolsafe.WithDeadline(80*time.Millisecond),
+			toolsafe.WithFallback(fallback.To(testkit.Ignoring(t, "invoice_cache"))))
+		r := testkit.Within(t, 10*time.Second, w, context.Background(), "INV-1")
 		ff := r.Failure.FallbackFailure
 		if ff == nil || ff.Kind != middleware.KindTimeout || ff.Timeout != 80*time.Millisecond || ff.Retryable {
 			t.Fatalf("fallback failure %+v; want invoice_cache's tool-timeout at its 80ms deadline, not retryable", ff)
@@ -70,7 +68,7 @@ func TestDeadlineCoversPlainFallback(t *testing.T) {
 	t.Run("with neither, the caller's context bounds it", func(t *testing.T) {
 		t.Parallel()
 		var calls atomic.Int32
-		w := toolsafe.Wrap(stub.Refusing("fetch_invoice", &calls), toolsafe.WithFallback(fallback.To(stub.Ignoring(t, "invoice_cache"))))
+		w := toolsafe.Wrap(testkit.Refusing("fetch_invoice", &calls), toolsafe.WithFallback(fallback.To(testkit.Ignoring(t, "invoice_cache"))))
 		ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
 		defer cancel()
 		done := make(chan error, 1)
@@ -88,9 +86,9 @@ func TestDeadlineCoversPlainFallback(t *testing.T) {
 	t.Run("a *toolsafe.Tool alternative keeps its own limits", func(t *testing.T) {
 		t.Parallel()
 		var calls atomic.Int32
-		alt := toolsafe.Wrap(stub.Ignoring(t, "invoice_cache"), toolsafe.WithTimeout(30*time.Millisecond))
-		w := toolsafe.Wrap(stub.Refusing("fetch_invoice", &calls), toolsafe.WithTimeout(time.Second), toolsafe.WithFallback(fallback.To(alt)))
-		r := outcome.Within(t, 10*time.Second, w, context.Background(), "INV-1")
+		alt := toolsafe.Wrap(testkit.Ignoring(t, "invoice_cache"), toolsafe.WithTimeout(30*time.Millisecond))
+		w := toolsafe.Wrap(testkit.Refusing("fetch_invoice", &calls), toolsafe.WithTimeout(time.Second), toolsafe.WithFallback(fallback.To(alt)))
+		r := testkit.Within(t, 10*time.Second, w, context.Background(), "INV-1")
 		if ff := r.Failure.FallbackFailure; ff == nil || ff.Kind != middleware.KindTimeout || ff.Timeout != 30*time.Millisecond {
 			t.Fatalf("fallback failure %+v; want invoice_cache's own 30ms tool-timeout", ff)
 		}
@@ -103,7 +101,7 @@ func TestDeadlineCoversPlainFallback(t *testing.T) {
 		t.Cleanup(func() { _ = tp.Shutdown(context.Background()) })
 		var calls atomic.Int32
 		alt := middleware.Func("invoice_cache", "", func(context.Context, string) (string, error) { return "cached", nil })
-		w := toolsafe.Wrap(stub.Refusing("fetch_invoice", &calls), toolsafe.WithTimeout(time.Second),
+		w := toolsafe.Wrap(testkit.Refusing("fetch_invoice", &calls), toolsafe.WithTimeout(time.Second),
 			toolsafe.WithFallback(fallback.To(alt)), toolsafe.WithTracing(otelhook.New(otelhook.WithTracerProvider(tp))))
 		if r := w.Run(context.Background(), "INV-1"); r.Status() != "ok" || r.Output != "cached" || r.Fallback != "invoice_cache" {
 			t.Fatalf("got %+v; want ok from invoice_cache", r)
@@ -124,8 +122,8 @@ func TestDeadlineCoversPlainFallback(t *testing.T) {
 func TestPlainFallbackPanicIsRecovered(t *testing.T) {
 	var calls atomic.Int32
 	alt := middleware.Func("invoice_cache", "buggy", func(context.Context, string) (string, error) { panic("bug") })
-	w := toolsafe.Wrap(stub.Refusing("fetch_invoice", &calls), toolsafe.WithFallback(fallback.To(alt)), toolsafe.WithLogger(fixture.Quiet()))
-	r := outcome.Within(t, 10*time.Second, w, context.Background(), "INV-1")
+	w := toolsafe.Wrap(testkit.Refusing("fetch_invoice", &calls), toolsafe.WithFallback(fallback.To(alt)), toolsafe.WithLogger(testkit.Quiet()))
+	r := testkit.Within(t, 10*time.Second, w, context.Background(), "INV-1")
 	if ff := r.Failure.FallbackFailure; ff == nil || ff.Kind != middleware.KindPanic || ff.Tool != "invoice_cache" {
 		t.Fatalf("fallback failure %+v; want invoice_cache's tool-panic", ff)
 	}

@@ -11,13 +11,11 @@ import (
 
 	"github.com/toolsafe/toolsafe/approval"
 	"github.com/toolsafe/toolsafe/canonical"
-	"github.com/toolsafe/toolsafe/internal/stub"
+	"github.com/toolsafe/toolsafe/internal/testkit"
 	"github.com/toolsafe/toolsafe/run"
 
 	"github.com/toolsafe/toolsafe"
 	"github.com/toolsafe/toolsafe/fallback"
-	"github.com/toolsafe/toolsafe/internal/fixture"
-	"github.com/toolsafe/toolsafe/internal/outcome"
 	"github.com/toolsafe/toolsafe/middleware"
 	"github.com/toolsafe/toolsafe/policy"
 )
@@ -26,14 +24,14 @@ import (
 // tool skip its approver, so the refund ran though grants was never asked.
 func TestStackedGatesEachAskTheirOwnApprover(t *testing.T) {
 	var ran atomic.Int32
-	auditor := &stub.Approver{Decision: approval.Approved}
+	auditor := &testkit.Approver{Decision: approval.Approved}
 	grants := approval.NewGrants()
-	refund := toolsafe.Wrap(stub.Done("refund", &ran),
+	refund := toolsafe.Wrap(testkit.Done("refund", &ran),
 		toolsafe.WithApproval(grants),
 		toolsafe.With(approval.Gate(auditor, approval.ApproveCall)))
 
 	_, err := refund.Call(context.Background(), `{"order":"A-1"}`)
-	outcome.Paused(t, err)
+	testkit.Paused(t, err)
 	if ran.Load() != 0 || len(auditor.Asked()) != 1 || len(grants.Pending()) != 1 {
 		t.Fatalf("ran %d, auditor asked %d, grants pending %d; want 0, 1, 1: the auditor's approval is not grants'",
 			ran.Load(), len(auditor.Asked()), len(grants.Pending()))
@@ -48,14 +46,14 @@ func TestStackedGatesEachAskTheirOwnApprover(t *testing.T) {
 // the outer tool's call record, in ctx, said it was approved.
 func TestAGateInsideACompositeToolAsksItsOwnApprover(t *testing.T) {
 	var ran atomic.Int32
-	auditor := &stub.Approver{Decision: approval.Pending}
-	inner := approval.Gate(auditor, approval.ApproveCall)(stub.Done("refund", &ran))
+	auditor := &testkit.Approver{Decision: approval.Pending}
+	inner := approval.Gate(auditor, approval.ApproveCall)(testkit.Done("refund", &ran))
 	outer := toolsafe.Wrap(middleware.Func("refund_all", "", func(ctx context.Context, input string) (string, error) {
 		return inner.Call(ctx, input) // on the outer call's context
-	}), toolsafe.WithApproval(&stub.Approver{Decision: approval.Approved}))
+	}), toolsafe.WithApproval(&testkit.Approver{Decision: approval.Approved}))
 
 	_, err := outer.Call(context.Background(), `{"order":"A-1"}`)
-	if ar := outcome.Paused(t, err); ar.Tool != "refund" {
+	if ar := testkit.Paused(t, err); ar.Tool != "refund" {
 		t.Fatalf("paused %q; want the inner refund's gate", ar.Tool)
 	}
 	if ran.Load() != 0 || len(auditor.Asked()) != 1 {
@@ -74,12 +72,12 @@ func TestAFallbackOfAGatedToolPassesTheSameGate(t *testing.T) {
 	}
 	t.Run("a plain alternative asks the primary's approver about itself", func(t *testing.T) {
 		var primaryRan, altRan atomic.Int32
-		approver := &stub.Approver{Decision: approval.Pending}
-		refund := toolsafe.Wrap(stub.Done("refund", &primaryRan),
+		approver := &testkit.Approver{Decision: approval.Pending}
+		refund := toolsafe.Wrap(testkit.Done("refund", &primaryRan),
 			toolsafe.WithApproval(approver), toolsafe.WithCircuitBreaker(openBreaker()),
-			toolsafe.WithFallback(fallback.To(stub.Done("manual_refund", &altRan))))
+			toolsafe.WithFallback(fallback.To(testkit.Done("manual_refund", &altRan))))
 		_, err := refund.Call(context.Background(), `{"order":"A-1"}`)
-		if ar := outcome.Paused(t, err); ar.Tool != "refund" {
+		if ar := testkit.Paused(t, err); ar.Tool != "refund" {
 			t.Fatalf("paused %q; want refund's own gate first", ar.Tool)
 		}
 		if primaryRan.Load() != 0 || altRan.Load() != 0 {
@@ -90,11 +88,11 @@ func TestAFallbackOfAGatedToolPassesTheSameGate(t *testing.T) {
 		// is asked about on its own.
 		grants := approval.NewGrants()
 		grants.Grant("refund", `{"order":"A-1"}`)
-		refund = toolsafe.Wrap(stub.Done("refund", &primaryRan),
+		refund = toolsafe.Wrap(testkit.Done("refund", &primaryRan),
 			toolsafe.WithApproval(grants), toolsafe.WithCircuitBreaker(openBreaker()),
-			toolsafe.WithFallback(fallback.To(stub.Done("manual_refund", &altRan))))
+			toolsafe.WithFallback(fallback.To(testkit.Done("manual_refund", &altRan))))
 		_, err = refund.Call(context.Background(), `{"order":"A-1"}`)
-		if ar := outcome.Paused(t, err); ar.Tool != "manual_refund" || ar.Input != `{"order":"A-1"}` {
+		if ar := testkit.Paused(t, err); ar.Tool != "manual_refund" || ar.Input != `{"order":"A-1"}` {
 			t.Fatalf("paused %q with %q; want the alternative, asked about its own name and input", ar.Tool, ar.Input)
 		}
 		if altRan.Load() != 0 {
@@ -109,12 +107,12 @@ func TestAFallbackOfAGatedToolPassesTheSameGate(t *testing.T) {
 
 	t.Run("a wrapped alternative without a gate gets the primary's", func(t *testing.T) {
 		var altRan atomic.Int32
-		refund := toolsafe.Wrap(stub.Done("refund", new(atomic.Int32)),
+		refund := toolsafe.Wrap(testkit.Done("refund", new(atomic.Int32)),
 			toolsafe.WithApproval(approval.ApproverFunc(func(context.Context, approval.CallInfo) (approval.Decision, error) {
 				return approval.Approved, nil
 			})),
 			toolsafe.WithCircuitBreaker(openBreaker()),
-			toolsafe.WithFallback(fallback.To(toolsafe.Wrap(stub.Done("manual_refund", &altRan)))))
+			toolsafe.WithFallback(fallback.To(toolsafe.Wrap(testkit.Done("manual_refund", &altRan)))))
 		r := refund.Run(context.Background(), `{"order":"A-1"}`)
 		if r.Status() != "ok" || altRan.Load() != 1 {
 			t.Fatalf("%q, alternative ran %d; want ok through the primary's approver, once", r.Status(), altRan.Load())
@@ -122,11 +120,11 @@ func TestAFallbackOfAGatedToolPassesTheSameGate(t *testing.T) {
 
 		grants := approval.NewGrants()
 		grants.Grant("refund", `{"order":"A-1"}`)
-		refund = toolsafe.Wrap(stub.Done("refund", new(atomic.Int32)),
+		refund = toolsafe.Wrap(testkit.Done("refund", new(atomic.Int32)),
 			toolsafe.WithApproval(grants), toolsafe.WithCircuitBreaker(openBreaker()),
-			toolsafe.WithFallback(fallback.To(toolsafe.Wrap(stub.Done("manual_refund", &altRan)))))
+			toolsafe.WithFallback(fallback.To(toolsafe.Wrap(testkit.Done("manual_refund", &altRan)))))
 		_, err := refund.Call(context.Background(), `{"order":"A-1"}`)
-		if ar := outcome.Paused(t, err); ar.Tool != "manual_refund" {
+		if ar := testkit.Paused(t, err); ar.Tool != "manual_refund" {
 			t.Fatalf("paused %q; want the ungated alternative behind the primary's gate", ar.Tool)
 		}
 		if altRan.Load() != 1 {
@@ -145,10 +143,10 @@ func TestAFallbackOfAGatedToolPassesTheSameGate(t *testing.T) {
 			return "", middleware.NewToolError("the order has no payment")
 		})
 		refund := toolsafe.Wrap(failing, toolsafe.WithApproval(grants, approval.ApproveEachAttempt),
-			toolsafe.WithFallback(fallback.To(toolsafe.Wrap(stub.Done("manual_refund", &altRan),
+			toolsafe.WithFallback(fallback.To(toolsafe.Wrap(testkit.Done("manual_refund", &altRan),
 				toolsafe.WithSideEffects(middleware.NoSideEffects)))))
 		_, err := refund.Call(context.Background(), `{"order":"A-1"}`)
-		if ar := outcome.Paused(t, err); ar.Tool != "manual_refund" || altRan.Load() != 0 {
+		if ar := testkit.Paused(t, err); ar.Tool != "manual_refund" || altRan.Load() != 0 {
 			t.Fatalf("paused %q, the alternative ran %d; want it paused at the primary's gate, not run", ar.Tool, altRan.Load())
 		}
 		if p := grants.Pending(); len(p) != 1 || p[0].Tool != "manual_refund" {
@@ -170,8 +168,8 @@ func TestAnApprovalWaitHoldsNoPermit(t *testing.T) {
 			return approval.Approved, nil
 		})
 		var refunds, lookups atomic.Int32
-		refund := toolsafe.Wrap(stub.Done("refund", &refunds), toolsafe.WithApproval(slow), toolsafe.WithBulkhead(slots))
-		lookup := toolsafe.Wrap(stub.Done("lookup", &lookups), toolsafe.WithBulkhead(slots))
+		refund := toolsafe.Wrap(testkit.Done("refund", &refunds), toolsafe.WithApproval(slow), toolsafe.WithBulkhead(slots))
+		lookup := toolsafe.Wrap(testkit.Done("lookup", &lookups), toolsafe.WithBulkhead(slots))
 		done := make(chan middleware.Result, 1)
 		go func() { done <- refund.Run(context.Background(), "A-1") }()
 		<-asked
@@ -187,7 +185,7 @@ func TestAnApprovalWaitHoldsNoPermit(t *testing.T) {
 	t.Run("no half-open probe", func(t *testing.T) {
 		cb := policy.NewCircuitBreaker("billing", policy.Breaker{FailureThreshold: 1, Delay: time.Millisecond, Probes: 1})
 		cb.Open()
-		fixture.HalfOpen(cb)
+		testkit.HalfOpen(cb)
 		asked, release := make(chan struct{}), make(chan struct{})
 		slow := approval.ApproverFunc(func(ctx context.Context, _ approval.CallInfo) (approval.Decision, error) {
 			close(asked)
@@ -195,8 +193,8 @@ func TestAnApprovalWaitHoldsNoPermit(t *testing.T) {
 			return approval.Approved, nil
 		})
 		var lookups atomic.Int32
-		refund := toolsafe.Wrap(stub.Done("refund", new(atomic.Int32)), toolsafe.WithApproval(slow), toolsafe.WithCircuitBreaker(cb))
-		lookup := toolsafe.Wrap(stub.Done("lookup", &lookups), toolsafe.WithCircuitBreaker(cb))
+		refund := toolsafe.Wrap(testkit.Done("refund", new(atomic.Int32)), toolsafe.WithApproval(slow), toolsafe.WithCircuitBreaker(cb))
+		lookup := toolsafe.Wrap(testkit.Done("lookup", &lookups), toolsafe.WithCircuitBreaker(cb))
 		done := make(chan middleware.Result, 1)
 		go func() { done <- refund.Run(context.Background(), "A-1") }()
 		<-asked
@@ -214,10 +212,10 @@ func TestAnApprovalWaitHoldsNoPermit(t *testing.T) {
 func TestGrantsMatchTheSameJSONAndExpire(t *testing.T) {
 	var ran atomic.Int32
 	grants := approval.NewGrants()
-	refund := toolsafe.Wrap(stub.Done("refund", &ran), toolsafe.WithApproval(grants, approval.ApproveEachAttempt))
+	refund := toolsafe.Wrap(testkit.Done("refund", &ran), toolsafe.WithApproval(grants, approval.ApproveEachAttempt))
 
 	_, err := refund.Call(context.Background(), `{"order":"A-1","amount_eur":25}`)
-	ar := outcome.Paused(t, err)
+	ar := testkit.Paused(t, err)
 	grants.Grant(ar.Tool, ar.Input)
 	ctx := run.Resume(context.Background(), ar)
 	var key string
@@ -266,12 +264,12 @@ func TestKeysThatRepeatOrDifferOnlyInCaseAreArgsInvalid(t *testing.T) {
 	for _, input := range []string{`{"amount":5,"AMOUNT":50000}`, `{"amount":5,"amount":50000}`, `{"amount":5,"meta":{"k":1,"K":2}}`,
 		`{"amount":5,"meta":{"sum":1,"ſum":2}}`, `{"amount":5,"meta":{"k":1,"K":2}}`} {
 		var ran atomic.Int32
-		refund := toolsafe.Wrap(stub.Done("refund", &ran), toolsafe.WithArgsSchema(schema))
+		refund := toolsafe.Wrap(testkit.Done("refund", &ran), toolsafe.WithArgsSchema(schema))
 		r := refund.Run(context.Background(), input)
 		if r.Kind() != middleware.KindArgsInvalid || r.Attempts != 0 || ran.Load() != 0 {
 			t.Errorf("%s: %v after %d attempts, ran %d; want args-invalid, not called", input, r.Kind(), r.Attempts, ran.Load())
 		}
-		gated := toolsafe.Wrap(stub.Done("refund", &ran), toolsafe.WithApproval(&stub.Approver{Decision: approval.Approved}))
+		gated := toolsafe.Wrap(testkit.Done("refund", &ran), toolsafe.WithApproval(&testkit.Approver{Decision: approval.Approved}))
 		if r := gated.Run(context.Background(), input); r.Kind() != middleware.KindArgsInvalid || ran.Load() != 0 {
 			t.Errorf("%s through a gate: %v, ran %d; want args-invalid before anyone is asked", input, r.Kind(), ran.Load())
 		}
@@ -290,7 +288,7 @@ func TestInputsMatchOnlyWhenTheirValuesAreEqual(t *testing.T) {
 	t.Run("a grant covers its own big integer only", func(t *testing.T) {
 		var ran atomic.Int32
 		grants := approval.NewGrants()
-		refund := toolsafe.Wrap(stub.Done("refund", &ran), toolsafe.WithApproval(grants, approval.ApproveEachAttempt))
+		refund := toolsafe.Wrap(testkit.Done("refund", &ran), toolsafe.WithApproval(grants, approval.ApproveEachAttempt))
 		grants.Grant("refund", `{"order_id":9007199254740992}`)
 		r := refund.Run(context.Background(), `{"order_id":9007199254740993}`)
 		if r.Kind() != middleware.KindApprovalRequired || ran.Load() != 0 {
@@ -302,7 +300,7 @@ func TestInputsMatchOnlyWhenTheirValuesAreEqual(t *testing.T) {
 	})
 	t.Run("a resumed run replays a call whose keys moved, whatever its numbers", func(t *testing.T) {
 		var ran atomic.Int32
-		refund := toolsafe.Wrap(stub.Done("refund", &ran), toolsafe.WithSideEffects(middleware.SideEffectsWithKey))
+		refund := toolsafe.Wrap(testkit.Done("refund", &ran), toolsafe.WithSideEffects(middleware.SideEffectsWithKey))
 		ledger := run.NewMemoryLedger()
 		refund.Run(run.With(context.Background(), "r", ledger), `{"amount":5,"ref":1e400}`)
 		r := refund.Run(run.With(context.Background(), "r", ledger), `{"ref":10E399,"amount":5.0}`)

@@ -20,9 +20,7 @@ import (
 
 	"github.com/toolsafe/toolsafe"
 	"github.com/toolsafe/toolsafe/fallback"
-	"github.com/toolsafe/toolsafe/internal/fixture"
-	"github.com/toolsafe/toolsafe/internal/outcome"
-	"github.com/toolsafe/toolsafe/internal/stub"
+	"github.com/toolsafe/toolsafe/internal/testkit"
 	"github.com/toolsafe/toolsafe/middleware"
 	"github.com/toolsafe/toolsafe/policy"
 	"github.com/toolsafe/toolsafe/toolsafetest"
@@ -37,16 +35,16 @@ func TestApproval(t *testing.T) {
 	t.Run("no approval is reused: two attempts of a destructive call need two grants", func(t *testing.T) {
 		t.Parallel()
 		grants := approval.NewGrants()
-		tool, srv, ledger := fixture.Refunds(t, true,
+		tool, srv, ledger := testkit.Refunds(t, true,
 			toolsafe.WithApproval(grants, approval.ApproveEachAttempt),
 			toolsafe.WithSideEffects(middleware.SideEffectsWithKey),
-			toolsafe.WithRetry(policy.Retry{MaxRetries: 2, Backoff: fixture.Backoff(time.Millisecond)}))
+			toolsafe.WithRetry(policy.Retry{MaxRetries: 2, Backoff: testkit.Backoff(time.Millisecond)}))
 		// The first attempt is applied, but its answer is lost.
 		srv.Enqueue(refunds.Path, toolsafetest.ApplyThenReset())
-		grants.Grant("refund", fixture.RefundInput)
+		grants.Grant("refund", testkit.RefundInput)
 
-		_, err := tool.Call(context.Background(), fixture.RefundInput)
-		ar := outcome.Paused(t, err)
+		_, err := tool.Call(context.Background(), testkit.RefundInput)
+		ar := testkit.Paused(t, err)
 		if ar.Attempt != 2 || !strings.Contains(ar.Reason, "attempt 2") || !strings.Contains(ar.Reason, "may have been applied") {
 			t.Errorf("pause %+v; want attempt 2, saying the first may have been applied", ar)
 		}
@@ -56,8 +54,8 @@ func TestApproval(t *testing.T) {
 
 		// Granted again and resumed: the same call goes on with the same key,
 		// and the upstream applies nothing twice.
-		grants.Grant("refund", fixture.RefundInput)
-		r := tool.Run(run.Resume(context.Background(), ar), fixture.RefundInput)
+		grants.Grant("refund", testkit.RefundInput)
+		r := tool.Run(run.Resume(context.Background(), ar), testkit.RefundInput)
 		if r.Status() != "ok" || r.CallID != ar.CallID {
 			t.Fatalf("resumed: %q, call %s; want ok, call %s (%s)", r.Status(), r.CallID, ar.CallID, r.Observation())
 		}
@@ -69,13 +67,13 @@ func TestApproval(t *testing.T) {
 	t.Run("one grant covers the retries of a call that is not destructive", func(t *testing.T) {
 		t.Parallel()
 		grants := approval.NewGrants()
-		tool, srv, ledger := fixture.Refunds(t, true,
+		tool, srv, ledger := testkit.Refunds(t, true,
 			toolsafe.WithApproval(grants),
 			toolsafe.WithSideEffects(middleware.SideEffectsWithKey),
-			toolsafe.WithRetry(policy.Retry{MaxRetries: 2, Backoff: fixture.Backoff(time.Millisecond)}))
+			toolsafe.WithRetry(policy.Retry{MaxRetries: 2, Backoff: testkit.Backoff(time.Millisecond)}))
 		srv.Enqueue(refunds.Path, toolsafetest.Reset(), toolsafetest.Reset())
-		grants.Grant("refund", fixture.RefundInput)
-		r := tool.Run(context.Background(), fixture.RefundInput)
+		grants.Grant("refund", testkit.RefundInput)
+		r := tool.Run(context.Background(), testkit.RefundInput)
 		if r.Status() != "ok" || r.Attempts != 3 || ledger.Applied() != 1 {
 			t.Fatalf("%q after %d attempts, %d applied; want ok after 3, 1", r.Status(), r.Attempts, ledger.Applied())
 		}
@@ -85,11 +83,11 @@ func TestApproval(t *testing.T) {
 		t.Parallel()
 		grants := approval.NewGrants()
 		cb := policy.NewCircuitBreaker("refunds", policy.Breaker{FailureThreshold: 1, Delay: time.Millisecond})
-		tool, _, _ := fixture.Refunds(t, true, toolsafe.WithApproval(grants), toolsafe.WithCircuitBreaker(cb))
+		tool, _, _ := testkit.Refunds(t, true, toolsafe.WithApproval(grants), toolsafe.WithCircuitBreaker(cb))
 		cb.Open()
-		fixture.HalfOpen(cb)
+		testkit.HalfOpen(cb)
 		for range 3 {
-			if _, err := tool.Call(context.Background(), fixture.RefundInput); err == nil {
+			if _, err := tool.Call(context.Background(), testkit.RefundInput); err == nil {
 				t.Fatal("no pause")
 			}
 		}
@@ -97,8 +95,8 @@ func TestApproval(t *testing.T) {
 		if cb.IsClosed() || cb.Metrics().Executions() != 0 {
 			t.Fatalf("breaker %v with %d executions; want still not closed, with 0", cb.State(), cb.Metrics().Executions())
 		}
-		grants.Grant("refund", fixture.RefundInput)
-		if r := tool.Run(context.Background(), fixture.RefundInput); r.Status() != "ok" || !cb.IsClosed() {
+		grants.Grant("refund", testkit.RefundInput)
+		if r := tool.Run(context.Background(), testkit.RefundInput); r.Status() != "ok" || !cb.IsClosed() {
 			t.Fatalf("%q, breaker %v; want ok and closed", r.Status(), cb.State())
 		}
 	})
@@ -121,11 +119,11 @@ func TestApproval(t *testing.T) {
 // finds it in the executor's error.
 func TestApprovalPausesAnAgentRun(t *testing.T) {
 	grants := approval.NewGrants()
-	refund, _, ledger := fixture.Refunds(t, true, toolsafe.WithApproval(grants, approval.ApproveEachAttempt))
+	refund, _, ledger := testkit.Refunds(t, true, toolsafe.WithApproval(grants, approval.ApproveEachAttempt))
 	var ran atomic.Int32
 	script := []string{
-		toolsafetest.MRKLAction("I must refund order A-1001.", "refund", fixture.RefundInput),
-		toolsafetest.MRKLAction("I must refund order A-1001.", "refund", fixture.RefundInput),
+		toolsafetest.MRKLAction("I must refund order A-1001.", "refund", testkit.RefundInput),
+		toolsafetest.MRKLAction("I must refund order A-1001.", "refund", testkit.RefundInput),
 		toolsafetest.MRKLAnswer("The refund is applied.", "Order A-1001 was refunded 25 EUR."),
 	}
 	llm := fake.NewFakeLLM(script)
@@ -136,7 +134,7 @@ func TestApprovalPausesAnAgentRun(t *testing.T) {
 	}
 
 	_, err := runAgent(context.Background())
-	ar := outcome.Paused(t, err)
+	ar := testkit.Paused(t, err)
 	if ledger.Applied() != 0 || len(grants.Pending()) != 1 {
 		t.Fatalf("%d applied, pending %v; want 0 and the refund", ledger.Applied(), grants.Pending())
 	}
@@ -162,9 +160,9 @@ func TestApprovalTimeoutMessage(t *testing.T) {
 	t.Run("before the first attempt", func(t *testing.T) {
 		t.Parallel()
 		var ran, altCalls atomic.Int32
-		w := toolsafe.Wrap(stub.Refund(&ran), toolsafe.WithApproval(waits), toolsafe.WithDeadline(50*time.Millisecond),
-			toolsafe.WithFallback(fallback.To(toolsafe.Wrap(stub.Counting("issue_credit", &altCalls)))))
-		r := outcome.Within(t, 10*time.Second, w, context.Background(), "A-1")
+		w := toolsafe.Wrap(testkit.Refund(&ran), toolsafe.WithApproval(waits), toolsafe.WithDeadline(50*time.Millisecond),
+			toolsafe.WithFallback(fallback.To(toolsafe.Wrap(testkit.Counting("issue_credit", &altCalls)))))
+		r := testkit.Within(t, 10*time.Second, w, context.Background(), "A-1")
 		f := r.Failure
 		if f == nil || f.Kind != middleware.KindTimeout || f.WaitingFor != call.WaitingForApproval || f.Attempts != 0 ||
 			f.SideEffect != middleware.SideEffectNone || f.Retryable || f.Timeout != 50*time.Millisecond {
@@ -194,8 +192,8 @@ func TestApprovalTimeoutMessage(t *testing.T) {
 		})
 		w := toolsafe.Wrap(tool, toolsafe.WithApproval(first, approval.ApproveEachAttempt), toolsafe.WithDeadline(100*time.Millisecond),
 			toolsafe.WithSideEffects(middleware.SideEffectsWithKey), // so the failed attempt is retried
-			toolsafe.WithRetry(policy.Retry{MaxRetries: 2, Backoff: fixture.Backoff(time.Millisecond)}))
-		r := outcome.Within(t, 10*time.Second, w, context.Background(), "A-1")
+			toolsafe.WithRetry(policy.Retry{MaxRetries: 2, Backoff: testkit.Backoff(time.Millisecond)}))
+		r := testkit.Within(t, 10*time.Second, w, context.Background(), "A-1")
 		if ran.Load() != 1 || r.Failure == nil || r.Failure.Attempts != 1 {
 			t.Fatalf("got %+v after %d runs; want 1 attempt, then a wait for the second's approval", r, ran.Load())
 		}
@@ -211,13 +209,13 @@ func TestApprovalTimeoutMessage(t *testing.T) {
 // call used the approval, and the audit said run B.
 func TestAnApprovalGivenForOneRunsRequestLetsNoOtherRunsCallThrough(t *testing.T) {
 	grants := approval.NewGrants()
-	tool, _, upstream := fixture.Refunds(t, true, toolsafe.WithApproval(grants, approval.ApproveEachAttempt),
+	tool, _, upstream := testkit.Refunds(t, true, toolsafe.WithApproval(grants, approval.ApproveEachAttempt),
 		toolsafe.WithSideEffects(middleware.SideEffectsWithKey))
 	ledger := run.NewMemoryLedger()
 	paused := map[string]*approval.Required{}
 	for _, id := range []string{"run-A", "run-B"} {
-		_, err := tool.Call(run.With(context.Background(), id, ledger), fixture.RefundInput)
-		paused[id] = outcome.Paused(t, err)
+		_, err := tool.Call(run.With(context.Background(), id, ledger), testkit.RefundInput)
+		paused[id] = testkit.Paused(t, err)
 	}
 	reqs := grants.Requests()
 	if len(reqs) != 2 || reqs[0].Call.RunID != "run-A" || reqs[1].Call.RunID != "run-B" {
@@ -227,11 +225,11 @@ func TestAnApprovalGivenForOneRunsRequestLetsNoOtherRunsCallThrough(t *testing.T
 		t.Fatal(err)
 	}
 	// Run A resumes first: its call is not the one approved.
-	_, err := tool.Call(run.Resume(run.With(context.Background(), "run-A", ledger), paused["run-A"]), fixture.RefundInput)
-	if ar := outcome.Paused(t, err); ar.RunID != "run-A" || upstream.Applied() != 0 {
+	_, err := tool.Call(run.Resume(run.With(context.Background(), "run-A", ledger), paused["run-A"]), testkit.RefundInput)
+	if ar := testkit.Paused(t, err); ar.RunID != "run-A" || upstream.Applied() != 0 {
 		t.Fatalf("run A resumed: paused %+v, %d applied; want run A paused again, nothing applied", ar, upstream.Applied())
 	}
-	r := tool.Run(run.Resume(run.With(context.Background(), "run-B", ledger), paused["run-B"]), fixture.RefundInput)
+	r := tool.Run(run.Resume(run.With(context.Background(), "run-B", ledger), paused["run-B"]), testkit.RefundInput)
 	if r.Status() != "ok" || upstream.Applied() != 1 {
 		t.Fatalf("run B resumed: %q (%s), %d applied; want ok, one refund", r.Status(), r.Observation(), upstream.Applied())
 	}

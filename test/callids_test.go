@@ -18,8 +18,7 @@ import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 
 	"github.com/toolsafe/toolsafe"
-	"github.com/toolsafe/toolsafe/internal/fixture"
-	"github.com/toolsafe/toolsafe/internal/telemetry"
+	"github.com/toolsafe/toolsafe/internal/testkit"
 	"github.com/toolsafe/toolsafe/middleware"
 	"github.com/toolsafe/toolsafe/policy"
 	"github.com/toolsafe/toolsafe/toolsafetest"
@@ -29,7 +28,7 @@ import (
 // The model's tool-call IDs reach Result.CallID and gen_ai.tool.call.id
 // through a real OpenAI-functions agent and executor.
 func TestCallIDsFromAnOpenAIFunctionsAgent(t *testing.T) {
-	tm := telemetry.New(t)
+	tm := testkit.NewRecorder(t)
 	srv := toolsafetest.NewUpstream(billing.Handler())
 	t.Cleanup(srv.Close)
 	srv.Enqueue(billing.InvoicePath("INV-1002"), toolsafetest.Reset())
@@ -38,7 +37,7 @@ func TestCallIDsFromAnOpenAIFunctionsAgent(t *testing.T) {
 	var results []middleware.Result
 	ids := toolsafe.NewCallIDs()
 	invoice := toolsafe.Wrap(billing.FetchInvoice(srv.URL(), toolsafetest.NoKeepAliveClient()),
-		toolsafe.WithRetry(policy.Retry{MaxRetries: 2, Backoff: fixture.Backoff(time.Millisecond)}),
+		toolsafe.WithRetry(policy.Retry{MaxRetries: 2, Backoff: testkit.Backoff(time.Millisecond)}),
 		toolsafe.WithCallIDs(ids),
 		toolsafe.WithTracing(tm.Hook),
 		toolsafe.WithOnResult(func(_ context.Context, r middleware.Result) {
@@ -83,7 +82,7 @@ func TestCallIDsFromAnOpenAIFunctionsAgent(t *testing.T) {
 		if !strings.HasPrefix(s.Name(), "execute_tool ") {
 			continue
 		}
-		v, _ := telemetry.Attr(s.Attributes(), attribute.Key("gen_ai.tool.call.id"))
+		v, _ := testkit.Attr(s.Attributes(), attribute.Key("gen_ai.tool.call.id"))
 		spanIDs = append(spanIDs, v.AsString())
 	}
 	if want := []string{"call_A1", "call_B2", "call_C3"}; !slices.Equal(spanIDs, want) {

@@ -14,12 +14,11 @@ import (
 	"time"
 
 	"github.com/toolsafe/toolsafe/internal/call"
-	"github.com/toolsafe/toolsafe/internal/stub"
+	"github.com/toolsafe/toolsafe/internal/testkit"
 
 	"github.com/tmc/langchaingo/tools"
 
 	"github.com/toolsafe/toolsafe"
-	"github.com/toolsafe/toolsafe/internal/fixture"
 	"github.com/toolsafe/toolsafe/middleware"
 	"github.com/toolsafe/toolsafe/policy"
 	"github.com/toolsafe/toolsafe/toolsafetest"
@@ -89,7 +88,7 @@ func TestHalfOpenProbesAreBoundedWhateverCallersDo(t *testing.T) {
 	})
 	tool := toolsafe.Wrap(hang, toolsafe.WithCircuitBreaker(cb))
 	cb.Open()
-	fixture.HalfOpen(cb)
+	testkit.HalfOpen(cb)
 	var wg sync.WaitGroup
 	for range 50 {
 		wg.Add(1)
@@ -214,7 +213,7 @@ func TestADeadlineWhileWaitingForASlotSaysTheToolWasNotCalled(t *testing.T) {
 	<-hold
 	defer close(release)
 	var ran atomic.Int32
-	refund := toolsafe.Wrap(stub.Done("issue_refund", &ran), toolsafe.WithBulkhead(slots), toolsafe.WithDeadline(200*time.Millisecond))
+	refund := toolsafe.Wrap(testkit.Done("issue_refund", &ran), toolsafe.WithBulkhead(slots), toolsafe.WithDeadline(200*time.Millisecond))
 	r := refund.Run(context.Background(), "x")
 	want := "issue_refund was not called: its time (200ms) ran out while it was waiting for a free slot at its dependency billing. Do not call issue_refund again with the same input for this request; tell the user it is unavailable or use another tool."
 	if r.Kind() != middleware.KindTimeout || r.Attempts != 0 || ran.Load() != 0 || r.Observation() != want {
@@ -235,7 +234,7 @@ func TestADeadlineThatPassesBeforeTheFirstAttemptSaysTheToolWasNotCalled(t *test
 		{toolsafe.WithDeadline(1), toolsafe.WithRetry(policy.Retry{MaxRetries: 2})},
 		{toolsafe.WithDeadline(1), toolsafe.WithTimeout(1)},
 	} {
-		r := toolsafe.Wrap(stub.Done("t", &ran), opts...).Run(context.Background(), "x")
+		r := toolsafe.Wrap(testkit.Done("t", &ran), opts...).Run(context.Background(), "x")
 		want := "t was not called: its time (under 1ms) ran out before its first attempt could begin. Do not call t again with the same input for this request; tell the user it is unavailable or use another tool."
 		if r.Kind() != middleware.KindTimeout || r.Attempts != 0 || ran.Load() != 0 || r.Observation() != want {
 			t.Errorf("%v after %d attempts, ran %d:\n got %q\nwant %q", r.Kind(), r.Attempts, ran.Load(), r.Observation(), want)

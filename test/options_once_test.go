@@ -24,7 +24,7 @@ import (
 	"github.com/toolsafe/toolsafe/approval"
 	"github.com/toolsafe/toolsafe/argschema"
 	"github.com/toolsafe/toolsafe/fallback"
-	"github.com/toolsafe/toolsafe/internal/stub"
+	"github.com/toolsafe/toolsafe/internal/testkit"
 	"github.com/toolsafe/toolsafe/middleware"
 	"github.com/toolsafe/toolsafe/policy"
 	"github.com/toolsafe/toolsafe/run"
@@ -39,7 +39,7 @@ import (
 func refusedTwice(t *testing.T, base []toolsafe.Option, first, second toolsafe.Option, names ...string) {
 	t.Helper()
 	var calls atomic.Int32
-	tool := stub.Counting("refund", &calls)
+	tool := testkit.Counting("refund", &calls)
 	if _, err := toolsafe.New(tool, append(slices.Clip(base), first)...); err != nil {
 		t.Fatalf("the first option alone: %v", err)
 	}
@@ -88,7 +88,7 @@ func TestASecondWithApprovalIsRefused(t *testing.T) {
 
 	// With one WithApproval, the grants are asked: the call pauses.
 	var calls atomic.Int32
-	w := toolsafe.Wrap(stub.Counting("refund", &calls), toolsafe.WithApproval(grants))
+	w := toolsafe.Wrap(testkit.Counting("refund", &calls), toolsafe.WithApproval(grants))
 	var required *approval.Required
 	if _, err := w.Call(context.Background(), "x"); !errors.As(err, &required) || calls.Load() != 0 {
 		t.Fatalf("one WithApproval: %v after %d calls; want a pause, no call", err, calls.Load())
@@ -181,7 +181,7 @@ func TestASettingGivenTheOldWayAndTheNewIsRefused(t *testing.T) {
 			{[]toolsafe.Option{toolsafe.WithCallIDs(ids), toolsafe.WithCallIDFunc(host)}, "call_host"},
 			{[]toolsafe.Option{toolsafe.WithCallIDFunc(host), toolsafe.WithCallIDs(nil)}, ""},
 		} {
-			r := toolsafe.Wrap(stub.Refund(new(atomic.Int32)), tt.opts...).Run(context.Background(), "x")
+			r := toolsafe.Wrap(testkit.Refund(new(atomic.Int32)), tt.opts...).Run(context.Background(), "x")
 			if (tt.want != "" && r.CallID != tt.want) || (tt.want == "" && r.CallID == "call_host") {
 				t.Errorf("call ID %q; want the later option's (%q, or a made-up one)", r.CallID, tt.want)
 			}
@@ -194,7 +194,7 @@ func TestASettingGivenTheOldWayAndTheNewIsRefused(t *testing.T) {
 			{toolsafe.WithApproval(approval.NewGrants(), mode), toolsafe.WithDestructive()},
 			{toolsafe.WithDestructive(), toolsafe.WithApproval(approval.NewGrants(), mode)},
 		} {
-			_, err := toolsafe.New(stub.Refund(new(atomic.Int32)), order...)
+			_, err := toolsafe.New(testkit.Refund(new(atomic.Int32)), order...)
 			if !errors.Is(err, toolsafe.ErrConfig) {
 				t.Fatalf("WithApproval(a, %d) beside WithDestructive: %v; want ErrConfig", mode, err)
 			}
@@ -206,14 +206,14 @@ func TestASettingGivenTheOldWayAndTheNewIsRefused(t *testing.T) {
 		}
 	}
 	// The deprecated pair alone is still accepted, as it always was.
-	if _, err := toolsafe.New(stub.Refund(new(atomic.Int32)), toolsafe.WithDestructive(), toolsafe.WithApproval(approval.NewGrants())); err != nil {
+	if _, err := toolsafe.New(testkit.Refund(new(atomic.Int32)), toolsafe.WithDestructive(), toolsafe.WithApproval(approval.NewGrants())); err != nil {
 		t.Errorf("WithDestructive with WithApproval(a): %v; want it accepted", err)
 	}
 }
 
 func TestASecondWithFallbackIsRefused(t *testing.T) {
 	var calls atomic.Int32
-	refusedTwice(t, nil, toolsafe.WithFallback(fallback.To(stub.Counting("refund_later", &calls))), toolsafe.WithFallback(fallback.To(stub.Counting("refund_now", &calls))),
+	refusedTwice(t, nil, toolsafe.WithFallback(fallback.To(testkit.Counting("refund_later", &calls))), toolsafe.WithFallback(fallback.To(testkit.Counting("refund_now", &calls))),
 		"WithFallback", "fallback")
 }
 

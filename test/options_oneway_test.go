@@ -15,7 +15,7 @@ import (
 	"github.com/toolsafe/toolsafe"
 	"github.com/toolsafe/toolsafe/approval"
 	"github.com/toolsafe/toolsafe/argschema"
-	"github.com/toolsafe/toolsafe/internal/stub"
+	"github.com/toolsafe/toolsafe/internal/testkit"
 	"github.com/toolsafe/toolsafe/middleware"
 	"github.com/toolsafe/toolsafe/policy"
 )
@@ -144,7 +144,7 @@ func TestEachSettingHasOneWayAndTheDeprecatedOptionDoesTheSame(t *testing.T) {
 			},
 			check: func(t *testing.T, opts []toolsafe.Option, _ budget.Budget) {
 				var calls atomic.Int32
-				tool := toolsafe.Wrap(stub.Counting("refund", &calls), opts...)
+				tool := toolsafe.Wrap(testkit.Counting("refund", &calls), opts...)
 				r := tool.Run(context.Background(), `{"id":"A-1"}`)
 				if r.Kind() != middleware.KindArgsInvalid || calls.Load() != 0 || !strings.Contains(r.Observation(), "order") {
 					t.Errorf("%v after %d calls: %q; want args-invalid naming order, no call", r.Kind(), calls.Load(), r.Observation())
@@ -212,19 +212,19 @@ func TestACompanionOfAGuardIsCheckedWithIt(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := toolsafe.New(stub.Refund(new(atomic.Int32)), tt.opts...)
+			_, err := toolsafe.New(testkit.Refund(new(atomic.Int32)), tt.opts...)
 			if !errors.Is(err, toolsafe.ErrConfig) || !strings.Contains(err.Error(), tt.says) {
 				t.Errorf("New: %v; want ErrConfig saying %q", err, tt.says)
 			}
 		})
 	}
 	// Zero is the default, not an error, and a nil source names no call.
-	if _, err := toolsafe.New(stub.Refund(new(atomic.Int32)), toolsafe.WithTimeout(time.Second, 0), toolsafe.WithApproval(g, approval.ApproveCall),
+	if _, err := toolsafe.New(testkit.Refund(new(atomic.Int32)), toolsafe.WithTimeout(time.Second, 0), toolsafe.WithApproval(g, approval.ApproveCall),
 		toolsafe.WithCallIDs((*toolsafe.CallIDs)(nil))); err != nil {
 		t.Errorf("New with a zero cap, ApproveCall and a nil *CallIDs: %v; want none", err)
 	}
 	var nilFunc toolsafe.CallIDFunc
-	if r := toolsafe.Wrap(stub.Refund(new(atomic.Int32)), toolsafe.WithCallIDs(nilFunc)).Run(context.Background(), "x"); !strings.HasPrefix(r.CallID, "call_") {
+	if r := toolsafe.Wrap(testkit.Refund(new(atomic.Int32)), toolsafe.WithCallIDs(nilFunc)).Run(context.Background(), "x"); !strings.HasPrefix(r.CallID, "call_") {
 		t.Errorf("a nil CallIDFunc: call ID %q; want a made-up one", r.CallID)
 	}
 }

@@ -24,8 +24,7 @@ import (
 
 	"github.com/toolsafe/toolsafe"
 	"github.com/toolsafe/toolsafe/fallback"
-	"github.com/toolsafe/toolsafe/internal/fixture"
-	"github.com/toolsafe/toolsafe/internal/telemetry"
+	"github.com/toolsafe/toolsafe/internal/testkit"
 	"github.com/toolsafe/toolsafe/middleware"
 	"github.com/toolsafe/toolsafe/policy"
 	"github.com/toolsafe/toolsafe/toolsafetest"
@@ -79,7 +78,7 @@ func foreign() error {
 // (otelhook's TestTelemetryKeepsSecretsOut covers successful output and the
 // opt-in recording of arguments and results.)
 func TestSecretsStayOut(t *testing.T) {
-	tm := telemetry.New(t)
+	tm := testkit.NewRecorder(t)
 	srv := toolsafetest.NewUpstream(nil)
 	t.Cleanup(srv.Close)
 	srv.Always("/500", toolsafetest.Respond(http.StatusInternalServerError, secretText))
@@ -87,7 +86,7 @@ func TestSecretsStayOut(t *testing.T) {
 	srv.Always("/429", toolsafetest.Respond(http.StatusTooManyRequests, secretText).WithRetryAfter("3600"))
 
 	traced := func(opts ...toolsafe.Option) []toolsafe.Option {
-		return append([]toolsafe.Option{toolsafe.WithTracing(tm.Hook), toolsafe.WithLogger(fixture.Quiet())}, opts...)
+		return append([]toolsafe.Option{toolsafe.WithTracing(tm.Hook), toolsafe.WithLogger(testkit.Quiet())}, opts...)
 	}
 	wrap := func(tool tools.Tool, opts ...toolsafe.Option) *toolsafe.Tool {
 		t.Helper()
@@ -97,7 +96,7 @@ func TestSecretsStayOut(t *testing.T) {
 		}
 		return w
 	}
-	retry := toolsafe.WithRetry(policy.Retry{MaxRetries: 1, Backoff: fixture.Backoff(time.Millisecond)})
+	retry := toolsafe.WithRetry(policy.Retry{MaxRetries: 1, Backoff: testkit.Backoff(time.Millisecond)})
 	failing := leaky("read_account", func(context.Context) (string, error) { return "", foreign() })
 	ctx := context.Background()
 

@@ -9,11 +9,10 @@ import (
 	"time"
 
 	"github.com/toolsafe/toolsafe/approval"
-	"github.com/toolsafe/toolsafe/internal/stub"
+	"github.com/toolsafe/toolsafe/internal/testkit"
 
 	"github.com/toolsafe/toolsafe"
 	"github.com/toolsafe/toolsafe/fallback"
-	"github.com/toolsafe/toolsafe/internal/fixture"
 	"github.com/toolsafe/toolsafe/middleware"
 	"github.com/toolsafe/toolsafe/toolsafetest"
 	"github.com/toolsafe/toolsafe/toolsafetest/refunds"
@@ -57,8 +56,8 @@ func TestAnOutcomeThatMayHaveLandedIsNeverRoutedToAFallback(t *testing.T) {
 	refund := toolsafe.Wrap(refunds.Tool(url, toolsafetest.NoKeepAliveClient(), false),
 		toolsafe.WithSideEffects(middleware.SideEffectsWithoutKey),
 		toolsafe.WithTimeout(100*time.Millisecond),
-		toolsafe.WithFallback(fallback.To(stub.Done("manual_refund", &altRan))))
-	r := refund.Run(context.Background(), fixture.RefundInput)
+		toolsafe.WithFallback(fallback.To(testkit.Done("manual_refund", &altRan))))
+	r := refund.Run(context.Background(), testkit.RefundInput)
 	if r.Status() != "error" || r.Kind() != middleware.KindTimeout || r.Fallback != "" || altRan.Load() != 0 {
 		t.Fatalf("%q (%v) via %q, fallback ran %d; want a tool-timeout, no fallback", r.Status(), r.Kind(), r.Fallback, altRan.Load())
 	}
@@ -80,7 +79,7 @@ func TestAnAttemptCutByADeadlineMayHaveBeenApplied(t *testing.T) {
 			url, applied := lateRefunds(t)
 			refund := toolsafe.Wrap(refunds.Tool(url, toolsafetest.NoKeepAliveClient(), se == middleware.SideEffectsWithKey),
 				toolsafe.WithSideEffects(se), toolsafe.WithDeadline(200*time.Millisecond))
-			r := refund.Run(context.Background(), fixture.RefundInput)
+			r := refund.Run(context.Background(), testkit.RefundInput)
 			if r.Kind() != middleware.KindTimeout || r.Failure.SideEffect != middleware.SideEffectUnknown ||
 				!strings.Contains(r.Observation(), mayHaveApplied) || applied.Load() != 1 {
 				t.Fatalf("%v, side effect %v, applied %d, observation %q; want a tool-timeout that may have been applied",
@@ -93,7 +92,7 @@ func TestAnAttemptCutByADeadlineMayHaveBeenApplied(t *testing.T) {
 		refund := toolsafe.Wrap(refunds.Tool(url, toolsafetest.NoKeepAliveClient(), false), toolsafe.WithSideEffects(middleware.SideEffectsWithoutKey))
 		ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
 		defer cancel()
-		r := refund.Run(ctx, fixture.RefundInput)
+		r := refund.Run(ctx, testkit.RefundInput)
 		if r.Kind() != middleware.KindCanceled || r.Failure.SideEffect != middleware.SideEffectUnknown ||
 			!strings.Contains(r.Failure.Error(), mayHaveApplied) || applied.Load() != 1 {
 			t.Fatalf("%v, side effect %v, applied %d, message %q; want canceled, and the refund may have been applied",
@@ -107,10 +106,10 @@ func TestAnAttemptCutByADeadlineMayHaveBeenApplied(t *testing.T) {
 func TestADestructiveToolHasSideEffects(t *testing.T) {
 	url, applied := lateRefunds(t)
 	grants := approval.NewGrants()
-	grants.Grant("refund", fixture.RefundInput)
+	grants.Grant("refund", testkit.RefundInput)
 	refund := toolsafe.Wrap(refunds.Tool(url, toolsafetest.NoKeepAliveClient(), false),
 		toolsafe.WithApproval(grants, approval.ApproveEachAttempt), toolsafe.WithTimeout(100*time.Millisecond))
-	r := refund.Run(context.Background(), fixture.RefundInput)
+	r := refund.Run(context.Background(), testkit.RefundInput)
 	if r.Kind() != middleware.KindTimeout || r.Failure.SideEffect != middleware.SideEffectUnknown ||
 		!strings.Contains(r.Observation(), mayHaveApplied) || r.Attempts != 1 || applied.Load() != 1 {
 		t.Fatalf("%v after %d attempts, side effect %v, applied %d, observation %q; want one tool-timeout that may have been applied",

@@ -17,8 +17,7 @@ import (
 	"time"
 
 	"github.com/toolsafe/toolsafe/approval"
-	"github.com/toolsafe/toolsafe/internal/fixture"
-	"github.com/toolsafe/toolsafe/internal/stub"
+	"github.com/toolsafe/toolsafe/internal/testkit"
 
 	"go.opentelemetry.io/otel/codes"
 
@@ -44,7 +43,8 @@ func TestTheCallersCancellationTurnsNoSpanRed(t *testing.T) {
 		},
 	} {
 		t.Run(name, func(t *testing.T) {
-			hook, rec := fixture.Traced(t)
+			tr := testkit.NewRecorder(t)
+			hook, rec := tr.Hook, tr.Spans
 			slow := middleware.Func("slow", "", func(ctx context.Context, _ string) (string, error) {
 				<-ctx.Done()
 				return "", ctx.Err()
@@ -60,8 +60,12 @@ func TestTheCallersCancellationTurnsNoSpanRed(t *testing.T) {
 					t.Errorf("span %q is red: %v", s.Name(), s.Status())
 				}
 			}
-			if a := fixture.SpanNamed(rec.Ended(), "attempt 1"); a == nil || fixture.Attr(a, "error.type") != "canceled" {
-				t.Errorf("attempt span error.type %q; want canceled, not the tool's timeout", fixture.Attr(a, "error.type"))
+			a := testkit.SpanNamed(rec.Ended(), "attempt 1")
+			if a == nil {
+				t.Fatal("no span attempt 1")
+			}
+			if v, _ := testkit.Attr(a.Attributes(), "error.type"); v.AsString() != "canceled" {
+				t.Errorf("attempt span error.type %q; want canceled, not the tool's timeout", v.AsString())
 			}
 		})
 	}
@@ -71,9 +75,10 @@ func TestTheCallersCancellationTurnsNoSpanRed(t *testing.T) {
 // refused an unknown key holding a secret; with argument recording off the
 // primary's span status and toolsafe.summary quoted the key.
 func TestArgumentTextOfAFallbackReachesNoSpan(t *testing.T) {
-	hook, rec := fixture.Traced(t)
+	tr := testkit.NewRecorder(t)
+	hook, rec := tr.Hook, tr.Spans
 	const secret = "sk_live_KEYNAME"
-	alt := toolsafe.Wrap(stub.Done("archive", new(atomic.Int32)), toolsafe.WithTracing(hook),
+	alt := toolsafe.Wrap(testkit.Done("archive", new(atomic.Int32)), toolsafe.WithTracing(hook),
 		toolsafe.WithArgsSchema([]byte(`{"type":"object","additionalProperties":false,"properties":{"q":{"type":"string"}}}`)))
 	primary := toolsafe.Wrap(middleware.Func("search", "", func(context.Context, string) (string, error) {
 		return "", middleware.NewToolError("search is down")
@@ -111,7 +116,7 @@ func debugLogger(buf *bytes.Buffer) *slog.Logger {
 // side-effect guard or a deadline; and no retry was logged.
 func TestDebugLogsCarryTheRawTruth(t *testing.T) {
 	var buf bytes.Buffer
-	hook, _ := fixture.Traced(t)
+	hook := testkit.NewRecorder(t).Hook
 	const raw = "pq: password authentication failed for user billing"
 	tool := toolsafe.Wrap(middleware.Func("fetch", "", func(context.Context, string) (string, error) {
 		return "", middleware.Transient(errors.New(raw))

@@ -11,7 +11,7 @@ import (
 	"github.com/toolsafe/toolsafe"
 	"github.com/toolsafe/toolsafe/approval"
 	"github.com/toolsafe/toolsafe/fallback"
-	"github.com/toolsafe/toolsafe/internal/stub"
+	"github.com/toolsafe/toolsafe/internal/testkit"
 	"github.com/toolsafe/toolsafe/middleware"
 	"github.com/toolsafe/toolsafe/policy"
 )
@@ -58,7 +58,7 @@ func TestCancellation(t *testing.T) {
 		defer close(release)
 		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
 		defer cancel()
-		_, err := toolsafe.Wrap(stub.Stuck(release, nil), toolsafe.WithDeadline(time.Hour)).Call(ctx, "x")
+		_, err := toolsafe.Wrap(testkit.Stuck(release, nil), toolsafe.WithDeadline(time.Hour)).Call(ctx, "x")
 		if !errors.Is(err, context.DeadlineExceeded) {
 			t.Fatalf("err = %v; want context.DeadlineExceeded", err)
 		}

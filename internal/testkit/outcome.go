@@ -1,7 +1,4 @@
-// Package outcome reads, in toolsafe's own tests, the outcome of a call to
-// a wrapped tool: its failure's kind, its pause for approval, or that it
-// returned at all within a bound. Only tests import it.
-package outcome
+package testkit
 
 import (
 	"context"

@@ -1,8 +1,4 @@
-// Package telemetry records the traces and metrics of toolsafe's own tests
-// in memory, and reads them back: a Recorder is an OpenTelemetry SDK tracer
-// provider and meter provider, shut down when the test ends, and an
-// otelhook.Hook on them. Only tests import it.
-package telemetry
+package testkit
 
 import (
 	"context"
@@ -30,9 +26,9 @@ type Recorder struct {
 	Hook *otelhook.Hook
 }
 
-// New returns a Recorder whose Hook is made with opts after the providers,
-// and shuts the providers down when t ends.
-func New(t testing.TB, opts ...otelhook.Option) *Recorder {
+// NewRecorder returns a Recorder whose Hook is made with opts after the
+// providers, and shuts the providers down when t ends.
+func NewRecorder(t testing.TB, opts ...otelhook.Option) *Recorder {
 	t.Helper()
 	spans := tracetest.NewSpanRecorder()
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(spans))
@@ -118,4 +114,14 @@ func Attr(kvs []attribute.KeyValue, key attribute.Key) (attribute.Value, bool) {
 		}
 	}
 	return attribute.Value{}, false
+}
+
+// SpanNamed returns the first of spans called name, or nil.
+func SpanNamed(spans []sdktrace.ReadOnlySpan, name string) sdktrace.ReadOnlySpan {
+	for _, s := range spans {
+		if s.Name() == name {
+			return s
+		}
+	}
+	return nil
 }

@@ -36,7 +36,7 @@ import (
 )
 
 // tracerName is the instrumentation scope of the agent run's span.
-const tracerName = "github.com/toolsafe/toolsafe/internal/tracetext"
+const tracerName = "github.com/toolsafe/toolsafe/examples/internal/tracetext"
 
 // finishTimeout bounds how long Finish waits for the collector.
 const finishTimeout = 15 * time.Second

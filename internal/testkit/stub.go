@@ -1,11 +1,4 @@
-// Package stub holds the stand-ins of toolsafe's own tests for tools,
-// approvers and upstream handlers: tools that block, count, refuse or
-// ignore their context, an approver that answers one decision and keeps
-// what it was asked, and a handler that holds requests until it is
-// released. Each
-// does one thing, so a test shows exactly the behaviour it needs. Only tests
-// import it; users have the kit in package toolsafetest.
-package stub
+package testkit
 
 import (
 	"context"

@@ -15,7 +15,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/toolsafe/toolsafe"
-	"github.com/toolsafe/toolsafe/internal/tracetext"
+	"github.com/toolsafe/toolsafe/examples/internal/tracetext"
 	"github.com/toolsafe/toolsafe/middleware"
 	"github.com/toolsafe/toolsafe/otelhook"
 	"github.com/toolsafe/toolsafe/policy"
