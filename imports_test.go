@@ -45,9 +45,10 @@ var libraryParts = []string{"internal/typednil"}
 
 // layerOf says, for a package not in mayImport, what it may import: the
 // public packages (any), or it is a program or a test part (examples, cmd,
-// bench, scripts, internal), which nothing but tests and programs import.
+// bench, scripts, internal, and test, the composed stack's tests), which
+// nothing but tests and programs import.
 func programOrPart(rel string) bool {
-	for _, p := range []string{"examples/", "cmd/", "bench", "scripts/", "internal/"} {
+	for _, p := range []string{"examples/", "cmd/", "bench", "scripts/", "internal/", "test/"} {
 		if strings.HasPrefix(rel+"/", p) || strings.HasPrefix(rel, p) {
 			return true
 		}

@@ -17,8 +17,7 @@ import (
 	"github.com/toolsafe/toolsafe/internal/layer"
 
 	"github.com/toolsafe/toolsafe"
-	"github.com/toolsafe/toolsafe/internal/outcome"
-	"github.com/toolsafe/toolsafe/internal/stub"
+	"github.com/toolsafe/toolsafe/internal/testkit"
 	"github.com/toolsafe/toolsafe/middleware"
 )
 
@@ -177,9 +176,9 @@ func TestApproverNotBoundedByDeadline(t *testing.T) {
 		<-release
 		return approval.Approved, nil // too late
 	})
-	w := toolsafe.Wrap(stub.Refund(&ran), toolsafe.WithApproval(prompt),
+	w := toolsafe.Wrap(testkit.Refund(&ran), toolsafe.WithApproval(prompt),
 		toolsafe.WithDeadline(100*time.Millisecond), toolsafe.WithTimeout(50*time.Millisecond))
-	r := outcome.Within(t, 10*time.Second, w, context.Background(), "A-1")
+	r := testkit.Within(t, 10*time.Second, w, context.Background(), "A-1")
 	close(release)
 	<-decided
 	if f := r.Failure; f == nil || f.Kind != middleware.KindTimeout || f.Timeout != 100*time.Millisecond || f.Attempts != 0 ||
@@ -213,7 +212,7 @@ func TestApproverPanicFailsClosed(t *testing.T) {
 				ctx = context.Background()
 				opts = append(opts, toolsafe.WithDeadline(time.Minute))
 			}
-			w := toolsafe.Wrap(stub.Refund(&ran), opts...)
+			w := toolsafe.Wrap(testkit.Refund(&ran), opts...)
 			_, err := w.Call(ctx, "A-1")
 			var ar *approval.Required
 			if !errors.As(err, &ar) || ar.Tool != "refund" || ar.Input != "A-1" || ar.Err == nil ||
@@ -249,7 +248,7 @@ func TestCancelledCallUsesNoGrant(t *testing.T) {
 	var ran atomic.Int32
 	g := approval.NewGrants()
 	g.Grant("refund", "A-1")
-	w := toolsafe.Wrap(stub.Refund(&ran), toolsafe.WithApproval(g))
+	w := toolsafe.Wrap(testkit.Refund(&ran), toolsafe.WithApproval(g))
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	if _, err := w.Call(ctx, "A-1"); !errors.Is(err, context.Canceled) {

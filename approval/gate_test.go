@@ -11,8 +11,7 @@ import (
 	"github.com/toolsafe/toolsafe/run"
 
 	"github.com/toolsafe/toolsafe"
-	"github.com/toolsafe/toolsafe/internal/fixture"
-	"github.com/toolsafe/toolsafe/internal/outcome"
+	"github.com/toolsafe/toolsafe/internal/testkit"
 	"github.com/toolsafe/toolsafe/middleware"
 )
 
@@ -102,16 +101,16 @@ func TestApproval(t *testing.T) {
 	t.Run("without a grant the call pauses and nothing reaches the upstream", func(t *testing.T) {
 		t.Parallel()
 		grants := approval.NewGrants()
-		tool, srv, _ := fixture.Refunds(t, true, toolsafe.WithApproval(grants))
-		out, err := tool.Call(context.Background(), fixture.RefundInput)
-		ar := outcome.Paused(t, err)
-		if out != "" || ar.Tool != "refund" || ar.Input != fixture.RefundInput || ar.Attempt != 1 || ar.CallID == "" {
+		tool, srv, _ := testkit.Refunds(t, true, toolsafe.WithApproval(grants))
+		out, err := tool.Call(context.Background(), testkit.RefundInput)
+		ar := testkit.Paused(t, err)
+		if out != "" || ar.Tool != "refund" || ar.Input != testkit.RefundInput || ar.Attempt != 1 || ar.CallID == "" {
 			t.Errorf("Call = %q, %+v", out, ar)
 		}
-		if r := tool.Run(context.Background(), fixture.RefundInput); r.Status() != "paused" || r.Attempts != 0 || r.Observation() != "" {
+		if r := tool.Run(context.Background(), testkit.RefundInput); r.Status() != "paused" || r.Attempts != 0 || r.Observation() != "" {
 			t.Errorf("Run: status %q after %d attempts, observation %q; want paused after 0 and none", r.Status(), r.Attempts, r.Observation())
 		}
-		if p := grants.Pending(); len(p) != 1 || p[0].Tool != "refund" || p[0].Input != fixture.RefundInput {
+		if p := grants.Pending(); len(p) != 1 || p[0].Tool != "refund" || p[0].Input != testkit.RefundInput {
 			t.Errorf("pending %+v; want the refund, once", p)
 		}
 		if srv.Requests("") != 0 {
@@ -122,8 +121,8 @@ func TestApproval(t *testing.T) {
 	t.Run("a grant is used once and only for its exact input", func(t *testing.T) {
 		t.Parallel()
 		grants := approval.NewGrants()
-		tool, _, ledger := fixture.Refunds(t, true, toolsafe.WithApproval(grants))
-		grants.Grant("refund", fixture.RefundInput)
+		tool, _, ledger := testkit.Refunds(t, true, toolsafe.WithApproval(grants))
+		grants.Grant("refund", testkit.RefundInput)
 		if len(grants.Pending()) != 0 {
 			t.Fatalf("pending %v before any call", grants.Pending())
 		}
@@ -131,10 +130,10 @@ func TestApproval(t *testing.T) {
 		if _, err := tool.Call(context.Background(), other); err == nil {
 			t.Fatal("a grant for 25 EUR approved a refund of 2500 EUR")
 		}
-		if r := tool.Run(context.Background(), fixture.RefundInput); r.Status() != "ok" {
+		if r := tool.Run(context.Background(), testkit.RefundInput); r.Status() != "ok" {
 			t.Fatalf("the granted call: %q (%s)", r.Status(), r.Observation())
 		}
-		if _, err := tool.Call(context.Background(), fixture.RefundInput); err == nil {
+		if _, err := tool.Call(context.Background(), testkit.RefundInput); err == nil {
 			t.Fatal("the grant was used twice")
 		}
 		if ledger.Applied() != 1 {
@@ -145,13 +144,13 @@ func TestApproval(t *testing.T) {
 	t.Run("a denial reaches the model as approval-denied", func(t *testing.T) {
 		t.Parallel()
 		grants := approval.NewGrants()
-		tool, srv, _ := fixture.Refunds(t, true, toolsafe.WithApproval(grants))
-		grants.Deny("refund", fixture.RefundInput)
-		r := tool.Run(context.Background(), fixture.RefundInput)
-		if outcome.Kind(r) != middleware.KindApprovalDenied || r.Status() != "error" {
-			t.Fatalf("got %q, status %q; want approval-denied, error", outcome.Kind(r), r.Status())
+		tool, srv, _ := testkit.Refunds(t, true, toolsafe.WithApproval(grants))
+		grants.Deny("refund", testkit.RefundInput)
+		r := tool.Run(context.Background(), testkit.RefundInput)
+		if testkit.Kind(r) != middleware.KindApprovalDenied || r.Status() != "error" {
+			t.Fatalf("got %q, status %q; want approval-denied, error", testkit.Kind(r), r.Status())
 		}
-		out, err := tool.Call(context.Background(), fixture.RefundInput)
+		out, err := tool.Call(context.Background(), testkit.RefundInput)
 		if _, ok := errors.AsType[*approval.Required](err); !ok {
 			t.Errorf("the denial was used twice: %q, %v", out, err)
 		}
@@ -168,9 +167,9 @@ func TestApproval(t *testing.T) {
 		broken := approval.ApproverFunc(func(context.Context, approval.CallInfo) (approval.Decision, error) {
 			return approval.Approved, errors.New("approval service unreachable")
 		})
-		tool, srv, _ := fixture.Refunds(t, true, toolsafe.WithApproval(broken))
-		_, err := tool.Call(context.Background(), fixture.RefundInput)
-		if ar := outcome.Paused(t, err); ar.Err == nil || srv.Requests("") != 0 {
+		tool, srv, _ := testkit.Refunds(t, true, toolsafe.WithApproval(broken))
+		_, err := tool.Call(context.Background(), testkit.RefundInput)
+		if ar := testkit.Paused(t, err); ar.Err == nil || srv.Requests("") != 0 {
 			t.Errorf("pause %+v, %d requests; want the approver's error kept and nothing sent", ar, srv.Requests(""))
 		}
 	})

@@ -8,9 +8,7 @@ import (
 
 	"github.com/toolsafe/toolsafe"
 	"github.com/toolsafe/toolsafe/fallback"
-	"github.com/toolsafe/toolsafe/internal/fixture"
-	"github.com/toolsafe/toolsafe/internal/outcome"
-	"github.com/toolsafe/toolsafe/internal/stub"
+	"github.com/toolsafe/toolsafe/internal/testkit"
 	"github.com/toolsafe/toolsafe/middleware"
 )
 
@@ -26,12 +24,12 @@ func TestFallbackCycleInCode(t *testing.T) {
 			proxyCalls.Add(1)
 			return lookup.Call(ctx, in)
 		})
-		search := toolsafe.Wrap(stub.Refusing("search", &searchCalls), toolsafe.WithDeadline(time.Second),
-			toolsafe.WithFallback(fallback.To(toLookup)), toolsafe.WithLogger(fixture.Quiet()))
-		lookup = toolsafe.Wrap(stub.Refusing("lookup", &lookupCalls), toolsafe.WithDeadline(time.Second),
-			toolsafe.WithFallback(fallback.To(search)), toolsafe.WithLogger(fixture.Quiet()))
+		search := toolsafe.Wrap(testkit.Refusing("search", &searchCalls), toolsafe.WithDeadline(time.Second),
+			toolsafe.WithFallback(fallback.To(toLookup)), toolsafe.WithLogger(testkit.Quiet()))
+		lookup = toolsafe.Wrap(testkit.Refusing("lookup", &lookupCalls), toolsafe.WithDeadline(time.Second),
+			toolsafe.WithFallback(fallback.To(search)), toolsafe.WithLogger(testkit.Quiet()))
 
-		r := outcome.Within(t, 10*time.Second, lookup, context.Background(), "T-7")
+		r := testkit.Within(t, 10*time.Second, lookup, context.Background(), "T-7")
 		if lookupCalls.Load() != 1 || searchCalls.Load() != 1 || proxyCalls.Load() != 0 {
 			t.Fatalf("lookup called %d times, search %d, the proxy of lookup %d; want 1, 1, 0",
 				lookupCalls.Load(), searchCalls.Load(), proxyCalls.Load())
@@ -55,10 +53,10 @@ func TestFallbackCycleInCode(t *testing.T) {
 			proxyCalls.Add(1)
 			return lookup.Call(ctx, in)
 		})
-		search := toolsafe.Wrap(stub.Refusing("search", &searchCalls), toolsafe.WithFallback(fallback.To(proxy)), toolsafe.WithLogger(fixture.Quiet()))
-		lookup = toolsafe.Wrap(stub.Refusing("lookup", &lookupCalls), toolsafe.WithFallback(fallback.To(search)), toolsafe.WithLogger(fixture.Quiet()))
+		search := toolsafe.Wrap(testkit.Refusing("search", &searchCalls), toolsafe.WithFallback(fallback.To(proxy)), toolsafe.WithLogger(testkit.Quiet()))
+		lookup = toolsafe.Wrap(testkit.Refusing("lookup", &lookupCalls), toolsafe.WithFallback(fallback.To(search)), toolsafe.WithLogger(testkit.Quiet()))
 
-		r := outcome.Within(t, 10*time.Second, lookup, context.Background(), "T-7")
+		r := testkit.Within(t, 10*time.Second, lookup, context.Background(), "T-7")
 		if lookupCalls.Load() != 2 || searchCalls.Load() != 1 || proxyCalls.Load() != 1 {
 			t.Fatalf("lookup called %d times, search %d, the proxy %d; want 2, 1, 1",
 				lookupCalls.Load(), searchCalls.Load(), proxyCalls.Load())
@@ -75,8 +73,8 @@ func TestFallbackCycleInCode(t *testing.T) {
 	t.Run("a fallback to a tool of the same name is not taken", func(t *testing.T) {
 		t.Parallel()
 		var lookupCalls, altCalls atomic.Int32
-		w := toolsafe.Wrap(stub.Refusing("lookup", &lookupCalls), toolsafe.WithFallback(fallback.To(stub.Refusing("lookup", &altCalls))),
-			toolsafe.WithLogger(fixture.Quiet()))
+		w := toolsafe.Wrap(testkit.Refusing("lookup", &lookupCalls), toolsafe.WithFallback(fallback.To(testkit.Refusing("lookup", &altCalls))),
+			toolsafe.WithLogger(testkit.Quiet()))
 		r := w.Run(context.Background(), "T-7")
 		if lookupCalls.Load() != 1 || altCalls.Load() != 0 || r.Fallback != "" || r.Failure == nil || r.Failure.FallbackSkipped != "lookup" {
 			t.Fatalf("got %+v, lookup called %d times, its namesake %d; want lookup's failure, the namesake not called",

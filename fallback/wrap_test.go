@@ -12,9 +12,7 @@ import (
 
 	"github.com/toolsafe/toolsafe"
 	"github.com/toolsafe/toolsafe/fallback"
-	"github.com/toolsafe/toolsafe/internal/fixture"
-	"github.com/toolsafe/toolsafe/internal/outcome"
-	"github.com/toolsafe/toolsafe/internal/stub"
+	"github.com/toolsafe/toolsafe/internal/testkit"
 	"github.com/toolsafe/toolsafe/middleware"
 	"github.com/toolsafe/toolsafe/policy"
 	"github.com/toolsafe/toolsafe/toolsafetest"
@@ -27,8 +25,8 @@ func TestFallback(t *testing.T) {
 	t.Run("a tool-error routes to the alternative with adapted input", func(t *testing.T) {
 		t.Parallel()
 		var calls atomic.Int32
-		cache := toolsafe.Wrap(stub.Counting("invoice_cache", &calls))
-		tool, _ := fixture.Billing(t, toolsafe.WithFallback(fallback.To(cache,
+		cache := toolsafe.Wrap(testkit.Counting("invoice_cache", &calls))
+		tool, _ := testkit.Billing(t, toolsafe.WithFallback(fallback.To(cache,
 			fallback.WithInput(func(_ context.Context, in string) (string, error) { return "cache:" + in, nil }))))
 		r := tool.Run(context.Background(), "INV-9999") // 404: a tool-error
 		if r.Status() != "ok" || r.Fallback != "invoice_cache" || r.Output != "cached: cache:INV-9999" || r.Attempts != 1 {
@@ -44,8 +42,8 @@ func TestFallback(t *testing.T) {
 		var calls atomic.Int32
 		cb := policy.NewCircuitBreaker("billing", policy.Breaker{Delay: time.Hour})
 		cb.Open()
-		tool, srv := fixture.Billing(t, toolsafe.WithCircuitBreaker(cb),
-			toolsafe.WithFallback(fallback.To(toolsafe.Wrap(stub.Counting("invoice_cache", &calls)))))
+		tool, srv := testkit.Billing(t, toolsafe.WithCircuitBreaker(cb),
+			toolsafe.WithFallback(fallback.To(toolsafe.Wrap(testkit.Counting("invoice_cache", &calls)))))
 		if r := tool.Run(context.Background(), "INV-1001"); r.Status() != "ok" || r.Fallback != "invoice_cache" || srv.Requests("") != 0 {
 			t.Fatalf("got %q from %q with %d requests; want ok from invoice_cache with none", r.Status(), r.Fallback, srv.Requests(""))
 		}
@@ -54,11 +52,11 @@ func TestFallback(t *testing.T) {
 	t.Run("it never runs on a pause", func(t *testing.T) {
 		t.Parallel()
 		var calls atomic.Int32
-		tool, _ := fixture.Billing(t,
+		tool, _ := testkit.Billing(t,
 			toolsafe.WithApproval(approval.NewGrants()),
-			toolsafe.WithFallback(fallback.To(toolsafe.Wrap(stub.Counting("invoice_cache", &calls)))))
+			toolsafe.WithFallback(fallback.To(toolsafe.Wrap(testkit.Counting("invoice_cache", &calls)))))
 		_, err := tool.Call(context.Background(), "INV-1001")
-		if ar := outcome.Paused(t, err); ar.Tool != "fetch_invoice" || calls.Load() != 0 {
+		if ar := testkit.Paused(t, err); ar.Tool != "fetch_invoice" || calls.Load() != 0 {
 			t.Errorf("paused %q, alternative called %d times; want fetch_invoice and 0", ar.Tool, calls.Load())
 		}
 	})
@@ -66,12 +64,12 @@ func TestFallback(t *testing.T) {
 	t.Run("it never runs on a cancellation", func(t *testing.T) {
 		t.Parallel()
 		var calls atomic.Int32
-		h := stub.Hold(billing.Handler())
+		h := testkit.Hold(billing.Handler())
 		srv := toolsafetest.NewUpstream(h)
 		t.Cleanup(srv.Close)
 		tool := toolsafe.Wrap(billing.FetchInvoice(srv.URL(), toolsafetest.NoKeepAliveClient()),
 			toolsafe.WithTimeout(time.Hour),
-			toolsafe.WithFallback(fallback.To(toolsafe.Wrap(stub.Counting("invoice_cache", &calls)))))
+			toolsafe.WithFallback(fallback.To(toolsafe.Wrap(testkit.Counting("invoice_cache", &calls)))))
 		ctx, cancel := context.WithCancel(context.Background())
 		defer cancel()
 		go func() { <-h.Arrived; cancel() }()
@@ -85,12 +83,12 @@ func TestFallback(t *testing.T) {
 		t.Parallel()
 		var calls atomic.Int32
 		grants := approval.NewGrants()
-		credit := toolsafe.Wrap(stub.Counting("issue_credit", &calls), toolsafe.WithApproval(grants, approval.ApproveEachAttempt))
-		tool, srv := fixture.Billing(t, toolsafe.WithFallback(fallback.To(credit)))
+		credit := toolsafe.Wrap(testkit.Counting("issue_credit", &calls), toolsafe.WithApproval(grants, approval.ApproveEachAttempt))
+		tool, srv := testkit.Billing(t, toolsafe.WithFallback(fallback.To(credit)))
 		srv.Always(billing.InvoicePath("INV-1001"), toolsafetest.Reset())
 
 		_, err := tool.Call(context.Background(), "INV-1001")
-		ar := outcome.Paused(t, err)
+		ar := testkit.Paused(t, err)
 		if ar.Tool != "issue_credit" || ar.Input != "INV-1001" || calls.Load() != 0 {
 			t.Fatalf("paused %+v, alternative ran %d times; want issue_credit paused, never run", ar, calls.Load())
 		}
@@ -109,10 +107,10 @@ func TestFallback(t *testing.T) {
 		t.Cleanup(archiveSrv.Close)
 		archiveSrv.Always("", toolsafetest.Unavailable(""))
 		archive := middleware.Func("invoice_archive", "old invoices", billing.FetchInvoice(archiveSrv.URL(), toolsafetest.NoKeepAliveClient()).Call)
-		tool, srv := fixture.Billing(t,
-			toolsafe.WithRetry(policy.Retry{MaxRetries: 1, Backoff: fixture.Backoff(time.Millisecond)}),
+		tool, srv := testkit.Billing(t,
+			toolsafe.WithRetry(policy.Retry{MaxRetries: 1, Backoff: testkit.Backoff(time.Millisecond)}),
 			toolsafe.WithFallback(fallback.To(toolsafe.Wrap(archive,
-				toolsafe.WithRetry(policy.Retry{MaxRetries: 2, Backoff: fixture.Backoff(time.Millisecond)})))))
+				toolsafe.WithRetry(policy.Retry{MaxRetries: 2, Backoff: testkit.Backoff(time.Millisecond)})))))
 		srv.Always("", toolsafetest.Reset())
 		r := tool.Run(context.Background(), "INV-1001")
 		f := r.Failure
@@ -133,12 +131,12 @@ func TestFallback(t *testing.T) {
 
 	t.Run("kinds that never fall back are configuration errors", func(t *testing.T) {
 		t.Parallel()
-		_, err := toolsafe.New(stub.Counting("a", new(atomic.Int32)),
-			toolsafe.WithFallback(fallback.To(stub.Counting("b", new(atomic.Int32)), fallback.On(middleware.KindFailed, middleware.KindApprovalRequired))))
+		_, err := toolsafe.New(testkit.Counting("a", new(atomic.Int32)),
+			toolsafe.WithFallback(fallback.To(testkit.Counting("b", new(atomic.Int32)), fallback.On(middleware.KindFailed, middleware.KindApprovalRequired))))
 		if err == nil || !strings.Contains(err.Error(), "approval-required is never routed to a fallback") {
 			t.Errorf("err = %v", err)
 		}
-		if _, err := toolsafe.New(stub.Counting("a", new(atomic.Int32)), toolsafe.WithFallback(fallback.To(nil))); err == nil {
+		if _, err := toolsafe.New(testkit.Counting("a", new(atomic.Int32)), toolsafe.WithFallback(fallback.To(nil))); err == nil {
 			t.Error("a nil alternative was accepted")
 		}
 	})
@@ -146,9 +144,9 @@ func TestFallback(t *testing.T) {
 	t.Run("On narrows the kinds that route", func(t *testing.T) {
 		t.Parallel()
 		var calls atomic.Int32
-		tool, _ := fixture.Billing(t, toolsafe.WithFallback(fallback.To(toolsafe.Wrap(stub.Counting("invoice_cache", &calls)), fallback.On(middleware.KindFailed))))
-		if r := tool.Run(context.Background(), "INV-9999"); outcome.Kind(r) != middleware.KindToolError || calls.Load() != 0 {
-			t.Errorf("got %q with %d fallback calls; want the tool-error and none", outcome.Kind(r), calls.Load())
+		tool, _ := testkit.Billing(t, toolsafe.WithFallback(fallback.To(toolsafe.Wrap(testkit.Counting("invoice_cache", &calls)), fallback.On(middleware.KindFailed))))
+		if r := tool.Run(context.Background(), "INV-9999"); testkit.Kind(r) != middleware.KindToolError || calls.Load() != 0 {
+			t.Errorf("got %q with %d fallback calls; want the tool-error and none", testkit.Kind(r), calls.Load())
 		}
 	})
 }

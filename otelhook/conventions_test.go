@@ -12,7 +12,7 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 
 	"github.com/toolsafe/toolsafe"
-	"github.com/toolsafe/toolsafe/internal/telemetry"
+	"github.com/toolsafe/toolsafe/internal/testkit"
 	"github.com/toolsafe/toolsafe/middleware"
 	"github.com/toolsafe/toolsafe/otelhook"
 	"github.com/toolsafe/toolsafe/run"
@@ -20,7 +20,7 @@ import (
 
 // The tracer and the meter declare the GenAI conventions' schema URL.
 func TestSpansDeclareTheGenAISchemaURL(t *testing.T) {
-	tm := telemetry.New(t)
+	tm := testkit.NewRecorder(t)
 	ok := toolsafe.Wrap(middleware.Func("ping", "answers", func(context.Context, string) (string, error) { return "pong", nil }),
 		toolsafe.WithTracing(tm.Hook))
 	ok.Run(context.Background(), "{}")
@@ -58,11 +58,11 @@ func TestContentCapture(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			t.Setenv(otelhook.ContentEnv, c.env)
-			tm := telemetry.New(t, c.opts...)
+			tm := testkit.NewRecorder(t, c.opts...)
 			toolsafe.Wrap(echo, toolsafe.WithTracing(tm.Hook)).Run(context.Background(), c.input)
 			span, _ := callSpan(t, tm)
 			for _, key := range []attribute.Key{keyArguments, keyResult} {
-				v, ok := telemetry.Attr(span.Attributes(), key)
+				v, ok := testkit.Attr(span.Attributes(), key)
 				switch {
 				case c.want == 0 && ok:
 					t.Errorf("%s recorded (%s); want none", key, v.String())
@@ -79,11 +79,11 @@ func TestContentCapture(t *testing.T) {
 // Content over the limit is cut to at most the limit, on a character
 // boundary, and named in toolsafe.truncated.
 func TestContentIsCutAtTheLimitInBytes(t *testing.T) {
-	tm := telemetry.New(t, otelhook.WithRecordArguments(true), otelhook.WithContentLimit(10))
+	tm := testkit.NewRecorder(t, otelhook.WithRecordArguments(true), otelhook.WithContentLimit(10))
 	echo := middleware.Func("echo", "echoes", func(_ context.Context, in string) (string, error) { return in, nil })
 	toolsafe.Wrap(echo, toolsafe.WithTracing(tm.Hook)).Run(context.Background(), `"ééééééé"`) // 16 bytes
 	span, _ := callSpan(t, tm)
-	v, _ := telemetry.Attr(span.Attributes(), keyArguments)
+	v, _ := testkit.Attr(span.Attributes(), keyArguments)
 	if got := v.AsString(); got != `"éééé` {
 		t.Errorf("arguments %q; want the first 9 bytes, whole characters only", got)
 	}
@@ -95,7 +95,7 @@ func TestContentIsCutAtTheLimitInBytes(t *testing.T) {
 // replay_tool, with no attempt span, a summary that says "replayed", and
 // the calls metric counts it as replayed, not ok.
 func TestAReplayedCallIsNotReportedAsAnExecution(t *testing.T) {
-	tm := telemetry.New(t)
+	tm := testkit.NewRecorder(t)
 	refund := toolsafe.Wrap(middleware.Func("refund", "refunds", func(context.Context, string) (string, error) { return "done", nil }),
 		toolsafe.WithSideEffects(middleware.SideEffectsWithKey), toolsafe.WithTracing(tm.Hook))
 	ledger := run.NewMemoryLedger()
@@ -148,7 +148,7 @@ func TestSpansAndLogsNameTheRealCauseNotANetworkTimeout(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			tm := telemetry.New(t)
+			tm := testkit.NewRecorder(t)
 			logs := &lockedBuffer{}
 			log := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 			tool := toolsafe.Wrap(waits, append(c.opts, toolsafe.WithTracing(tm.Hook), toolsafe.WithLogger(log))...)

@@ -14,8 +14,7 @@ import (
 
 	"github.com/toolsafe/toolsafe"
 	"github.com/toolsafe/toolsafe/approval"
-	"github.com/toolsafe/toolsafe/internal/fixture"
-	"github.com/toolsafe/toolsafe/internal/telemetry"
+	"github.com/toolsafe/toolsafe/internal/testkit"
 	"github.com/toolsafe/toolsafe/middleware"
 	"github.com/toolsafe/toolsafe/otelhook"
 	"github.com/toolsafe/toolsafe/policy"
@@ -26,7 +25,7 @@ import (
 
 // collect returns the metric named name that tm's reader collects now, and
 // whether there is one.
-func collect(t *testing.T, tm *telemetry.Recorder, name string) (metricdata.Metrics, bool) {
+func collect(t *testing.T, tm *testkit.Recorder, name string) (metricdata.Metrics, bool) {
 	t.Helper()
 	var rm metricdata.ResourceMetrics
 	if err := tm.Reader.Collect(context.Background(), &rm); err != nil {
@@ -56,7 +55,7 @@ func setString(s attribute.Set) string {
 
 // gaugePoints returns the points of the int64 gauge named name, by their
 // attributes, with its unit checked.
-func gaugePoints(t *testing.T, tm *telemetry.Recorder, name, unit string) map[string]int64 {
+func gaugePoints(t *testing.T, tm *testkit.Recorder, name, unit string) map[string]int64 {
 	t.Helper()
 	m, ok := collect(t, tm, name)
 	if !ok {
@@ -94,9 +93,9 @@ func equalPoints[V comparable](t *testing.T, name string, got, want map[string]V
 // gen_ai.tool.name and gen_ai.tool.type, error.type when the call failed,
 // and the call span's duration as its value; a replay is no execution.
 func TestTheExecuteToolDurationIsTheGenAIConventions(t *testing.T) {
-	tm := telemetry.New(t)
-	tool, srv := fixture.Billing(t,
-		toolsafe.WithRetry(policy.Retry{MaxRetries: 1, Backoff: fixture.Backoff(time.Millisecond)}),
+	tm := testkit.NewRecorder(t)
+	tool, srv := testkit.Billing(t,
+		toolsafe.WithRetry(policy.Retry{MaxRetries: 1, Backoff: testkit.Backoff(time.Millisecond)}),
 		toolsafe.WithTracing(tm.Hook))
 	srv.Always(billing.InvoicePath("INV-1002"), toolsafetest.Reset())
 	ctx := context.Background()
@@ -160,7 +159,7 @@ func TestTheExecuteToolDurationIsTheGenAIConventions(t *testing.T) {
 // A pause for approval and the caller's cancellation are no errors, on the
 // metric as on the span: no error.type.
 func TestAPauseIsAnExecutionWithoutAnError(t *testing.T) {
-	tm := telemetry.New(t)
+	tm := testkit.NewRecorder(t)
 	refund := middleware.Func("refund", "Refunds an order.", func(context.Context, string) (string, error) { return "refunded", nil })
 	tool := toolsafe.Wrap(refund, toolsafe.WithApproval(approval.NewGrants()), toolsafe.WithTracing(tm.Hook))
 	if r := tool.Run(context.Background(), `{"order":"A-1"}`); r.Failure == nil || r.Failure.Kind != middleware.KindApprovalRequired {
@@ -180,7 +179,7 @@ func TestAPauseIsAnExecutionWithoutAnError(t *testing.T) {
 // The gauges read what is open, busy and waiting at each collection.
 func TestGauges(t *testing.T) {
 	ctx := context.Background()
-	tm := telemetry.New(t)
+	tm := testkit.NewRecorder(t)
 	billingCB := policy.NewCircuitBreaker("billing", policy.Breaker{FailureThreshold: 1, Delay: time.Hour})
 	ledgerCB := policy.NewCircuitBreaker("ledger", policy.Breaker{})
 	bh := policy.NewBulkhead("billing", 2, 0)
@@ -222,7 +221,7 @@ func TestGauges(t *testing.T) {
 	})
 
 	t.Run("an open breaker whose delay passed shows half-open: the next attempt probes", func(t *testing.T) {
-		tm := telemetry.New(t)
+		tm := testkit.NewRecorder(t)
 		cb := policy.NewCircuitBreaker("search", policy.Breaker{Delay: time.Nanosecond})
 		cb.Open()
 		if cb.RemainingDelay() > 0 {
@@ -331,7 +330,7 @@ func TestObserveRefusesWhatItCannotRead(t *testing.T) {
 // No gauge label holds an upstream's words: breakers, bulkheads and
 // approvals are named by the program, tools by their names.
 func TestGaugesKeepUpstreamTextOut(t *testing.T) {
-	tm := telemetry.New(t)
+	tm := testkit.NewRecorder(t)
 	cb := policy.NewCircuitBreaker("billing", policy.Breaker{FailureThreshold: 1, Delay: time.Hour})
 	bh := policy.NewBulkhead("billing", 1, 0)
 	grants := approval.NewGrants()

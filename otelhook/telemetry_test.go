@@ -12,11 +12,11 @@ import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/trace"
 
-	"github.com/toolsafe/toolsafe/internal/telemetry"
+	"github.com/toolsafe/toolsafe/internal/testkit"
 	"github.com/toolsafe/toolsafe/otelhook"
 )
 
-// The readers of the spans and metrics a telemetry.Recorder recorded, for
+// The readers of the spans and metrics a testkit.Recorder recorded, for
 // the tests of this package.
 
 const (
@@ -29,7 +29,7 @@ const (
 
 // callSpan returns the one call span tm recorded, the root of the trace, and
 // its children in the order they started.
-func callSpan(t *testing.T, tm *telemetry.Recorder) (sdktrace.ReadOnlySpan, []sdktrace.ReadOnlySpan) {
+func callSpan(t *testing.T, tm *testkit.Recorder) (sdktrace.ReadOnlySpan, []sdktrace.ReadOnlySpan) {
 	t.Helper()
 	var roots []sdktrace.ReadOnlySpan
 	ended := tm.Spans.Ended()
@@ -68,7 +68,7 @@ func dump(spans []sdktrace.ReadOnlySpan) string {
 func wantAttrs(t *testing.T, what string, kvs []attribute.KeyValue, want ...attribute.KeyValue) {
 	t.Helper()
 	for _, w := range want {
-		got, ok := telemetry.Attr(kvs, w.Key)
+		got, ok := testkit.Attr(kvs, w.Key)
 		if !ok {
 			t.Errorf("%s lacks %s (want %v)", what, w.Key, w.Value.String())
 			continue
@@ -83,7 +83,7 @@ func wantAttrs(t *testing.T, what string, kvs []attribute.KeyValue, want ...attr
 func noAttrs(t *testing.T, what string, kvs []attribute.KeyValue, keys ...attribute.Key) {
 	t.Helper()
 	for _, k := range keys {
-		if v, ok := telemetry.Attr(kvs, k); ok {
+		if v, ok := testkit.Attr(kvs, k); ok {
 			t.Errorf("%s has %s = %v; want none", what, k, v.String())
 		}
 	}
@@ -121,7 +121,7 @@ func checkAttempts(t *testing.T, call sdktrace.ReadOnlySpan, attempts []sdktrace
 
 // sumOf collects tm's metrics and returns the sum of the int64 sum named
 // name over the data points that have all of attrs.
-func sumOf(t *testing.T, tm *telemetry.Recorder, name string, attrs ...attribute.KeyValue) int64 {
+func sumOf(t *testing.T, tm *testkit.Recorder, name string, attrs ...attribute.KeyValue) int64 {
 	t.Helper()
 	var rm metricdata.ResourceMetrics
 	if err := tm.Reader.Collect(context.Background(), &rm); err != nil {

@@ -13,8 +13,7 @@ import (
 
 	"github.com/toolsafe/toolsafe"
 	"github.com/toolsafe/toolsafe/fallback"
-	"github.com/toolsafe/toolsafe/internal/fixture"
-	"github.com/toolsafe/toolsafe/internal/telemetry"
+	"github.com/toolsafe/toolsafe/internal/testkit"
 	"github.com/toolsafe/toolsafe/middleware"
 	"github.com/toolsafe/toolsafe/otelhook"
 	"github.com/toolsafe/toolsafe/policy"
@@ -29,10 +28,10 @@ func TestTracingOfResilience(t *testing.T) {
 
 	t.Run("a breaker that opens is an event; the next call is circuit-open with no attempt", func(t *testing.T) {
 		t.Parallel()
-		tm := telemetry.New(t)
+		tm := testkit.NewRecorder(t)
 		cb := policy.NewCircuitBreaker("billing", policy.Breaker{FailureThreshold: 2, Delay: time.Hour})
-		tool, srv := fixture.Billing(t,
-			toolsafe.WithRetry(policy.Retry{MaxRetries: 3, Backoff: fixture.Backoff(time.Millisecond)}),
+		tool, srv := testkit.Billing(t,
+			toolsafe.WithRetry(policy.Retry{MaxRetries: 3, Backoff: testkit.Backoff(time.Millisecond)}),
 			toolsafe.WithCircuitBreaker(cb),
 			toolsafe.WithTracing(tm.Hook))
 		srv.Always(billing.InvoicePath("INV-1001"), toolsafetest.Reset())
@@ -74,12 +73,12 @@ func TestTracingOfResilience(t *testing.T) {
 
 	t.Run("a fallback is an event, and the alternative's call span is a child of the primary's", func(t *testing.T) {
 		t.Parallel()
-		tm := telemetry.New(t)
+		tm := testkit.NewRecorder(t)
 		archive := toolsafe.Wrap(middleware.Func("search_archive", "Searches the archive.", func(context.Context, string) (string, error) {
 			return `{"number":"INV-1001","status":"paid","source":"archive"}`, nil
 		}), toolsafe.WithTracing(tm.Hook))
-		tool, srv := fixture.Billing(t,
-			toolsafe.WithRetry(policy.Retry{MaxRetries: 1, Backoff: fixture.Backoff(time.Millisecond)}),
+		tool, srv := testkit.Billing(t,
+			toolsafe.WithRetry(policy.Retry{MaxRetries: 1, Backoff: testkit.Backoff(time.Millisecond)}),
 			toolsafe.WithFallback(fallback.To(archive)),
 			toolsafe.WithTracing(tm.Hook))
 		srv.Always(billing.InvoicePath("INV-1001"), toolsafetest.Reset())
@@ -116,8 +115,8 @@ func TestTracingOfResilience(t *testing.T) {
 
 	t.Run("the approval gate's pause has no attempt span and no error", func(t *testing.T) {
 		t.Parallel()
-		tm := telemetry.New(t)
-		tool, srv := fixture.Billing(t,
+		tm := testkit.NewRecorder(t)
+		tool, srv := testkit.Billing(t,
 			toolsafe.WithApproval(approval.ApproverFunc(func(context.Context, approval.CallInfo) (approval.Decision, error) {
 				return approval.Pending, nil
 			})),

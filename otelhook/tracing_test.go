@@ -19,9 +19,7 @@ import (
 	"github.com/toolsafe/toolsafe/approval"
 	"github.com/toolsafe/toolsafe/argschema"
 	"github.com/toolsafe/toolsafe/internal/call"
-	"github.com/toolsafe/toolsafe/internal/fixture"
-	"github.com/toolsafe/toolsafe/internal/stub"
-	"github.com/toolsafe/toolsafe/internal/telemetry"
+	"github.com/toolsafe/toolsafe/internal/testkit"
 	"github.com/toolsafe/toolsafe/middleware"
 	"github.com/toolsafe/toolsafe/otelhook"
 	"github.com/toolsafe/toolsafe/policy"
@@ -31,12 +29,12 @@ import (
 
 func TestTracingOfTheReferenceScenario(t *testing.T) {
 	const invoice = `{"number":"INV-1001"}`
-	retry := toolsafe.WithRetry(policy.Retry{MaxRetries: 3, Backoff: fixture.Backoff(time.Millisecond)})
+	retry := toolsafe.WithRetry(policy.Retry{MaxRetries: 3, Backoff: testkit.Backoff(time.Millisecond)})
 
 	t.Run("success first time is one call span with one attempt and no error", func(t *testing.T) {
 		t.Parallel()
-		tm := telemetry.New(t)
-		tool, _ := fixture.Billing(t, retry, toolsafe.WithTracing(tm.Hook))
+		tm := testkit.NewRecorder(t)
+		tool, _ := testkit.Billing(t, retry, toolsafe.WithTracing(tm.Hook))
 		if r := tool.Run(context.Background(), invoice); r.Status() != "ok" {
 			t.Fatalf("status %q: %s", r.Status(), r.Observation())
 		}
@@ -68,8 +66,8 @@ func TestTracingOfTheReferenceScenario(t *testing.T) {
 
 	t.Run("success after retries has an attempt span per attempt and a retry event per wait", func(t *testing.T) {
 		t.Parallel()
-		tm := telemetry.New(t)
-		tool, srv := fixture.Billing(t, retry, toolsafe.WithTracing(tm.Hook))
+		tm := testkit.NewRecorder(t)
+		tool, srv := testkit.Billing(t, retry, toolsafe.WithTracing(tm.Hook))
 		srv.Enqueue(billing.InvoicePath("INV-1001"), toolsafetest.Reset(), toolsafetest.Unavailable(""), toolsafetest.Reset())
 		if r := tool.Run(context.Background(), invoice); r.Status() != "ok" || r.Attempts != 4 {
 			t.Fatalf("status %q after %d attempts", r.Status(), r.Attempts)
@@ -109,8 +107,8 @@ func TestTracingOfTheReferenceScenario(t *testing.T) {
 
 	t.Run("exhaustion is a failed call span with error.type tool-failed", func(t *testing.T) {
 		t.Parallel()
-		tm := telemetry.New(t)
-		tool, srv := fixture.Billing(t, retry, toolsafe.WithTracing(tm.Hook))
+		tm := testkit.NewRecorder(t)
+		tool, srv := testkit.Billing(t, retry, toolsafe.WithTracing(tm.Hook))
 		srv.Always(billing.InvoicePath("INV-1001"), toolsafetest.Reset())
 		r := tool.Run(context.Background(), invoice)
 		if r.Failure == nil || r.Failure.Kind != middleware.KindFailed {
@@ -139,8 +137,8 @@ func TestTracingOfTheReferenceScenario(t *testing.T) {
 
 	t.Run("a tool-error is one failed attempt, not retried", func(t *testing.T) {
 		t.Parallel()
-		tm := telemetry.New(t)
-		tool, _ := fixture.Billing(t, retry, toolsafe.WithTracing(tm.Hook))
+		tm := testkit.NewRecorder(t)
+		tool, _ := testkit.Billing(t, retry, toolsafe.WithTracing(tm.Hook))
 		r := tool.Run(context.Background(), `{"number":"7"}`)
 		if r.Failure == nil || r.Failure.Kind != middleware.KindToolError {
 			t.Fatalf("got %v; want tool-error", r.Failure)
@@ -158,9 +156,9 @@ func TestTracingOfTheReferenceScenario(t *testing.T) {
 
 	t.Run("an attempt timeout is tool-timeout on each attempt and on the call", func(t *testing.T) {
 		t.Parallel()
-		tm := telemetry.New(t)
-		tool, srv := fixture.Billing(t,
-			toolsafe.WithRetry(policy.Retry{MaxRetries: 1, Backoff: fixture.Backoff(time.Millisecond)}),
+		tm := testkit.NewRecorder(t)
+		tool, srv := testkit.Billing(t,
+			toolsafe.WithRetry(policy.Retry{MaxRetries: 1, Backoff: testkit.Backoff(time.Millisecond)}),
 			toolsafe.WithTimeout(50*time.Millisecond),
 			toolsafe.WithTracing(tm.Hook))
 		srv.Always(billing.InvoicePath("INV-1001"), toolsafetest.Hang())
@@ -186,7 +184,7 @@ func TestTracingOfTheReferenceScenario(t *testing.T) {
 }
 
 func TestTracingOfAnAbandonedAttempt(t *testing.T) {
-	tm := telemetry.New(t)
+	tm := testkit.NewRecorder(t)
 	release := make(chan struct{})
 	finished := make(chan struct{})
 	// The test's observer is added inside the call span's, so it runs after
@@ -201,7 +199,7 @@ func TestTracingOfAnAbandonedAttempt(t *testing.T) {
 			return next.Call(ctx, input)
 		})
 	})
-	tool := toolsafe.Wrap(stub.Stuck(release, nil), toolsafe.WithTimeout(20*time.Millisecond), toolsafe.WithTracing(tm.Hook), done)
+	tool := toolsafe.Wrap(testkit.Stuck(release, nil), toolsafe.WithTimeout(20*time.Millisecond), toolsafe.WithTracing(tm.Hook), done)
 
 	r := tool.Run(context.Background(), "x")
 	if r.Failure == nil || r.Failure.Kind != middleware.KindTimeout || r.Abandoned != 1 {
@@ -237,7 +235,7 @@ func pausing() tools.Tool {
 func TestTracingOfAPauseAndACancellation(t *testing.T) {
 	t.Run("an approval pause is not an error: status Unset and an approval_required event", func(t *testing.T) {
 		t.Parallel()
-		tm := telemetry.New(t)
+		tm := testkit.NewRecorder(t)
 		tool := toolsafe.Wrap(pausing(), toolsafe.WithRetry(policy.Retry{MaxRetries: 3}), toolsafe.WithTracing(tm.Hook))
 		_, err := tool.Call(context.Background(), `{"number":"INV-1001"}`)
 		var ar *approval.Required
@@ -262,11 +260,11 @@ func TestTracingOfAPauseAndACancellation(t *testing.T) {
 
 	t.Run("the caller's cancellation is not an error: status Unset and a canceled event", func(t *testing.T) {
 		t.Parallel()
-		tm := telemetry.New(t)
+		tm := testkit.NewRecorder(t)
 		release := make(chan struct{})
 		defer close(release)
 		started := make(chan struct{}, 1)
-		tool := toolsafe.Wrap(stub.Stuck(release, started), toolsafe.WithTracing(tm.Hook))
+		tool := toolsafe.Wrap(testkit.Stuck(release, started), toolsafe.WithTracing(tm.Hook))
 		ctx, cancel := context.WithCancel(context.Background())
 		go func() {
 			<-started
@@ -302,7 +300,7 @@ func routeTo(alt tools.Tool) toolsafe.Option {
 }
 
 func TestTracingOfAFallbackAndABreaker(t *testing.T) {
-	tm := telemetry.New(t)
+	tm := testkit.NewRecorder(t)
 	archive := toolsafe.Wrap(middleware.Func("search_archive", "Searches the archive.", func(context.Context, string) (string, error) {
 		return "archived invoice", nil
 	}), toolsafe.WithTracing(tm.Hook))
@@ -392,17 +390,17 @@ func TestTelemetryKeepsSecretsOut(t *testing.T) {
 		{leaky, `{"card":"` + secretArg + `","mode":"panic"}`},
 		{fetch, `{"number":"INV-1003","card":"` + secretArg + `"}`},
 	}
-	run := func(tm *telemetry.Recorder) {
+	run := func(tm *testkit.Recorder) {
 		for _, c := range calls {
 			tool := toolsafe.Wrap(c.tool,
-				toolsafe.WithRetry(policy.Retry{MaxRetries: 1, Backoff: fixture.Backoff(time.Millisecond)}),
+				toolsafe.WithRetry(policy.Retry{MaxRetries: 1, Backoff: testkit.Backoff(time.Millisecond)}),
 				toolsafe.WithTracing(tm.Hook),
-				toolsafe.WithLogger(fixture.Quiet()))
+				toolsafe.WithLogger(testkit.Quiet()))
 			tool.Run(context.Background(), c.input)
 		}
 	}
 	t.Run("by default no argument, output or error text is recorded", func(t *testing.T) {
-		tm := telemetry.New(t)
+		tm := testkit.NewRecorder(t)
 		run(tm)
 		got := tm.Text(t)
 		for _, secret := range []string{secretArg, secretOut, secretErr, "password", "10.0.0.7"} {
@@ -415,7 +413,7 @@ func TestTelemetryKeepsSecretsOut(t *testing.T) {
 		}
 	})
 	t.Run("opted in, arguments and results are recorded, error text still not", func(t *testing.T) {
-		tm := telemetry.New(t, otelhook.WithRecordArguments(true), otelhook.WithRecordResults(true))
+		tm := testkit.NewRecorder(t, otelhook.WithRecordArguments(true), otelhook.WithRecordResults(true))
 		run(tm)
 		got := tm.Text(t)
 		if !strings.Contains(got, string(keyArguments)+" {\"card\":\""+secretArg) || !strings.Contains(got, string(keyResult)+" "+secretOut) {
@@ -430,9 +428,9 @@ func TestTelemetryKeepsSecretsOut(t *testing.T) {
 }
 
 func TestMetrics(t *testing.T) {
-	tm := telemetry.New(t)
-	tool, srv := fixture.Billing(t,
-		toolsafe.WithRetry(policy.Retry{MaxRetries: 3, Backoff: fixture.Backoff(time.Millisecond)}),
+	tm := testkit.NewRecorder(t)
+	tool, srv := testkit.Billing(t,
+		toolsafe.WithRetry(policy.Retry{MaxRetries: 3, Backoff: testkit.Backoff(time.Millisecond)}),
 		toolsafe.WithTracing(tm.Hook))
 	srv.Enqueue(billing.InvoicePath("INV-1001"), toolsafetest.Reset(), toolsafetest.Reset())
 	srv.Always(billing.InvoicePath("INV-1002"), toolsafetest.Reset())
@@ -498,7 +496,7 @@ func TestAnUnknownArgumentNameStaysOutOfTheSpan(t *testing.T) {
 	input := `{"number":"INV-1001","sk-live-SECRET123":"x"}`
 	ok := middleware.Func("read_account", "reads an account", func(context.Context, string) (string, error) { return "{}", nil })
 	for _, record := range []bool{false, true} {
-		tm := telemetry.New(t, otelhook.WithRecordArguments(record))
+		tm := testkit.NewRecorder(t, otelhook.WithRecordArguments(record))
 		tool := toolsafe.Wrap(ok, toolsafe.WithTracing(tm.Hook), toolsafe.WithArgs(compiled(schema)))
 		r := tool.Run(context.Background(), input)
 		if r.Failure == nil || r.Failure.Kind != middleware.KindArgsInvalid || !strings.Contains(r.Observation(), "sk-live-SECRET123") {

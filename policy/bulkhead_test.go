@@ -11,9 +11,7 @@ import (
 	"github.com/tmc/langchaingo/tools"
 
 	"github.com/toolsafe/toolsafe"
-	"github.com/toolsafe/toolsafe/internal/fixture"
-	"github.com/toolsafe/toolsafe/internal/outcome"
-	"github.com/toolsafe/toolsafe/internal/stub"
+	"github.com/toolsafe/toolsafe/internal/testkit"
 	"github.com/toolsafe/toolsafe/middleware"
 	"github.com/toolsafe/toolsafe/policy"
 	"github.com/toolsafe/toolsafe/toolsafetest"
@@ -38,20 +36,20 @@ func onAbandonedDone(done chan<- int) toolsafe.Option {
 func TestBulkhead(t *testing.T) {
 	t.Run("a full bulkhead refuses with tool-busy, not retried", func(t *testing.T) {
 		t.Parallel()
-		h := stub.Hold(billing.Handler())
+		h := testkit.Hold(billing.Handler())
 		srv := toolsafetest.NewUpstream(h)
 		t.Cleanup(srv.Close)
 		bh := policy.NewBulkhead("billing", 1, 0)
 		tool := toolsafe.Wrap(billing.FetchInvoice(srv.URL(), toolsafetest.NoKeepAliveClient()),
-			toolsafe.WithRetry(policy.Retry{MaxRetries: 3, Backoff: fixture.Backoff(time.Millisecond)}),
+			toolsafe.WithRetry(policy.Retry{MaxRetries: 3, Backoff: testkit.Backoff(time.Millisecond)}),
 			toolsafe.WithBulkhead(bh))
 		first := make(chan middleware.Result, 1)
 		go func() { first <- tool.Run(context.Background(), "INV-1001") }()
 		<-h.Arrived
 
 		r := tool.Run(context.Background(), "INV-1002")
-		if outcome.Kind(r) != middleware.KindBusy || r.Attempts != 0 || r.Failure.Retryable {
-			t.Fatalf("got %q after %d attempts; want tool-busy after 0, not retryable", outcome.Kind(r), r.Attempts)
+		if testkit.Kind(r) != middleware.KindBusy || r.Attempts != 0 || r.Failure.Retryable {
+			t.Fatalf("got %q after %d attempts; want tool-busy after 0, not retryable", testkit.Kind(r), r.Attempts)
 		}
 		if want := "fetch_invoice was not called: too many calls to its dependency billing are in flight."; !strings.HasPrefix(r.Observation(), want) {
 			t.Errorf("observation %q; want it to start with %q", r.Observation(), want)
@@ -73,14 +71,14 @@ func TestBulkhead(t *testing.T) {
 		release := make(chan struct{})
 		returned := make(chan int, 1)
 		bh := policy.NewBulkhead("slow", 1, 0)
-		tool := toolsafe.Wrap(stub.Stuck(release, nil),
+		tool := toolsafe.Wrap(testkit.Stuck(release, nil),
 			toolsafe.WithTimeout(10*time.Millisecond),
 			toolsafe.WithBulkhead(bh),
 			onAbandonedDone(returned))
 
 		r := tool.Run(context.Background(), "x")
-		if outcome.Kind(r) != middleware.KindTimeout || r.Abandoned != 1 {
-			t.Fatalf("got %q with %d abandoned; want tool-timeout with 1", outcome.Kind(r), r.Abandoned)
+		if testkit.Kind(r) != middleware.KindTimeout || r.Abandoned != 1 {
+			t.Fatalf("got %q with %d abandoned; want tool-timeout with 1", testkit.Kind(r), r.Abandoned)
 		}
 		// The timed-out tool still runs: its permit is still taken, and an
 		// operator's gauge sees it.
@@ -88,15 +86,15 @@ func TestBulkhead(t *testing.T) {
 			t.Fatalf("%d of %d permits in use; want 1 of 1, the abandoned attempt's", bh.InUse(), bh.MaxConcurrent())
 		}
 		for range 3 {
-			if r := tool.Run(context.Background(), "x"); outcome.Kind(r) != middleware.KindBusy {
-				t.Fatalf("got %q while the abandoned attempt runs; want tool-busy", outcome.Kind(r))
+			if r := tool.Run(context.Background(), "x"); testkit.Kind(r) != middleware.KindBusy {
+				t.Fatalf("got %q while the abandoned attempt runs; want tool-busy", testkit.Kind(r))
 			}
 		}
 		close(release)
 		<-returned
 		r = tool.Run(context.Background(), "x")
-		if outcome.Kind(r) == middleware.KindBusy || r.Status() != "ok" {
-			t.Fatalf("got %q after the abandoned tool returned; want ok: the permit is back", outcome.Kind(r))
+		if testkit.Kind(r) == middleware.KindBusy || r.Status() != "ok" {
+			t.Fatalf("got %q after the abandoned tool returned; want ok: the permit is back", testkit.Kind(r))
 		}
 		if bh.InUse() != 0 {
 			t.Errorf("%d permits in use after every tool returned; want 0", bh.InUse())
@@ -111,8 +109,8 @@ func TestBulkhead(t *testing.T) {
 		for _, timeout := range []time.Duration{0, time.Second} { // with and without the attempt goroutine
 			tool := toolsafe.Wrap(boom, toolsafe.WithTimeout(timeout), toolsafe.WithBulkhead(bh), toolsafe.WithCircuitBreaker(cb))
 			for range 3 {
-				if r := tool.Run(context.Background(), "x"); outcome.Kind(r) != middleware.KindPanic {
-					t.Fatalf("timeout %v: got %q; want tool-panic every time, never tool-busy or circuit-open", timeout, outcome.Kind(r))
+				if r := tool.Run(context.Background(), "x"); testkit.Kind(r) != middleware.KindPanic {
+					t.Fatalf("timeout %v: got %q; want tool-panic every time, never tool-busy or circuit-open", timeout, testkit.Kind(r))
 				}
 			}
 		}

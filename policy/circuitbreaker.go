@@ -306,6 +306,9 @@ func (cb *CircuitBreaker) Middleware() middleware.Middleware {
 			o := neutral
 			hctx, done := layer.Hold(ctx, func() { cb.release(p, o) })
 			defer done()
+			if p.halfOpen {
+				hctx = context.WithValue(hctx, probeKey{}, true) // only probes pay for it
+			}
 			call := call.From(ctx)
 			before := call.Attempts()
 			out, err := next.Call(hctx, input)
@@ -314,4 +317,17 @@ func (cb *CircuitBreaker) Middleware() middleware.Middleware {
 			return out, err
 		})
 	}
+}
+
+type probeKey struct{}
+
+// IsProbe reports whether the attempt running in ctx was let through by a
+// CircuitBreaker (its Middleware, as toolsafe.WithCircuitBreaker places it)
+// as a half-open probe: the breaker was half-open and this attempt is one
+// of the at most Breaker.Probes that test whether the dependency is back.
+// A tool may tell its upstream so, or log it. It is false outside a
+// breaker, while the breaker is closed, and outside an attempt.
+func IsProbe(ctx context.Context) bool {
+	probe, _ := ctx.Value(probeKey{}).(bool)
+	return probe
 }

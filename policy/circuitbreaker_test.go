@@ -2,6 +2,7 @@ package policy_test
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"slices"
 	"strconv"
@@ -17,9 +18,7 @@ import (
 	"github.com/tmc/langchaingo/tools"
 
 	"github.com/toolsafe/toolsafe"
-	"github.com/toolsafe/toolsafe/internal/fixture"
-	"github.com/toolsafe/toolsafe/internal/outcome"
-	"github.com/toolsafe/toolsafe/internal/stub"
+	"github.com/toolsafe/toolsafe/internal/testkit"
 	"github.com/toolsafe/toolsafe/middleware"
 	"github.com/toolsafe/toolsafe/policy"
 	"github.com/toolsafe/toolsafe/toolsafetest"
@@ -33,14 +32,14 @@ func TestCircuitBreaker(t *testing.T) {
 	t.Run("it opens after its threshold and later calls make no request upstream", func(t *testing.T) {
 		t.Parallel()
 		cb := policy.NewCircuitBreaker("billing", policy.Breaker{FailureThreshold: 3, Delay: time.Hour})
-		tool, srv := fixture.Billing(t,
-			toolsafe.WithRetry(policy.Retry{MaxRetries: 5, Backoff: fixture.Backoff(time.Millisecond)}),
+		tool, srv := testkit.Billing(t,
+			toolsafe.WithRetry(policy.Retry{MaxRetries: 5, Backoff: testkit.Backoff(time.Millisecond)}),
 			toolsafe.WithCircuitBreaker(cb))
 		srv.Always(path, toolsafetest.Reset())
 
 		r := tool.Run(context.Background(), inv)
-		if outcome.Kind(r) != middleware.KindCircuitOpen || r.Attempts != 3 || srv.Requests(path) != 3 {
-			t.Fatalf("got %q after %d attempts and %d requests; want circuit-open after 3 and 3", outcome.Kind(r), r.Attempts, srv.Requests(path))
+		if testkit.Kind(r) != middleware.KindCircuitOpen || r.Attempts != 3 || srv.Requests(path) != 3 {
+			t.Fatalf("got %q after %d attempts and %d requests; want circuit-open after 3 and 3", testkit.Kind(r), r.Attempts, srv.Requests(path))
 		}
 		if !cb.IsOpen() {
 			t.Fatalf("breaker %v; want open", cb.State())
@@ -51,8 +50,8 @@ func TestCircuitBreaker(t *testing.T) {
 
 		for range 5 {
 			r := tool.Run(context.Background(), inv)
-			if outcome.Kind(r) != middleware.KindCircuitOpen || r.Attempts != 0 || r.Failure.Retryable {
-				t.Fatalf("got %q after %d attempts; want circuit-open after 0, not retryable", outcome.Kind(r), r.Attempts)
+			if testkit.Kind(r) != middleware.KindCircuitOpen || r.Attempts != 0 || r.Failure.Retryable {
+				t.Fatalf("got %q after %d attempts; want circuit-open after 0, not retryable", testkit.Kind(r), r.Attempts)
 			}
 			if r.Failure.Wait < 59*time.Minute {
 				t.Errorf("wait %v; want the breaker's remaining delay, about 1h", r.Failure.Wait)
@@ -69,18 +68,18 @@ func TestCircuitBreaker(t *testing.T) {
 	t.Run("it half-opens after its delay and closes after successful probes", func(t *testing.T) {
 		t.Parallel()
 		cb := policy.NewCircuitBreaker("billing", policy.Breaker{FailureThreshold: 2, Delay: 50 * time.Millisecond, Probes: 2})
-		tool, srv := fixture.Billing(t, toolsafe.WithCircuitBreaker(cb))
+		tool, srv := testkit.Billing(t, toolsafe.WithCircuitBreaker(cb))
 		srv.Enqueue(path, toolsafetest.Reset(), toolsafetest.Reset())
 		tool.Run(context.Background(), inv)
 		tool.Run(context.Background(), inv)
 		if !cb.IsOpen() {
 			t.Fatalf("breaker %v after 2 failures; want open", cb.State())
 		}
-		if r := tool.Run(context.Background(), inv); outcome.Kind(r) != middleware.KindCircuitOpen {
-			t.Fatalf("got %q while open; want circuit-open", outcome.Kind(r))
+		if r := tool.Run(context.Background(), inv); testkit.Kind(r) != middleware.KindCircuitOpen {
+			t.Fatalf("got %q while open; want circuit-open", testkit.Kind(r))
 		}
 
-		fixture.HalfOpen(cb)
+		testkit.HalfOpen(cb)
 		if r := tool.Run(context.Background(), inv); r.Status() != "ok" {
 			t.Fatalf("first probe: %q (%s); want ok", r.Status(), r.Observation())
 		}
@@ -100,13 +99,13 @@ func TestCircuitBreaker(t *testing.T) {
 
 	t.Run("half-open lets at most Probes attempts through at once", func(t *testing.T) {
 		t.Parallel()
-		h := stub.Hold(billing.Handler())
+		h := testkit.Hold(billing.Handler())
 		srv := toolsafetest.NewUpstream(h)
 		t.Cleanup(srv.Close)
 		cb := policy.NewCircuitBreaker("billing", policy.Breaker{FailureThreshold: 1, Delay: time.Millisecond, Probes: 2})
 		tool := toolsafe.Wrap(billing.FetchInvoice(srv.URL(), toolsafetest.NoKeepAliveClient()), toolsafe.WithCircuitBreaker(cb))
 		cb.Open()
-		fixture.HalfOpen(cb)
+		testkit.HalfOpen(cb)
 
 		const callers = 6
 		results := make(chan middleware.Result, callers)
@@ -116,8 +115,8 @@ func TestCircuitBreaker(t *testing.T) {
 		<-h.Arrived
 		<-h.Arrived
 		for range callers - 2 { // the others are refused while the probes run
-			if r := <-results; outcome.Kind(r) != middleware.KindCircuitOpen || r.Attempts != 0 {
-				t.Errorf("got %q after %d attempts; want circuit-open after 0", outcome.Kind(r), r.Attempts)
+			if r := <-results; testkit.Kind(r) != middleware.KindCircuitOpen || r.Attempts != 0 {
+				t.Errorf("got %q after %d attempts; want circuit-open after 0", testkit.Kind(r), r.Attempts)
 			}
 		}
 		close(h.Release)
@@ -137,13 +136,13 @@ func TestCircuitBreaker(t *testing.T) {
 	t.Run("tool-error does not move it", func(t *testing.T) {
 		t.Parallel()
 		cb := policy.NewCircuitBreaker("billing", policy.Breaker{FailureThreshold: 2, Delay: time.Millisecond})
-		tool, srv := fixture.Billing(t, toolsafe.WithCircuitBreaker(cb))
+		tool, srv := testkit.Billing(t, toolsafe.WithCircuitBreaker(cb))
 		srv.Enqueue(path, toolsafetest.Reset())
 		tool.Run(context.Background(), inv) // 1 failure of 2
 		for range 3 {
 			// A number that does not exist: the upstream answers 404.
-			if r := tool.Run(context.Background(), "INV-9999"); outcome.Kind(r) != middleware.KindToolError {
-				t.Fatalf("got %q; want tool-error", outcome.Kind(r))
+			if r := tool.Run(context.Background(), "INV-9999"); testkit.Kind(r) != middleware.KindToolError {
+				t.Fatalf("got %q; want tool-error", testkit.Kind(r))
 			}
 		}
 		if m := cb.Metrics(); m.Failures() != 1 || m.Successes() != 0 || !cb.IsClosed() {
@@ -156,10 +155,10 @@ func TestCircuitBreaker(t *testing.T) {
 			t.Fatalf("breaker %v; want open: the tool-errors between the 2 failures must not reset the count", cb.State())
 		}
 
-		fixture.HalfOpen(cb)
+		testkit.HalfOpen(cb)
 		for range 3 { // tool-errors while half-open neither close it nor keep its only probe
-			if r := tool.Run(context.Background(), "INV-9999"); outcome.Kind(r) != middleware.KindToolError {
-				t.Fatalf("half-open: got %q; want tool-error", outcome.Kind(r))
+			if r := tool.Run(context.Background(), "INV-9999"); testkit.Kind(r) != middleware.KindToolError {
+				t.Fatalf("half-open: got %q; want tool-error", testkit.Kind(r))
 			}
 		}
 		if !cb.IsHalfOpen() {
@@ -172,7 +171,7 @@ func TestCircuitBreaker(t *testing.T) {
 
 	t.Run("the caller's cancellation does not move it and a cancelled probe gives its permit back", func(t *testing.T) {
 		t.Parallel()
-		h := stub.Hold(billing.Handler())
+		h := testkit.Hold(billing.Handler())
 		srv := toolsafetest.NewUpstream(h)
 		t.Cleanup(srv.Close)
 		cb := policy.NewCircuitBreaker("billing", policy.Breaker{FailureThreshold: 2, Delay: time.Millisecond, Probes: 1})
@@ -205,8 +204,8 @@ func TestCircuitBreaker(t *testing.T) {
 
 		// Closed: cancellations are neither failures nor successes.
 		for range 3 {
-			if r := cancelled(); outcome.Kind(r) != middleware.KindCanceled {
-				t.Fatalf("got %q; want canceled", outcome.Kind(r))
+			if r := cancelled(); testkit.Kind(r) != middleware.KindCanceled {
+				t.Fatalf("got %q; want canceled", testkit.Kind(r))
 			}
 		}
 		if m := cb.Metrics(); m.Executions() != 0 || !cb.IsClosed() {
@@ -216,10 +215,10 @@ func TestCircuitBreaker(t *testing.T) {
 		// Half-open with one probe: a cancelled probe must not close it, and
 		// must not keep the only permit.
 		cb.Open()
-		fixture.HalfOpen(cb)
+		testkit.HalfOpen(cb)
 		for range 3 {
-			if r := cancelled(); outcome.Kind(r) != middleware.KindCanceled {
-				t.Fatalf("half-open: got %q; want canceled", outcome.Kind(r))
+			if r := cancelled(); testkit.Kind(r) != middleware.KindCanceled {
+				t.Fatalf("half-open: got %q; want canceled", testkit.Kind(r))
 			}
 			if !cb.IsHalfOpen() || cb.Metrics().Executions() != 0 {
 				t.Fatalf("breaker %v with %d executions after a cancelled probe; want half-open with 0", cb.State(), cb.Metrics().Executions())
@@ -240,12 +239,12 @@ func TestCircuitBreaker(t *testing.T) {
 	t.Run("a plain failsafe-go breaker works too", func(t *testing.T) {
 		t.Parallel()
 		cb := circuitbreaker.NewBuilder[string]().WithFailureThreshold(1).WithDelay(time.Hour).Build()
-		tool, srv := fixture.Billing(t, toolsafe.WithCircuitBreaker(cb))
+		tool, srv := testkit.Billing(t, toolsafe.WithCircuitBreaker(cb))
 		srv.Always(path, toolsafetest.Reset())
 		tool.Run(context.Background(), inv)
 		r := tool.Run(context.Background(), inv)
-		if outcome.Kind(r) != middleware.KindCircuitOpen || srv.Requests(path) != 1 {
-			t.Fatalf("got %q with %d requests; want circuit-open with 1", outcome.Kind(r), srv.Requests(path))
+		if testkit.Kind(r) != middleware.KindCircuitOpen || srv.Requests(path) != 1 {
+			t.Fatalf("got %q with %d requests; want circuit-open with 1", testkit.Kind(r), srv.Requests(path))
 		}
 		if want := "fetch_invoice was not called: its dependency is down for about"; !strings.HasPrefix(r.Observation(), want) {
 			t.Errorf("observation %q; want it to start with %q", r.Observation(), want)
@@ -266,10 +265,10 @@ func TestCircuitBreaker(t *testing.T) {
 			})
 		})
 		cb := policy.NewCircuitBreaker("billing", policy.Breaker{FailureThreshold: 1, Delay: time.Millisecond})
-		tool, srv := fixture.Billing(t, toolsafe.WithCircuitBreaker(cb), observe)
+		tool, srv := testkit.Billing(t, toolsafe.WithCircuitBreaker(cb), observe)
 		srv.Enqueue(path, toolsafetest.Reset())
 		tool.Run(context.Background(), inv)
-		fixture.HalfOpen(cb)
+		testkit.HalfOpen(cb)
 		tool.Run(context.Background(), inv)
 		want := []string{"billing: closed -> open", "billing: open -> half-open", "billing: half-open -> closed"}
 		if !slices.Equal(changes, want) {
@@ -280,10 +279,10 @@ func TestCircuitBreaker(t *testing.T) {
 	t.Run("an attempt timeout counts as a failure", func(t *testing.T) {
 		t.Parallel()
 		cb := policy.NewCircuitBreaker("billing", policy.Breaker{FailureThreshold: 1, Delay: time.Hour})
-		tool, srv := fixture.Billing(t, toolsafe.WithCircuitBreaker(cb), toolsafe.WithTimeout(20*time.Millisecond))
+		tool, srv := testkit.Billing(t, toolsafe.WithCircuitBreaker(cb), toolsafe.WithTimeout(20*time.Millisecond))
 		srv.Enqueue(path, toolsafetest.Hang())
-		if r := tool.Run(context.Background(), inv); outcome.Kind(r) != middleware.KindTimeout {
-			t.Fatalf("got %q; want tool-timeout", outcome.Kind(r))
+		if r := tool.Run(context.Background(), inv); testkit.Kind(r) != middleware.KindTimeout {
+			t.Fatalf("got %q; want tool-timeout", testkit.Kind(r))
 		}
 		if !cb.IsOpen() {
 			t.Errorf("breaker %v; want open", cb.State())
@@ -309,16 +308,16 @@ func TestStorm(t *testing.T) {
 			wg.Go(func() {
 				r := tool.(*toolsafe.Tool).Run(context.Background(), "INV-1001")
 				mu.Lock()
-				kinds[outcome.Kind(r)]++
+				kinds[testkit.Kind(r)]++
 				mu.Unlock()
 			})
 		}
 		wg.Wait()
 		return kinds
 	}
-	retry := policy.Retry{MaxRetries: maxRetries, Backoff: fixture.Backoff(5 * time.Millisecond)}
+	retry := policy.Retry{MaxRetries: maxRetries, Backoff: testkit.Backoff(5 * time.Millisecond)}
 
-	naive, naiveSrv := fixture.Billing(t, toolsafe.WithRetry(retry))
+	naive, naiveSrv := testkit.Billing(t, toolsafe.WithRetry(retry))
 	naiveSrv.Always(path, toolsafetest.Reset())
 	naiveKinds := storm(naive)
 	naiveRequests := naiveSrv.Requests(path)
@@ -329,7 +328,7 @@ func TestStorm(t *testing.T) {
 	}
 
 	cb := policy.NewCircuitBreaker("billing", policy.Breaker{FailureThreshold: threshold, Delay: time.Hour})
-	guarded, srv := fixture.Billing(t,
+	guarded, srv := testkit.Billing(t,
 		toolsafe.WithRetry(policy.Retry{MaxRetries: retry.MaxRetries, Backoff: retry.Backoff, Budget: budget.NewBuilder().WithMaxRate(0.2).Build()}),
 		toolsafe.WithCircuitBreaker(cb))
 	srv.Always(path, toolsafetest.Reset())
@@ -392,7 +391,7 @@ func TestRetryBudget(t *testing.T) {
 		return "ok", nil
 	})
 	tool := toolsafe.Wrap(get,
-		toolsafe.WithRetry(policy.Retry{MaxRetries: 3, Backoff: fixture.Backoff(time.Millisecond),
+		toolsafe.WithRetry(policy.Retry{MaxRetries: 3, Backoff: testkit.Backoff(time.Millisecond),
 			Budget: budget.NewBuilder().WithMaxRate(0.2).WithMinConcurrency(3).Build()}))
 
 	results := make(chan middleware.Result, callers)
@@ -407,8 +406,8 @@ func TestRetryBudget(t *testing.T) {
 		case <-retrying:
 			retried++
 		case r := <-results:
-			if outcome.Kind(r) != middleware.KindBudget || r.Attempts != 1 {
-				t.Fatalf("a call ended with %q after %d attempts; want budget-exceeded after 1", outcome.Kind(r), r.Attempts)
+			if testkit.Kind(r) != middleware.KindBudget || r.Attempts != 1 {
+				t.Fatalf("a call ended with %q after %d attempts; want budget-exceeded after 1", testkit.Kind(r), r.Attempts)
 			}
 			if !strings.Contains(r.Observation(), "retries are being held back") {
 				t.Errorf("observation %q does not say why it was not retried", r.Observation())
@@ -429,5 +428,34 @@ func TestRetryBudget(t *testing.T) {
 		if r := <-results; r.Status() != "ok" || r.Attempts != 2 {
 			t.Errorf("a retried call: %q after %d attempts; want ok after 2", r.Status(), r.Attempts)
 		}
+	}
+}
+
+// The fleet benchmark's upstream counts the half-open probes it serves at
+// once: the tool learns from IsProbe which attempts are probes.
+func TestIsProbe(t *testing.T) {
+	cb := policy.NewCircuitBreaker("billing", policy.Breaker{FailureThreshold: 1, Delay: time.Millisecond, Probes: 1})
+	var probes []bool
+	fail := true
+	tool := toolsafe.Wrap(middleware.Func("fetch_invoice", "fetches an invoice", func(ctx context.Context, input string) (string, error) {
+		probes = append(probes, policy.IsProbe(ctx))
+		if fail {
+			return "", middleware.Transient(errors.New("connection reset"))
+		}
+		return "found", nil
+	}), toolsafe.WithCircuitBreaker(cb), toolsafe.WithLogger(testkit.Quiet()))
+
+	tool.Run(context.Background(), "INV-1001") // closed: not a probe; it opens the breaker
+	testkit.HalfOpen(cb)
+	tool.Run(context.Background(), "INV-1001") // a probe that fails: open again
+	testkit.HalfOpen(cb)
+	fail = false
+	tool.Run(context.Background(), "INV-1001") // a probe that succeeds: closed
+	tool.Run(context.Background(), "INV-1001") // closed: not a probe
+	if want := []bool{false, true, true, false}; !slices.Equal(probes, want) {
+		t.Errorf("IsProbe in the tool's attempts: %v; want %v", probes, want)
+	}
+	if policy.IsProbe(context.Background()) {
+		t.Error("IsProbe outside a breaker: true; want false")
 	}
 }

@@ -15,7 +15,7 @@ import (
 	"github.com/tmc/langchaingo/tools"
 
 	"github.com/toolsafe/toolsafe"
-	"github.com/toolsafe/toolsafe/internal/fixture"
+	"github.com/toolsafe/toolsafe/internal/testkit"
 	"github.com/toolsafe/toolsafe/middleware"
 	"github.com/toolsafe/toolsafe/policy"
 	"github.com/toolsafe/toolsafe/toolsafetest"
@@ -55,7 +55,7 @@ func TestHTTPStatusesThroughARealUpstream(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			tool, srv := fixture.Billing(t, toolsafe.WithRetry(policy.Retry{MaxRetries: 3, Backoff: fixture.Backoff(time.Millisecond)}))
+			tool, srv := testkit.Billing(t, toolsafe.WithRetry(policy.Retry{MaxRetries: 3, Backoff: testkit.Backoff(time.Millisecond)}))
 			srv.Enqueue(billing.InvoicePath("INV-1003"), tt.steps...)
 			r := tool.Run(context.Background(), "INV-1003")
 			var kind middleware.Kind
@@ -71,7 +71,7 @@ func TestHTTPStatusesThroughARealUpstream(t *testing.T) {
 		})
 	}
 	t.Run("404 is the tool's own tool-error", func(t *testing.T) {
-		tool, _ := fixture.Billing(t, toolsafe.WithRetry(policy.Retry{MaxRetries: 3}))
+		tool, _ := testkit.Billing(t, toolsafe.WithRetry(policy.Retry{MaxRetries: 3}))
 		r := tool.Run(context.Background(), `{"number":"INV-9999"}`)
 		if r.Failure == nil || r.Failure.Kind != middleware.KindToolError || r.Attempts != 1 {
 			t.Fatalf("got %v after %d attempts; want tool-error after 1", r.Failure, r.Attempts)
@@ -85,7 +85,7 @@ func TestHTTPStatusesThroughARealUpstream(t *testing.T) {
 func TestRetryAfter(t *testing.T) {
 	t.Run("delay-seconds is waited for even when the backoff is shorter", func(t *testing.T) {
 		t.Parallel()
-		tool, srv := fixture.Billing(t, toolsafe.WithRetry(policy.Retry{MaxRetries: 2, Backoff: fixture.Backoff(10 * time.Millisecond)}))
+		tool, srv := testkit.Billing(t, toolsafe.WithRetry(policy.Retry{MaxRetries: 2, Backoff: testkit.Backoff(10 * time.Millisecond)}))
 		srv.Enqueue(billing.InvoicePath("INV-1001"), toolsafetest.TooMany("1"))
 		r := tool.Run(context.Background(), "INV-1001")
 		if r.Status() != "ok" || !slices.Equal(r.Delays, []time.Duration{time.Second}) {
@@ -94,7 +94,7 @@ func TestRetryAfter(t *testing.T) {
 	})
 	t.Run("an HTTP-date is waited for", func(t *testing.T) {
 		t.Parallel()
-		tool, srv := fixture.Billing(t, toolsafe.WithRetry(policy.Retry{MaxRetries: 2, Backoff: fixture.Backoff(time.Millisecond)}))
+		tool, srv := testkit.Billing(t, toolsafe.WithRetry(policy.Retry{MaxRetries: 2, Backoff: testkit.Backoff(time.Millisecond)}))
 		date := time.Now().Add(2 * time.Second).UTC().Format(http.TimeFormat)
 		due, _ := http.ParseTime(date)
 		srv.Enqueue(billing.InvoicePath("INV-1001"), toolsafetest.Unavailable(date))
@@ -108,8 +108,8 @@ func TestRetryAfter(t *testing.T) {
 	})
 	t.Run("a wait longer than the deadline ends the call now and says how long", func(t *testing.T) {
 		t.Parallel()
-		tool, srv := fixture.Billing(t,
-			toolsafe.WithRetry(policy.Retry{MaxRetries: 3, Backoff: fixture.Backoff(time.Millisecond)}),
+		tool, srv := testkit.Billing(t,
+			toolsafe.WithRetry(policy.Retry{MaxRetries: 3, Backoff: testkit.Backoff(time.Millisecond)}),
 			toolsafe.WithDeadline(5*time.Second))
 		srv.Enqueue(billing.InvoicePath("INV-1001"), toolsafetest.TooMany("120"))
 		r := tool.Run(context.Background(), "INV-1001")
@@ -126,8 +126,8 @@ func TestRetryAfter(t *testing.T) {
 	})
 	t.Run("a backoff that would end after the deadline is not scheduled", func(t *testing.T) {
 		t.Parallel()
-		tool, srv := fixture.Billing(t,
-			toolsafe.WithRetry(policy.Retry{MaxRetries: 3, Backoff: fixture.Backoff(time.Hour), MaxWait: 2 * time.Hour}),
+		tool, srv := testkit.Billing(t,
+			toolsafe.WithRetry(policy.Retry{MaxRetries: 3, Backoff: testkit.Backoff(time.Hour), MaxWait: 2 * time.Hour}),
 			toolsafe.WithDeadline(5*time.Second))
 		srv.Always(billing.InvoicePath("INV-1001"), toolsafetest.Reset())
 		r := tool.Run(context.Background(), "INV-1001")
@@ -137,7 +137,7 @@ func TestRetryAfter(t *testing.T) {
 	})
 	t.Run("MaxDuration caps the retrying like a deadline", func(t *testing.T) {
 		t.Parallel()
-		tool, srv := fixture.Billing(t, toolsafe.WithRetry(policy.Retry{MaxRetries: 5, Backoff: fixture.Backoff(time.Minute), MaxDuration: time.Second}))
+		tool, srv := testkit.Billing(t, toolsafe.WithRetry(policy.Retry{MaxRetries: 5, Backoff: testkit.Backoff(time.Minute), MaxDuration: time.Second}))
 		srv.Always(billing.InvoicePath("INV-1001"), toolsafetest.Reset())
 		r := tool.Run(context.Background(), "INV-1001")
 		if r.Attempts != 1 || len(r.Delays) != 0 {
@@ -159,8 +159,8 @@ func TestARetryAfterLongerThanMaxWaitEndsTheCallNow(t *testing.T) {
 		{"ten seconds, with a max wait of five", 5 * time.Second, "10", 10 * time.Second},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			tool, srv := fixture.Billing(t, toolsafe.WithTimeout(time.Second),
-				toolsafe.WithRetry(policy.Retry{MaxRetries: 3, Backoff: fixture.Backoff(time.Millisecond), MaxWait: tt.maxWait}))
+			tool, srv := testkit.Billing(t, toolsafe.WithTimeout(time.Second),
+				toolsafe.WithRetry(policy.Retry{MaxRetries: 3, Backoff: testkit.Backoff(time.Millisecond), MaxWait: tt.maxWait}))
 			srv.Always(billing.InvoicePath("INV-1001"), toolsafetest.TooMany(tt.header))
 			r := tool.Run(context.Background(), "INV-1001")
 			if r.Failure == nil || r.Failure.Wait != tt.want || r.Attempts != 1 || len(r.Delays) != 0 {
@@ -176,8 +176,8 @@ func TestCancellation(t *testing.T) {
 		ctx, cancel := context.WithCancel(context.Background())
 		defer cancel()
 		// The wait is an hour: only the cancellation can end it.
-		tool, srv := fixture.Billing(t,
-			toolsafe.WithRetry(policy.Retry{MaxRetries: 3, Backoff: fixture.Backoff(time.Hour), MaxWait: 2 * time.Hour}),
+		tool, srv := testkit.Billing(t,
+			toolsafe.WithRetry(policy.Retry{MaxRetries: 3, Backoff: testkit.Backoff(time.Hour), MaxWait: 2 * time.Hour}),
 			onRetry(func(context.Context, int, time.Duration) { cancel() }))
 		srv.Always(billing.InvoicePath("INV-1001"), toolsafetest.Reset())
 		out, err := tool.Call(ctx, "INV-1001")

@@ -14,6 +14,7 @@
 # them all.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+export GOWORK=off # each module on its own go.mod, as CI builds it; the repository's go.work is for work by hand
 # bench is a module of its own (it requires the alternatives it measures,
 # which the core's go.mod does not): every go test below runs in it.
 rounds=${1:-6}

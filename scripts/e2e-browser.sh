@@ -9,6 +9,7 @@
 # (the README's are examples/inbox/quorum.png and changes.png).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+export GOWORK=off # each module on its own go.mod, as CI builds it; the repository's go.work is for work by hand
 if ! command -v chromium >/dev/null; then
   echo "-- installing Debian's chromium"
   as_root=""; [ "$(id -u)" -ne 0 ] && as_root="sudo"

@@ -20,6 +20,7 @@
 #   TOOLSAFE_CACHE     where the Jaeger binary is kept (default ~/.cache/toolsafe)
 set -euo pipefail
 cd "$(dirname "$0")/.."
+export GOWORK=off # each module on its own go.mod, as CI builds it; the repository's go.work is for work by hand
 
 program=${E2E_PROGRAM:-./examples/billing}
 service=${E2E_SERVICE:-toolsafe-billing}

@@ -14,6 +14,7 @@
 # examples/operators/storm.png). About 6 minutes.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+export GOWORK=off # each module on its own go.mod, as CI builds it; the repository's go.work is for work by hand
 as_root=""; [ "$(id -u)" -ne 0 ] && as_root="sudo"
 install() { # install Debian packages, refreshing stale package lists once if needed
   $as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "$@" >/dev/null 2>&1 || {

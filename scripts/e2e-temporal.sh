@@ -23,6 +23,7 @@
 #   TOOLSAFE_CACHE       where the CLI is kept (default ~/.cache/toolsafe)
 set -euo pipefail
 cd "$(dirname "$0")/.."
+export GOWORK=off # each module on its own go.mod, as CI builds it; the repository's go.work is for work by hand
 
 version=v1.5.1
 grace=${TEMPORAL_STOP_GRACE:-10}

@@ -10,6 +10,7 @@
 #   bash scripts/test-all.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
+export GOWORK=off # each module on its own go.mod, as CI builds it; the repository's go.work is for work by hand
 as_root=""; [ "$(id -u)" -ne 0 ] && as_root="sudo"
 apt_install() { # Debian packages, updating the lists once when they are stale
   $as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -q "$@" >/dev/null 2>&1 || {

@@ -21,6 +21,7 @@
 #   TOOLSAFE_CACHE  where the database is kept (default ~/.cache/toolsafe)
 set -euo pipefail
 cd "$(dirname "$0")/.."
+export GOWORK=off # each module on its own go.mod, as CI builds it; the repository's go.work is for work by hand
 
 toolchain=${VULNCHECK_GO:-go1.27.3}
 vulndb=${VULNDB_VERSION:-v0.0.0-20261105234957-e22db6528018}

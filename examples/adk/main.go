@@ -40,7 +40,7 @@ import (
 	"github.com/toolsafe/toolsafe"
 	"github.com/toolsafe/toolsafe/adktools"
 	"github.com/toolsafe/toolsafe/adktools/adktest"
-	"github.com/toolsafe/toolsafe/internal/transcript"
+	"github.com/toolsafe/toolsafe/examples/internal/transcript"
 	"github.com/toolsafe/toolsafe/middleware"
 	"github.com/toolsafe/toolsafe/policyfile"
 	"github.com/toolsafe/toolsafe/run"

@@ -26,8 +26,8 @@ import (
 	"github.com/tmc/langchaingo/llms/openai"
 
 	"github.com/toolsafe/toolsafe"
-	"github.com/toolsafe/toolsafe/internal/tracetext"
-	"github.com/toolsafe/toolsafe/internal/transcript"
+	"github.com/toolsafe/toolsafe/examples/internal/tracetext"
+	"github.com/toolsafe/toolsafe/examples/internal/transcript"
 	"github.com/toolsafe/toolsafe/middleware"
 	"github.com/toolsafe/toolsafe/otelhook"
 	"github.com/toolsafe/toolsafe/policyfile"

@@ -7,7 +7,7 @@ import (
 
 	"go.uber.org/goleak"
 
-	"github.com/toolsafe/toolsafe/internal/transcript"
+	"github.com/toolsafe/toolsafe/examples/internal/transcript"
 )
 
 // The demo is the main job: it must keep showing what the README promises.

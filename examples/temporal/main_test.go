@@ -10,7 +10,7 @@ import (
 
 	"go.uber.org/goleak"
 
-	"github.com/toolsafe/toolsafe/internal/transcript"
+	"github.com/toolsafe/toolsafe/examples/internal/transcript"
 )
 
 // TestMain runs the test binary as the demo's worker process when the

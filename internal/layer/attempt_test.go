@@ -12,9 +12,8 @@ import (
 
 	"github.com/toolsafe/toolsafe"
 	"github.com/toolsafe/toolsafe/internal/fault"
-	"github.com/toolsafe/toolsafe/internal/fixture"
 	"github.com/toolsafe/toolsafe/internal/layer"
-	"github.com/toolsafe/toolsafe/internal/stub"
+	"github.com/toolsafe/toolsafe/internal/testkit"
 	"github.com/toolsafe/toolsafe/middleware"
 	"github.com/toolsafe/toolsafe/policy"
 	"github.com/toolsafe/toolsafe/toolsafetest"
@@ -25,8 +24,8 @@ func TestTimeouts(t *testing.T) {
 	t.Run("a tool that ignores its context times out on every attempt", func(t *testing.T) {
 		release := make(chan struct{})
 		defer close(release) // goleak in TestMain proves the abandoned attempts end
-		tool := toolsafe.Wrap(stub.Stuck(release, nil),
-			toolsafe.WithRetry(policy.Retry{MaxRetries: 2, Backoff: fixture.Backoff(time.Millisecond)}),
+		tool := toolsafe.Wrap(testkit.Stuck(release, nil),
+			toolsafe.WithRetry(policy.Retry{MaxRetries: 2, Backoff: testkit.Backoff(time.Millisecond)}),
 			toolsafe.WithTimeout(20*time.Millisecond))
 		r := tool.Run(context.Background(), "x")
 		f := r.Failure
@@ -64,7 +63,7 @@ func TestCancellation(t *testing.T) {
 		calls := make(chan struct{})
 		ctx, cancel := context.WithCancel(context.Background())
 		go func() { <-calls; cancel() }()
-		r := toolsafe.Wrap(stub.Stuck(release, calls), toolsafe.WithRetry(policy.Retry{MaxRetries: 3})).Run(ctx, "x")
+		r := toolsafe.Wrap(testkit.Stuck(release, calls), toolsafe.WithRetry(policy.Retry{MaxRetries: 3})).Run(ctx, "x")
 		if r.Failure == nil || r.Failure.Kind != middleware.KindCanceled || r.Status() != "error" || r.Observation() != "" {
 			t.Fatalf("got %+v; want canceled with no observation", r)
 		}

@@ -10,7 +10,7 @@ import (
 	"github.com/toolsafe/toolsafe/internal/layer"
 
 	"github.com/toolsafe/toolsafe"
-	"github.com/toolsafe/toolsafe/internal/stub"
+	"github.com/toolsafe/toolsafe/internal/testkit"
 	"github.com/toolsafe/toolsafe/middleware"
 	"github.com/toolsafe/toolsafe/policy"
 )
@@ -19,7 +19,7 @@ func TestDeadline(t *testing.T) {
 	t.Run("the deadline holds a tool that ignores its context and has no attempt timeout", func(t *testing.T) {
 		release := make(chan struct{})
 		defer close(release)
-		tool := toolsafe.Wrap(stub.Stuck(release, nil),
+		tool := toolsafe.Wrap(testkit.Stuck(release, nil),
 			toolsafe.WithRetry(policy.Retry{MaxRetries: 2}),
 			toolsafe.WithDeadline(30*time.Millisecond))
 		r := tool.Run(context.Background(), "x")

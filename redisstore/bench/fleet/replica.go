@@ -16,8 +16,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/toolsafe/toolsafe/internal/call"
-
 	"github.com/failsafe-go/failsafe-go/budget"
 	"github.com/redis/go-redis/v9"
 	"github.com/tmc/langchaingo/tools"
@@ -177,7 +175,7 @@ func replicaPolicies(rc replicaConfig, c Config, logger *slog.Logger, mp *sdkmet
 	if !rc.Shared {
 		retry.Budget = budget.NewBuilder().WithMaxRate(c.Ratio).Build()
 		opts = append(opts, toolsafe.WithCircuitBreaker(policy.NewCircuitBreaker("billing", c.Breaker)),
-			toolsafe.WithRetry(retry), toolsafe.With(markProbes))
+			toolsafe.WithRetry(retry))
 		return opts, nil, nil
 	}
 	s := &sharedStore{client: redistest.NewClient(rc.Redis)} // several addresses: a cluster's
@@ -201,7 +199,7 @@ func replicaPolicies(rc replicaConfig, c Config, logger *slog.Logger, mp *sdkmet
 		return fail(err)
 	}
 	retry.Shared = b
-	opts = append(opts, toolsafe.WithCircuitBreaker(cb), toolsafe.WithRetry(retry), toolsafe.With(markProbes))
+	opts = append(opts, toolsafe.WithCircuitBreaker(cb), toolsafe.WithRetry(retry))
 	return opts, s, nil
 }
 
@@ -259,14 +257,12 @@ func (r *runner) serve(in io.Reader, deadline time.Duration) error {
 	return nil
 }
 
-// callKey carries the call's account of its time in the tool, and whether
-// its next attempt is a half-open probe.
+// callKey carries the call's account of its time in the tool.
 type callKey struct{}
 
 type callState struct {
 	id     string
 	inTool atomic.Int64 // ns
-	probe  atomic.Bool
 }
 
 // caller makes calls until stop, pausing between them as a model thinks.
@@ -326,22 +322,6 @@ func (r *runner) caller(i int, stop <-chan struct{}) {
 	}
 }
 
-// markProbes is a middleware that learns of each attempt that is a
-// half-open probe (call.BreakerProbe), so the tool tells the
-// upstream, which counts the probes it serves at once.
-func markProbes(next tools.Tool) tools.Tool {
-	return middleware.Func(next.Name(), next.Description(), func(ctx context.Context, input string) (string, error) {
-		if cs, ok := ctx.Value(callKey{}).(*callState); ok {
-			call.Observe(ctx, call.ObserverFunc(func(e call.Event) {
-				if _, ok := e.(call.BreakerProbe); ok {
-					cs.probe.Store(true)
-				}
-			}))
-		}
-		return next.Call(ctx, input)
-	})
-}
-
 // fetchTool fetches an invoice from the upstream: one POST per attempt,
 // with the call's ID and whether it is a half-open probe.
 func fetchTool(base string, client *http.Client) tools.Tool {
@@ -359,9 +339,9 @@ func fetchTool(base string, client *http.Client) tools.Tool {
 		}
 		if cs != nil {
 			req.Header.Set("X-Call", cs.id)
-			if cs.probe.Swap(false) {
-				req.Header.Set("X-Probe", "1")
-			}
+		}
+		if policy.IsProbe(ctx) {
+			req.Header.Set("X-Probe", "1")
 		}
 		return middleware.DoHTTP(client, req)
 	})
