@@ -25,35 +25,6 @@ type Identity interface {
 	Key() string
 }
 
-// Final ends the call with Err's kind, not retried: an attempt of a tool
-// without an idempotency key that may have been applied.
-type Final struct{ Err error }
-
-func (e *Final) Error() string { return e.Err.Error() }
-func (e *Final) Unwrap() error { return e.Err }
-
-// Panic is a panic recovered from a tool or an approver.
-type Panic struct {
-	Who   string // "the tool", "the approver"
-	Value any
-}
-
-func (e *Panic) Error() string { return fmt.Sprintf("%s panicked: %v", e.Who, e.Value) }
-
-// Goexit is how an attempt ends whose tool called runtime.Goexit.
-var Goexit = &Panic{Who: "the tool", Value: "runtime.Goexit"}
-
-// ErrDenied is the answer of a gate whose approver said Denied.
-var ErrDenied = errors.New("toolsafe: approval denied")
-
-// ErrStuck refuses an attempt while too many earlier attempts at the same
-// tool are still running after their time ran out.
-var ErrStuck = errors.New("toolsafe: earlier attempts at this tool are still running after their time ran out")
-
-// ErrTooMany refuses an attempt while very many attempts at the same tool are
-// in flight.
-var ErrTooMany = errors.New("toolsafe: too many attempts at this tool are in flight")
-
 // Refusal is an attempt refused before it reached the tool, by the layer
 // that guards a dependency.
 type Refusal struct {
@@ -146,30 +117,3 @@ func HowEnded(ctx context.Context) Ended {
 	}
 	return ByCaller
 }
-
-// Unavailable is a call that was not made because the store that must
-// record it first (the run ledger) could not: the store's condition, which
-// passes, not the tool's failure.
-type Unavailable struct{ Err error }
-
-func (e *Unavailable) Error() string {
-	return "toolsafe: the run ledger is unavailable, so the call was not made: " + e.Err.Error()
-}
-func (e *Unavailable) Unwrap() error { return e.Err }
-
-// Corrupt is a call that was not made because the run ledger holds a
-// record of it (or counts) that cannot be read: not an outage, which
-// passes, so the call fails for good.
-type Corrupt struct{ Err error }
-
-func (e *Corrupt) Error() string {
-	return "toolsafe: the run ledger's record of the call cannot be read, so the call was not made: " + e.Err.Error()
-}
-func (e *Corrupt) Unwrap() error { return e.Err }
-
-// Denied is ErrDenied with the message a person gave the model with the
-// denial (approval.Verdict.Message): plain text, bounded by the approver.
-type Denied struct{ Message string }
-
-func (e *Denied) Error() string        { return ErrDenied.Error() }
-func (e *Denied) Is(target error) bool { return target == ErrDenied }

@@ -232,7 +232,7 @@ func (r *attemptRun) run() {
 		// Deferred, so that a tool that ends its goroutine with
 		// runtime.Goexit still answers and returns what it holds.
 		if !returned {
-			r.answer.out, r.answer.err = "", fault.Goexit
+			r.answer.out, r.answer.err = "", call.Goexit
 		}
 		r.gauge.running.Add(-1)
 		r.answered.Store(true)
