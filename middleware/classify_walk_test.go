@@ -136,3 +136,30 @@ func BenchmarkClassify(b *testing.B) {
 		Classify(err)
 	}
 }
+
+// An error that reports its own kind ranks at its row of the table, not
+// above every row: a failure of another toolsafe call still decides, and
+// the rows above its own still win.
+func TestAReportedErrorRanksAtItsRow(t *testing.T) {
+	for _, tt := range []struct {
+		name      string
+		err       error
+		kind      Kind
+		retryable bool
+	}{
+		{"another call's failure decides", &Failure{Kind: KindBusy, Cause: reported{KindBusy, true}}, KindBusy, false},
+		{"invalid input ranks above a panic", errors.Join(reported{KindPanic, false}, &ArgsError{Problems: []string{"x"}}), KindArgsInvalid, false},
+		{"the loop guard ranks above the ledger's unreadable record", errors.Join(reported{KindFailed, false}, reported{KindCallLimit, false}), KindCallLimit, false},
+		{"the ledger unavailable ranks above an open circuit", errors.Join(circuitbreaker.ErrOpen, reported{KindBusy, true}), KindBusy, true},
+		{"the attempt timeout's refusal ranks below an open circuit", errors.Join(reported{KindBusy, false}, circuitbreaker.ErrOpen), KindCircuitOpen, false},
+		{"the mark that it may not be retried keeps the kind", final{reported{KindBusy, true}}, KindBusy, false},
+		{"the mark outranks another call's failure", &Failure{Kind: KindTimeout, Retryable: true, Cause: final{timeout.ErrExceeded}}, KindTimeout, false},
+	} {
+		if kind, retryable := Classify(tt.err); kind != tt.kind || retryable != tt.retryable {
+			t.Errorf("%s: Classify = %q, %v; want %q, %v", tt.name, kind, retryable, tt.kind, tt.retryable)
+		}
+		if kind, retryable := classifyByRows(tt.err); kind != tt.kind || retryable != tt.retryable {
+			t.Errorf("%s: classifyByRows = %q, %v; want %q, %v", tt.name, kind, retryable, tt.kind, tt.retryable)
+		}
+	}
+}
