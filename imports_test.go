@@ -15,27 +15,29 @@ const module = "github.com/toolsafe/toolsafe"
 // The packages of the module and which of the module's packages each may
 // import: the import graph points one way, from the policies file down
 // through the root to middleware, which imports none of its siblings (only
-// internal/fault, the errors its Classify knows). approval and run import
-// neither each other's internals nor the root, and each keeps its own
-// layers (the gate; the run ledger and the loop guard); the call record and
-// the layers no public package owns are internal. The approvals inbox sits
-// on approval alone.
+// internal/callkey, the context keys its IdempotencyKey, CallID and
+// AttemptNumber read; the errors of toolsafe's layers tell Classify their
+// kind themselves, from the packages that make them). approval and run
+// import neither each other's internals nor the root, and each keeps its
+// own layers (the gate; the run ledger and the loop guard) and their
+// errors; the call record and the layers no public package owns are
+// internal. The approvals inbox sits on approval alone.
 var mayImport = map[string][]string{
-	"internal/fault": {},
-	"middleware":     {"internal/fault"},
-	"canonical":      {"middleware", "internal/fault"},
-	"approval":       {"middleware", "canonical", "internal/call", "internal/fault"},
-	"internal/call":  {"middleware", "canonical", "internal/fault"},
-	"run":            {"middleware", "canonical", "approval", "internal/call", "internal/fault"},
-	"internal/layer": {"middleware", "canonical", "internal/call", "internal/fault"},
-	"policy":         {"middleware", "internal/call", "internal/fault", "internal/layer"},
-	"fallback":       {"middleware", "approval", "internal/call", "internal/fault", "internal/layer"},
-	"otelhook":       {"middleware", "canonical", "approval", "run", "policy", "internal/call", "internal/fault", "internal/layer", "internal/typednil"},
-	"argschema":      {"middleware", "canonical", "internal/call", "internal/fault"},
-	"inbox":          {"approval"},
-	"inbox/webhook":  {"approval", "inbox"},
+	"internal/callkey": {},
+	"middleware":       {"internal/callkey"},
+	"canonical":        {"middleware"},
+	"approval":         {"middleware", "canonical", "internal/call"},
+	"internal/call":    {"middleware", "canonical", "internal/callkey"},
+	"run":              {"middleware", "canonical", "approval", "internal/call"},
+	"internal/layer":   {"middleware", "canonical", "internal/call", "internal/callkey"},
+	"policy":           {"middleware", "internal/call", "internal/layer"},
+	"fallback":         {"middleware", "approval", "internal/call", "internal/layer"},
+	"otelhook":         {"middleware", "canonical", "approval", "run", "policy", "internal/call", "internal/layer", "internal/typednil"},
+	"argschema":        {"middleware", "canonical", "internal/call"},
+	"inbox":            {"approval"},
+	"inbox/webhook":    {"approval", "inbox"},
 	".": {"middleware", "canonical", "approval", "run", "policy", "fallback", "otelhook", "argschema",
-		"internal/call", "internal/fault", "internal/layer", "internal/typednil"},
+		"internal/call", "internal/layer", "internal/typednil"},
 }
 
 // libraryParts are the internal packages the library's own packages may

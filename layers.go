@@ -8,39 +8,33 @@ import (
 	"github.com/toolsafe/toolsafe/run"
 )
 
-// stage is one layer of the stack: its name, and how a configuration
-// builds it (a nil middleware when the layer is off).
-type stage struct {
-	name  string
-	build func(c *config) ([]middleware.Middleware, error)
-}
-
-// stack is the one table of toolsafe's layers, outermost first: New builds
-// a tool's stack from it, Layers lists it (for policyfile's Describe and the
-// docs), and a test holds New's doc and the README to its order. (A
-// function, not a variable: the fallback layer builds New's alternatives.)
-func stack() []stage {
-	return []stage{
-		{"call span", func(c *config) ([]middleware.Middleware, error) { return one(c.callSpan()), nil }},
-		{"surface", func(*config) ([]middleware.Middleware, error) { return one(layer.Surface()), nil }},
-		{"args schema", func(c *config) ([]middleware.Middleware, error) { return one(c.argsLayer()), nil }},
-		{"run ledger", func(c *config) ([]middleware.Middleware, error) {
+// builders is how a configuration builds each layer of internal/layer's
+// table of layers (layer.Names), the one table whose order New builds a
+// tool's stack in, Layers lists (for policyfile's Describe and the docs),
+// and a test holds New's doc and the README to. (A function, not a
+// variable: the fallback layer builds New's alternatives.)
+func builders() map[string]func(c *config) ([]middleware.Middleware, error) {
+	return map[string]func(c *config) ([]middleware.Middleware, error){
+		"call span":   func(c *config) ([]middleware.Middleware, error) { return one(c.callSpan()), nil },
+		"surface":     func(*config) ([]middleware.Middleware, error) { return one(layer.Surface()), nil },
+		"args schema": func(c *config) ([]middleware.Middleware, error) { return one(c.argsLayer()), nil },
+		"run ledger": func(c *config) ([]middleware.Middleware, error) {
 			return one(run.LedgerLayer(c.replays(), c.sideEffectsOf() != middleware.SideEffectsWithoutKey)), nil
-		}},
-		{"loop guard", func(c *config) ([]middleware.Middleware, error) { return one(run.LoopGuard(c.limits)), nil }},
-		{"with", func(c *config) ([]middleware.Middleware, error) { return c.mws, nil }},
-		{"fallback", func(c *config) ([]middleware.Middleware, error) { return one(c.fallbackLayer()), nil }},
-		{"deadline", func(c *config) ([]middleware.Middleware, error) { return one(layer.Deadline(c.deadline)), nil }},
-		{"retry", func(c *config) ([]middleware.Middleware, error) { mw, err := c.retryLayer(); return one(mw), err }},
-		{"side effects", func(c *config) ([]middleware.Middleware, error) {
+		},
+		"loop guard": func(c *config) ([]middleware.Middleware, error) { return one(run.LoopGuard(c.limits)), nil },
+		"with":       func(c *config) ([]middleware.Middleware, error) { return c.mws, nil },
+		"fallback":   func(c *config) ([]middleware.Middleware, error) { return one(c.fallbackLayer()), nil },
+		"deadline":   func(c *config) ([]middleware.Middleware, error) { return one(layer.Deadline(c.deadline)), nil },
+		"retry":      func(c *config) ([]middleware.Middleware, error) { mw, err := c.retryLayer(); return one(mw), err },
+		"side effects": func(c *config) ([]middleware.Middleware, error) {
 			return one(layer.GuardSideEffects(c.sideEffectsOf())), nil
-		}},
-		{"approval", func(c *config) ([]middleware.Middleware, error) { return one(c.gateLayer()), nil }},
-		{"policies", func(c *config) ([]middleware.Middleware, error) { mw, err := c.policiesLayer(); return one(mw), err }},
-		{"breaker", func(c *config) ([]middleware.Middleware, error) { return one(c.breakerLayer()), nil }},
-		{"bulkhead", func(c *config) ([]middleware.Middleware, error) { return one(c.bulkheadLayer()), nil }},
-		{"timeout", func(c *config) ([]middleware.Middleware, error) { return one(c.attemptLayer()), nil }},
-		{"recover", func(*config) ([]middleware.Middleware, error) { return one(layer.Recover()), nil }},
+		},
+		"approval": func(c *config) ([]middleware.Middleware, error) { return one(c.gateLayer()), nil },
+		"policies": func(c *config) ([]middleware.Middleware, error) { mw, err := c.policiesLayer(); return one(mw), err },
+		"breaker":  func(c *config) ([]middleware.Middleware, error) { return one(c.breakerLayer()), nil },
+		"bulkhead": func(c *config) ([]middleware.Middleware, error) { return one(c.bulkheadLayer()), nil },
+		"timeout":  func(c *config) ([]middleware.Middleware, error) { return one(c.attemptLayer()), nil },
+		"recover":  func(*config) ([]middleware.Middleware, error) { return one(layer.Recover()), nil },
 	}
 }
 
@@ -50,14 +44,7 @@ func stack() []stage {
 // "fallback", "deadline", "retry", "side effects", "approval", "policies",
 // "breaker", "bulkhead", "timeout" (the hard attempt timeout, which also
 // starts the attempt span) and "recover" (panic recovery), then the tool.
-func Layers() []string {
-	st := stack()
-	names := make([]string, len(st))
-	for i, s := range st {
-		names[i] = s.name
-	}
-	return names
-}
+func Layers() []string { return layer.Names() }
 
 func one(mw middleware.Middleware) []middleware.Middleware {
 	if mw == nil {
@@ -66,18 +53,15 @@ func one(mw middleware.Middleware) []middleware.Middleware {
 	return []middleware.Middleware{mw}
 }
 
-// build returns the layers of c, outermost first, as the stack table lists
-// them.
+// build returns the layers of c, outermost first, in the order of the
+// table of layers.
 func (c *config) build() ([]middleware.Middleware, error) {
-	var mws []middleware.Middleware
-	for _, s := range stack() {
-		m, err := s.build(c)
-		if err != nil {
-			return nil, err
-		}
-		mws = append(mws, m...)
+	b := builders()
+	on := make(map[string]layer.Builder, len(b))
+	for name, f := range b {
+		on[name] = func() ([]middleware.Middleware, error) { return f(c) }
 	}
-	return mws, nil
+	return layer.Stack(on)
 }
 
 func (c *config) callSpan() middleware.Middleware {

@@ -21,6 +21,7 @@ import (
 
 	"github.com/toolsafe/toolsafe/approval"
 	"github.com/toolsafe/toolsafe/internal/call"
+	"github.com/toolsafe/toolsafe/internal/layer"
 
 	"github.com/failsafe-go/failsafe-go/ratelimiter"
 	"github.com/tmc/langchaingo/tools"
@@ -39,6 +40,23 @@ import (
 var designedOrder = []string{
 	"call span", "surface", "args schema", "run ledger", "loop guard", "with", "fallback", "deadline", "retry", "side effects",
 	"approval", "policies", "breaker", "bulkhead", "timeout", "recover",
+}
+
+// stage is one layer of the stack: its name, and how a configuration
+// builds it (a nil middleware when the layer is off).
+type stage struct {
+	name  string
+	build func(c *config) ([]middleware.Middleware, error)
+}
+
+// stack is the table's layers, outermost first, each with its builder.
+func stack() []stage {
+	b := builders()
+	st := make([]stage, 0, len(b))
+	for _, name := range layer.Names() {
+		st = append(st, stage{name, b[name]})
+	}
+	return st
 }
 
 // Every layer on, whatever the order of the options, runs in the designed
@@ -74,7 +92,13 @@ func TestLayersRunInTheDesignedOrder(t *testing.T) {
 	var seen []string
 	note := func(s string) { mu.Lock(); seen = append(seen, s); mu.Unlock() }
 	var mws []middleware.Middleware
+	if len(builders()) != len(Layers()) {
+		t.Fatalf("%d layers are built, %d listed: every layer of the table has its builder", len(builders()), len(Layers()))
+	}
 	for _, l := range stack() {
+		if l.build == nil {
+			t.Fatalf("layer %q has no builder", l.name)
+		}
 		built, err := l.build(&c)
 		if err != nil {
 			t.Fatal(err)

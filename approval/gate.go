@@ -13,7 +13,6 @@ import (
 	"sync/atomic"
 
 	"github.com/toolsafe/toolsafe/internal/call"
-	"github.com/toolsafe/toolsafe/internal/fault"
 	"github.com/toolsafe/toolsafe/middleware"
 
 	"github.com/tmc/langchaingo/tools"
@@ -129,9 +128,9 @@ func (g *gate) call(ctx context.Context, next tools.Tool, input string) (string,
 		}
 		return runApproved(ctx, next, input, decision.Input)
 	case decision.Decision == Denied && decision.Message != "":
-		return "", &fault.Denied{Message: decision.Message}
+		return "", &denial{message: decision.Message}
 	case decision.Decision == Denied:
-		return "", fault.ErrDenied
+		return "", errDenied
 	}
 	return "", pause(info, "", nil)
 }
@@ -198,7 +197,7 @@ func safeDecide(ctx context.Context, a Approver, info CallInfo, c *call.Call) (v
 			return
 		}
 		call.LogPanic(ctx, c, "approver", r, debug.Stack(), "attempt", info.Attempt)
-		v, err = Verdict{}, &fault.Panic{Who: "the approver", Value: r}
+		v, err = Verdict{}, &call.Panic{Who: "the approver", Value: r}
 	}()
 	if va, ok := a.(VerdictApprover); ok {
 		return va.Verdict(ctx, info)

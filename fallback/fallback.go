@@ -282,12 +282,7 @@ func runnerOf(alt tools.Tool) Runner {
 	if r, ok := alt.(Runner); ok {
 		return r
 	}
-	chain := middleware.Chain(layer.Surface(), layer.AttemptTimeout(0), layer.Recover())(alt)
-	return RunnerFunc(func(ctx context.Context, input string) middleware.Result {
-		ctx, c := call.Begin(ctx, alt.Name(), "", input, call.From(ctx).Logger())
-		out, err := chain.Call(ctx, input)
-		return c.Result(ctx, out, err)
-	})
+	return stackRunner(alt, alt, nil)
 }
 
 // gatedRunner runs alt as runnerOf does, behind gates (see
@@ -310,17 +305,41 @@ func gatedRunner(alt tools.Tool, gates []middleware.Middleware) Runner {
 			return "", res.Failure
 		})
 	}
-	mws := append([]middleware.Middleware{layer.Surface()}, gates...)
-	if _, ok := alt.(Runner); !ok {
-		mws = append(mws, layer.AttemptTimeout(0), layer.Recover())
+	return stackRunner(alt, inner, gates)
+}
+
+// stackRunner runs inner, the alternative alt or its Run, as a call of its
+// own through the layers of toolsafe's table (see toolsafe.Layers) that an
+// alternative placed by hand gets: the surface, gates as the approval
+// layer, and, for a plain tool, the attempt timeout (no limit of its own:
+// the call returns when ctx ends) and panic recovery. With gates, the
+// alternative's own fallbacks pass them too.
+func stackRunner(alt, inner tools.Tool, gates []middleware.Middleware) Runner {
+	build := map[string]layer.Builder{"surface": only(layer.Surface())}
+	if gates != nil {
+		build["approval"] = func() ([]middleware.Middleware, error) { return gates, nil }
 	}
+	if _, ok := alt.(Runner); !ok {
+		build["timeout"], build["recover"] = only(layer.AttemptTimeout(0)), only(layer.Recover())
+	}
+	mws, err := layer.Stack(build)
 	chain := middleware.Chain(mws...)(inner)
 	return RunnerFunc(func(ctx context.Context, input string) middleware.Result {
-		ctx = approval.InheritGates(ctx) // and the alternative's own fallbacks
+		if err != nil {
+			return middleware.Result{Tool: alt.Name(), Failure: &middleware.Failure{Kind: middleware.KindFailed, Tool: alt.Name(), Cause: err}}
+		}
+		if gates != nil {
+			ctx = approval.InheritGates(ctx)
+		}
 		ctx, c := call.Begin(ctx, alt.Name(), "", input, call.From(ctx).Logger())
 		out, err := chain.Call(ctx, input)
 		return c.Result(ctx, out, err)
 	})
+}
+
+// only builds one layer, mw.
+func only(mw middleware.Middleware) layer.Builder {
+	return func() ([]middleware.Middleware, error) { return []middleware.Middleware{mw}, nil }
 }
 
 // pathKey carries the fallback path in a context: a []string of tool names.

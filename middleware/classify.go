@@ -16,8 +16,6 @@ import (
 	"github.com/failsafe-go/failsafe-go/ratelimiter"
 	"github.com/failsafe-go/failsafe-go/retrypolicy"
 	"github.com/failsafe-go/failsafe-go/timeout"
-
-	"github.com/toolsafe/toolsafe/internal/fault"
 )
 
 // Classify returns the kind of failure err stands for and whether another
@@ -51,6 +49,13 @@ import (
 //	failsafe.ErrExecutionCanceled (a lost hedge)     tool-failed         true
 //	anything else (a foreign error)                  tool-failed         true
 //
+// The errors of toolsafe's own layers (the gate's denial, a recovered
+// panic, the loop guard's refusal, the run ledger's, the attempt timeout's
+// refusals) report their kind and retryability themselves, and rank at the
+// row of the table that names them; one that keeps the kind of the error it
+// wraps but says it may not be retried (an attempt of a tool without an
+// idempotency key that may have been applied) outranks every row.
+//
 // Cancellation is not decided here: only the layer that owns a context knows
 // whether it ended, and why.
 //
@@ -66,7 +71,7 @@ func Classify(err error) (Kind, bool) {
 	}
 	switch {
 	case s.final != nil:
-		kind, _ := Classify(s.final.Err)
+		kind, _ := Classify(errors.Unwrap(s.final))
 		return kind, false
 	case s.kinded != nil:
 		return s.kinded.Kind(), false
@@ -102,24 +107,59 @@ const (
 	rowMarker // Transient, RetryAfter or NotApplied: not a row, but it outranks a ToolError
 )
 
-// rowKinds is the kind and retryability of each row, in the table's order.
+// rowKinds is the kind and retryability of each row, in the table's order,
+// and whether an error that reports that kind and retryability itself (a
+// reporter) ranks at it.
 var rowKinds = [...]struct {
 	row       uint16
 	kind      Kind
 	retryable bool
+	reported  bool
 }{
-	{rowDenied, KindApprovalDenied, false},
-	{rowArgs, KindArgsInvalid, false},
-	{rowPanic, KindPanic, false},
-	{rowPermanent, KindFailed, false},
-	{rowLimit, KindCallLimit, false},
-	{rowCorrupt, KindFailed, false},
-	{rowUnavailable, KindBusy, true},
-	{rowOpen, KindCircuitOpen, false},
-	{rowBusy, KindBusy, false},
-	{rowBudget, KindBudget, false},
-	{rowTimeout, KindTimeout, true},
-	{rowExceeded, KindFailed, false},
+	{rowDenied, KindApprovalDenied, false, true}, // the gate's denial
+	{rowArgs, KindArgsInvalid, false, false},
+	{rowPanic, KindPanic, false, true}, // a panic the tool's or the approver's layer recovered
+	{rowPermanent, KindFailed, false, false},
+	{rowLimit, KindCallLimit, false, true}, // the loop guard's refusal
+	{rowCorrupt, KindFailed, false, true},  // the run ledger's record unreadable
+	{rowUnavailable, KindBusy, true, true}, // the run ledger unavailable
+	{rowOpen, KindCircuitOpen, false, false},
+	{rowBusy, KindBusy, false, true}, // earlier attempts stuck, or too many in flight
+	{rowBudget, KindBudget, false, false},
+	{rowTimeout, KindTimeout, true, false},
+	{rowExceeded, KindFailed, false, false},
+}
+
+// reporter is an error of one of toolsafe's own layers that says what it
+// is: its kind of failure, whether another attempt may succeed, and what
+// the model reads of it. Classify ranks it at the row of its table that
+// rowKinds marks for its kind and retryability; a kind of "" keeps the kind
+// of the error it wraps and says another attempt may not succeed, and
+// outranks every row. The packages that own the layers define them: none
+// is a tool author's concern.
+type reporter interface {
+	error
+	// Report returns the error's kind and whether another attempt may
+	// succeed.
+	Report() (kind Kind, retryable bool)
+	// Words returns what the model reads of a call of tool that failed
+	// with the error: why it failed, and what to do next; "" for why
+	// leaves the words of its kind (see Failure.Error). For a call refused
+	// before its attempt (tool-busy), why follows "X was not called: ",
+	// and next, when not "", ends the message; for the other kinds why and
+	// next are the whole message.
+	Words(tool string) (why, next string)
+}
+
+// reportedRow is the row at which a reporter of kind and retryable ranks;
+// 0, no row, when the table marks none.
+func reportedRow(kind Kind, retryable bool) uint16 {
+	for _, r := range rowKinds {
+		if r.reported && r.kind == kind && r.retryable == retryable {
+			return r.row
+		}
+	}
+	return 0
 }
 
 // lookFor are the errors Classify looks for with errors.Is, and their row.
@@ -127,14 +167,11 @@ var lookFor = [...]struct {
 	err error
 	row uint16
 }{
-	{fault.ErrDenied, rowDenied},
 	{circuitbreaker.ErrOpen, rowOpen},
 	{bulkhead.ErrFull, rowBusy},
 	{ratelimiter.ErrExceeded, rowBusy},
 	{adaptivelimiter.ErrExceeded, rowBusy},
 	{adaptivethrottler.ErrExceeded, rowBusy},
-	{fault.ErrStuck, rowBusy},
-	{fault.ErrTooMany, rowBusy},
 	{budget.ErrExceeded, rowBudget},
 	{timeout.ErrExceeded, rowTimeout},
 	{retrypolicy.ErrExceeded, rowExceeded},
@@ -144,7 +181,7 @@ var lookFor = [...]struct {
 // the first error of each type whose value Classify reads.
 type scan struct {
 	rows    uint16
-	final   *fault.Final
+	final   error // the first reporter of kind "": the layers' mark that it may not be retried
 	kinded  kinded
 	failure *Failure
 	tool    *ToolError
@@ -181,22 +218,18 @@ func (s *scan) note(err error) bool {
 		return false
 	}
 	switch e := err.(type) {
-	case *fault.Final:
-		s.final = cmp.Or(s.final, e)
+	case reporter:
+		if kind, retryable := e.Report(); kind == "" {
+			s.final = cmp.Or(s.final, err)
+		} else {
+			s.rows |= reportedRow(kind, retryable)
+		}
 	case *Failure:
 		s.failure = cmp.Or(s.failure, e)
 	case *ArgsError:
 		s.rows |= rowArgs
-	case *fault.Panic:
-		s.rows |= rowPanic
 	case *permanentError:
 		s.rows |= rowPermanent
-	case *fault.Limit:
-		s.rows |= rowLimit
-	case *fault.Corrupt:
-		s.rows |= rowCorrupt
-	case *fault.Unavailable:
-		s.rows |= rowUnavailable
 	case *ToolError:
 		s.tool = cmp.Or(s.tool, e)
 	case *transientError, *retryAfterError, *notAppliedError:
@@ -217,8 +250,19 @@ func (s *scan) note(err error) bool {
 // classifyByRows is Classify one row at a time with errors.As and
 // errors.Is: for an error tree that holds an error with an As method.
 func classifyByRows(err error) (Kind, bool) {
-	if fe, ok := errors.AsType[*fault.Final](err); ok {
-		kind, _ := Classify(fe.Err)
+	var final error
+	var rows uint16
+	eachReporter(err, func(r reporter) bool {
+		kind, retryable := r.Report()
+		if kind == "" {
+			final = r
+			return false
+		}
+		rows |= reportedRow(kind, retryable)
+		return true
+	})
+	if final != nil {
+		kind, _ := Classify(errors.Unwrap(final))
 		return kind, false
 	}
 	if k, ok := errors.AsType[kinded](err); ok {
@@ -227,15 +271,12 @@ func classifyByRows(err error) (Kind, bool) {
 	if f, ok := errors.AsType[*Failure](err); ok {
 		return f.Kind, f.Retryable
 	}
-	var rows uint16
 	for _, t := range lookFor {
 		if errors.Is(err, t.err) {
 			rows |= t.row
 		}
 	}
-	rows |= asRow[*ArgsError](err, rowArgs) | asRow[*fault.Panic](err, rowPanic) |
-		asRow[*permanentError](err, rowPermanent) | asRow[*fault.Limit](err, rowLimit) |
-		asRow[*fault.Corrupt](err, rowCorrupt) | asRow[*fault.Unavailable](err, rowUnavailable)
+	rows |= asRow[*ArgsError](err, rowArgs) | asRow[*permanentError](err, rowPermanent)
 	for _, r := range rowKinds {
 		if rows&r.row != 0 {
 			return r.kind, r.retryable
@@ -253,6 +294,38 @@ func asRow[E error](err error, row uint16) uint16 {
 		return row
 	}
 	return 0
+}
+
+// eachReporter calls visit with each reporter in err's tree, in the order
+// errors.As looks (an error's As method asked for one too), until visit
+// returns false. It reports false when visit did.
+func eachReporter(err error, visit func(reporter) bool) bool {
+	for err != nil {
+		if r, ok := err.(reporter); ok {
+			if !visit(r) {
+				return false
+			}
+		} else if as, ok := err.(interface{ As(any) bool }); ok {
+			var r reporter
+			if as.As(&r) && r != nil && !visit(r) {
+				return false
+			}
+		}
+		switch u := err.(type) {
+		case interface{ Unwrap() error }:
+			err = u.Unwrap()
+		case interface{ Unwrap() []error }:
+			for _, e := range u.Unwrap() {
+				if !eachReporter(e, visit) {
+					return false
+				}
+			}
+			return true
+		default:
+			return true
+		}
+	}
+	return true
 }
 
 // kinded is an error that says its own kind: approval.Required, the pause,

@@ -12,17 +12,16 @@ import (
 	"github.com/failsafe-go/failsafe-go/circuitbreaker"
 	"github.com/failsafe-go/failsafe-go/retrypolicy"
 	"github.com/failsafe-go/failsafe-go/timeout"
-
-	"github.com/toolsafe/toolsafe/internal/fault"
 )
 
 // leaves are errors a tree is built from: one for every row of Classify's
 // table, and foreign ones.
 var leaves = []error{
 	io.ErrUnexpectedEOF, syscall.ECONNRESET, errors.New("foreign"),
-	fault.ErrDenied, circuitbreaker.ErrOpen, bulkhead.ErrFull, fault.ErrStuck, timeout.ErrExceeded,
+	reported{KindApprovalDenied, false}, circuitbreaker.ErrOpen, bulkhead.ErrFull, reported{KindBusy, false}, timeout.ErrExceeded,
 	retrypolicy.ErrExceeded, retrypolicy.ExceededError{LastError: syscall.ECONNRESET},
-	&fault.AttemptTimeout{Limit: time.Second}, &fault.Panic{Who: "the tool", Value: 1}, &fault.Limit{Which: "total"},
+	attemptTimeout{}, reported{KindPanic, false}, reported{KindCallLimit, false},
+	reported{KindFailed, false}, reported{KindBusy, true},
 	&ArgsError{Problems: []string{"x"}}, NewToolError("not found"), RetryableToolError("later"),
 	&Failure{Kind: KindBusy}, &Failure{Kind: KindTimeout, Retryable: true}, testKinded{},
 }
@@ -32,6 +31,33 @@ type testKinded struct{}
 
 func (testKinded) Error() string { return "paused" }
 func (testKinded) Kind() Kind    { return KindApprovalRequired }
+
+// reported reports its own kind and retryability, as the errors of
+// toolsafe's own layers do.
+type reported struct {
+	kind      Kind
+	retryable bool
+}
+
+func (r reported) Error() string                   { return "reported " + string(r.kind) }
+func (r reported) Report() (Kind, bool)            { return r.kind, r.retryable }
+func (r reported) Words(string) (why, next string) { return "", "" }
+
+// final keeps the kind of the error it wraps, not retried, as the side
+// effects layer's mark does.
+type final struct{ err error }
+
+func (f final) Error() string                   { return "final: " + f.err.Error() }
+func (f final) Unwrap() error                   { return f.err }
+func (f final) Report() (Kind, bool)            { return "", false }
+func (f final) Words(string) (why, next string) { return "", "" }
+
+// attemptTimeout is timeout.ErrExceeded too, as the attempt timeout's
+// error is.
+type attemptTimeout struct{}
+
+func (attemptTimeout) Error() string        { return "attempt timeout" }
+func (attemptTimeout) Is(target error) bool { return target == timeout.ErrExceeded }
 
 // tree builds an error tree from b, a byte at a time: a leaf, or a wrapper
 // around the rest.
@@ -50,7 +76,7 @@ func tree(b []byte) error {
 	case 3:
 		return Permanent(rest())
 	case 4:
-		return &fault.Final{Err: rest()}
+		return final{rest()}
 	case 5:
 		half := len(b) / 2
 		return errors.Join(tree(b[1:max(1, half)]), tree(b[max(1, half):]))
@@ -108,5 +134,32 @@ func BenchmarkClassify(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		Classify(err)
+	}
+}
+
+// An error that reports its own kind ranks at its row of the table, not
+// above every row: a failure of another toolsafe call still decides, and
+// the rows above its own still win.
+func TestAReportedErrorRanksAtItsRow(t *testing.T) {
+	for _, tt := range []struct {
+		name      string
+		err       error
+		kind      Kind
+		retryable bool
+	}{
+		{"another call's failure decides", &Failure{Kind: KindBusy, Cause: reported{KindBusy, true}}, KindBusy, false},
+		{"invalid input ranks above a panic", errors.Join(reported{KindPanic, false}, &ArgsError{Problems: []string{"x"}}), KindArgsInvalid, false},
+		{"the loop guard ranks above the ledger's unreadable record", errors.Join(reported{KindFailed, false}, reported{KindCallLimit, false}), KindCallLimit, false},
+		{"the ledger unavailable ranks above an open circuit", errors.Join(circuitbreaker.ErrOpen, reported{KindBusy, true}), KindBusy, true},
+		{"the attempt timeout's refusal ranks below an open circuit", errors.Join(reported{KindBusy, false}, circuitbreaker.ErrOpen), KindCircuitOpen, false},
+		{"the mark that it may not be retried keeps the kind", final{reported{KindBusy, true}}, KindBusy, false},
+		{"the mark outranks another call's failure", &Failure{Kind: KindTimeout, Retryable: true, Cause: final{timeout.ErrExceeded}}, KindTimeout, false},
+	} {
+		if kind, retryable := Classify(tt.err); kind != tt.kind || retryable != tt.retryable {
+			t.Errorf("%s: Classify = %q, %v; want %q, %v", tt.name, kind, retryable, tt.kind, tt.retryable)
+		}
+		if kind, retryable := classifyByRows(tt.err); kind != tt.kind || retryable != tt.retryable {
+			t.Errorf("%s: classifyByRows = %q, %v; want %q, %v", tt.name, kind, retryable, tt.kind, tt.retryable)
+		}
 	}
 }

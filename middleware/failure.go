@@ -3,14 +3,11 @@ package middleware
 import (
 	"errors"
 	"fmt"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/failsafe-go/failsafe-go/adaptivethrottler"
 	"github.com/failsafe-go/failsafe-go/ratelimiter"
-
-	"github.com/toolsafe/toolsafe/internal/fault"
 )
 
 // Failure is how a call failed. Its Error method is the model-facing
@@ -115,22 +112,13 @@ func (f *Failure) message(args bool) string {
 	case KindArgsInvalid:
 		return f.argsMessage(tool, args)
 	case KindApprovalDenied:
-		var d *fault.Denied
-		if errors.As(f.Cause, &d) && d.Message != "" {
-			// A person's words, quoted as a Go string: no line break or
-			// control character reaches the model unescaped.
-			// A message that ends its own sentence gets no second stop.
-			stop := "."
-			if strings.HasSuffix(d.Message, ".") || strings.HasSuffix(d.Message, "!") || strings.HasSuffix(d.Message, "?") {
-				stop = ""
-			}
-			return fmt.Sprintf("The user denied approval for %s, and said: %s%s Do not call it again for this request.", tool, strconv.Quote(d.Message), stop)
+		if why, next := f.words(KindApprovalDenied, tool); why != "" {
+			return why + next
 		}
 		return fmt.Sprintf("The user denied approval for %s. Do not call it again for this request.", tool)
 	case KindCallLimit:
-		var le *fault.Limit
-		if errors.As(f.Cause, &le) {
-			return le.Message(tool)
+		if why, next := f.words(KindCallLimit, tool); why != "" {
+			return why + next
 		}
 		fmt.Fprintf(&b, "%s was not called: this request already made the calls allowed. Do not call it again; answer the user with what you have.", tool)
 		return b.String()
@@ -172,9 +160,8 @@ func (f *Failure) message(args bool) string {
 		return f.timeoutMessage(tool)
 	}
 	// KindFailed and anything unknown.
-	if errors.As(f.Cause, new(*fault.Corrupt)) {
-		fmt.Fprintf(&b, "%s was not called: the record of this request's calls, which tells whether %s was already applied, cannot be read for this call (it is damaged). Do not call %s again with this input; tell the user that %s could not be checked and that someone must look at it.", tool, tool, tool, tool)
-		return b.String()
+	if why, next := f.words(KindFailed, tool); why != "" {
+		return why + next
 	}
 	fmt.Fprintf(&b, "%s failed", tool)
 	if r := f.reason(); r != "" {
@@ -192,16 +179,38 @@ func (f *Failure) message(args bool) string {
 	return b.String()
 }
 
+// words is what the error behind f that reports kind (one of toolsafe's
+// own layers', see reporter) says to the model of a call of tool: the
+// words of the first such error in Cause's tree whose row of Classify's
+// table ranks first; "" when none has words.
+func (f *Failure) words(kind Kind, tool string) (why, next string) {
+	var best uint16
+	eachReporter(f.Cause, func(r reporter) bool {
+		k, retryable := r.Report()
+		if k != kind {
+			return true
+		}
+		if row := reportedRow(k, retryable); best == 0 || row < best {
+			if w, n := r.Words(tool); w != "" {
+				why, next, best = w, n, row
+			}
+		}
+		return true
+	})
+	return why, next
+}
+
 // busyMessage is the message of a tool-busy refusal.
 func (f *Failure) busyMessage(tool string) string {
 	var b strings.Builder
 	f.writeNotCalled(&b, tool)
+	why, next := f.words(KindBusy, tool)
 	switch {
-	case errors.As(f.Cause, new(*fault.Unavailable)):
-		fmt.Fprintf(&b, "the record of this request's calls, which %s must be entered in before it runs so that it is never applied twice, is temporarily unavailable. Try again in a moment; if it is still unavailable, tell the user that %s is temporarily unavailable and to try again later.", tool, tool)
+	case why != "" && next != "":
+		b.WriteString(why + next)
 		return b.String()
-	case errors.Is(f.Cause, fault.ErrStuck):
-		b.WriteString("earlier attempts at it are still running after their time ran out (it does not stop when asked).")
+	case why != "":
+		b.WriteString(why)
 	case errors.Is(f.Cause, ratelimiter.ErrExceeded):
 		b.WriteString("it was called too often (a rate limit).")
 		f.writeSideEffect(&b)

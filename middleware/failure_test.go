@@ -6,7 +6,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/toolsafe/toolsafe/internal/fault"
 	"github.com/toolsafe/toolsafe/middleware"
 )
 
@@ -55,21 +54,5 @@ func TestArgumentsStayOutOfTheMessageForSpans(t *testing.T) {
 	}
 	if !errors.Is(f, f.Cause) {
 		t.Error("Unwrap does not give the cause")
-	}
-}
-
-// A person's denial message that ends its own sentence read
-// `said: "Over 100 EUR needs a ticket.". Do not call…`: one stop too many.
-func TestADenialMessageThatEndsItsSentenceGetsNoSecondStop(t *testing.T) {
-	for _, tt := range []struct{ msg, want string }{
-		{"Over 100 EUR needs a ticket.", `said: "Over 100 EUR needs a ticket." Do not call it again for this request.`},
-		{"Ask finance first!", `said: "Ask finance first!" Do not call it again`},
-		{"Why this amount?", `said: "Why this amount?" Do not call it again`},
-		{"ask finance first", `said: "ask finance first". Do not call it again`},
-	} {
-		f := &middleware.Failure{Kind: middleware.KindApprovalDenied, Tool: "refund", Cause: &fault.Denied{Message: tt.msg}}
-		if got := f.Error(); !strings.Contains(got, tt.want) {
-			t.Errorf("%q: the model reads %q; want it to contain %q", tt.msg, got, tt.want)
-		}
 	}
 }

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/toolsafe/toolsafe/internal/call"
-	"github.com/toolsafe/toolsafe/internal/fault"
 	"github.com/toolsafe/toolsafe/internal/layer"
 
 	"github.com/tmc/langchaingo/tools"
@@ -399,7 +398,7 @@ func (a *attemptSpan) End(err error, abandoned bool) {
 	if k, r, ok := endedBy(a.ctx); ok {
 		kind, retryable = k, r
 	}
-	a.finish(failedAttempt(kind, retryable, fault.CutText(a.ctx, err), AttemptAbandonedKey.Bool(true)), kind)
+	a.finish(failedAttempt(kind, retryable, call.AttemptCutText(a.ctx, err), AttemptAbandonedKey.Bool(true)), kind)
 }
 
 // attemptSpan is one attempt's span. It ends once: when the tool returns,
@@ -455,7 +454,7 @@ func (a *attemptSpan) end(err error) {
 	if k, r, ok := endedBy(a.ctx); ok {
 		kind, retryable = k, r
 	}
-	reason := fault.CutText(a.ctx, err) // a limit's name, never "a network timeout"
+	reason := call.AttemptCutText(a.ctx, err) // a limit's name, never "a network timeout"
 	if reason == "" {
 		reason = middleware.Reason(err)
 	}
@@ -500,18 +499,18 @@ func (a *attemptSpan) OnEvent(e call.Event) {
 	if k, r, ok := endedBy(a.ctx); ok {
 		kind, retryable = k, r
 	}
-	a.finish(failedAttempt(kind, retryable, fault.CutText(a.ctx, nil), AttemptAbandonedKey.Bool(true)), kind)
+	a.finish(failedAttempt(kind, retryable, call.AttemptCutText(a.ctx, nil), AttemptAbandonedKey.Bool(true)), kind)
 }
 
 // endedBy tells how the attempt's context ended, if it did: tool-timeout
 // (retryable) when its attempt timeout or the call's deadline passed,
 // canceled when the caller canceled it or its own deadline passed (see
-// fault.HowEnded).
+// call.HowEnded).
 func endedBy(ctx context.Context) (kind middleware.Kind, retryable, ok bool) {
-	switch fault.HowEnded(ctx) {
-	case fault.NotEnded:
+	switch call.HowEnded(ctx) {
+	case call.NotEnded:
 		return "", false, false
-	case fault.ByCaller:
+	case call.ByCaller:
 		return middleware.KindCanceled, false, true
 	default:
 		return middleware.KindTimeout, true, true

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/toolsafe/toolsafe/internal/call"
-	"github.com/toolsafe/toolsafe/internal/fault"
 	"github.com/toolsafe/toolsafe/internal/layer"
 
 	"github.com/failsafe-go/failsafe-go/bulkhead"
@@ -88,7 +87,7 @@ func (b *Bulkhead) Middleware() middleware.Middleware {
 		return middleware.Func(next.Name(), next.Description(), func(ctx context.Context, input string) (string, error) {
 			if !b.bh.TryAcquirePermit() {
 				if b.maxWait <= 0 {
-					return "", fault.Refused(bulkhead.ErrFull, b.dependency, 0)
+					return "", refused(bulkhead.ErrFull, b.dependency, 0)
 				}
 				call.Record(ctx, call.Waiting{For: call.WaitingForSlot, Dependency: b.dependency})
 				err := b.bh.AcquirePermitWithMaxWait(ctx, b.maxWait)
@@ -100,7 +99,7 @@ func (b *Bulkhead) Middleware() middleware.Middleware {
 				}
 				call.Record(ctx, call.Waiting{For: call.NotWaiting})
 				if err != nil {
-					return "", fault.Refused(bulkhead.ErrFull, b.dependency, 0)
+					return "", refused(bulkhead.ErrFull, b.dependency, 0)
 				}
 			}
 			b.inUse.Add(1)

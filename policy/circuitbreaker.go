@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/toolsafe/toolsafe/internal/call"
-	"github.com/toolsafe/toolsafe/internal/fault"
 	"github.com/toolsafe/toolsafe/internal/layer"
 
 	"github.com/failsafe-go/failsafe-go/circuitbreaker"
@@ -270,10 +269,10 @@ func count(ctx context.Context, err error, called bool) outcome {
 	if err == nil {
 		return success
 	}
-	switch fault.HowEnded(ctx) {
-	case fault.ByCaller:
+	switch call.HowEnded(ctx) {
+	case call.ByCaller:
 		return neutral
-	case fault.ByDeadline:
+	case call.ByDeadline:
 		if called {
 			return failure
 		}
@@ -298,7 +297,7 @@ func (cb *CircuitBreaker) Middleware() middleware.Middleware {
 			p, ok, ch := cb.acquire()
 			cb.report(ctx, ch)
 			if !ok {
-				return "", fault.Refused(circuitbreaker.ErrOpen, cb.dependency, cb.RemainingDelay())
+				return "", refused(circuitbreaker.ErrOpen, cb.dependency, cb.RemainingDelay())
 			}
 			if p.halfOpen {
 				call.Record(ctx, call.BreakerProbe{Breaker: cb.dependency})

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/toolsafe/toolsafe/internal/call"
-	"github.com/toolsafe/toolsafe/internal/fault"
 
 	"github.com/failsafe-go/failsafe-go"
 	"github.com/failsafe-go/failsafe-go/budget"
@@ -140,7 +139,7 @@ func (rt *retrier) run(ctx context.Context, next tools.Tool, input string, first
 		// A breaker of the caller's own among the policies.
 		for _, p := range rt.policies {
 			if cb, ok := p.(circuitbreaker.CircuitBreaker[string]); ok && cb.IsOpen() {
-				return "", fault.Refused(err, "", cb.RemainingDelay())
+				return "", refused(err, "", cb.RemainingDelay())
 			}
 		}
 	}

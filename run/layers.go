@@ -11,7 +11,6 @@ import (
 
 	"github.com/toolsafe/toolsafe/approval"
 	"github.com/toolsafe/toolsafe/internal/call"
-	"github.com/toolsafe/toolsafe/internal/fault"
 	"github.com/toolsafe/toolsafe/middleware"
 )
 
@@ -284,14 +283,14 @@ func unrecorded(ctx context.Context, r *scope, c *call.Call, next tools.Tool, in
 			call.LogAt(ctx, c, slog.LevelError, "toolsafe: the run ledger holds a record of the call that cannot be read; the call is not made and fails for good until it is repaired", "run", r.RunID())
 		}
 		if !e.ReadOnly {
-			return "", &fault.Corrupt{Err: err}
+			return "", &corrupt{err: err}
 		}
 	}
 	if e.ReadOnly {
 		return next.Call(ctx, input)
 	}
 	call.LogAt(ctx, c, slog.LevelWarn, "toolsafe: the run ledger is unavailable; the call is not made", "run", r.RunID())
-	return "", &fault.Unavailable{Err: err}
+	return "", &unavailable{err: err}
 }
 
 // LoopGuard returns the loop guard of l: toolsafe.New places it in every

@@ -3,8 +3,6 @@ package run
 import (
 	"fmt"
 	"strings"
-
-	"github.com/toolsafe/toolsafe/internal/fault"
 )
 
 // Limits caps the calls a model may make in one agent run (see With), so
@@ -52,13 +50,13 @@ func (l Limits) Validate() error {
 func (l Limits) check(c Counts) error {
 	switch {
 	case !l.AllowRepeats && c.Final:
-		return &fault.Limit{Which: "repeat", Previous: c.Identical, Failed: c.IdenticalFailed == c.Identical}
+		return &refusal{which: "repeat", previous: c.Identical, failed: c.IdenticalFailed == c.Identical}
 	case l.Identical > 0 && c.Identical >= l.Identical:
-		return &fault.Limit{Which: "identical", Previous: c.Identical, Failed: c.IdenticalFailed == c.Identical}
+		return &refusal{which: "identical", previous: c.Identical, failed: c.IdenticalFailed == c.Identical}
 	case l.PerTool > 0 && c.Tool >= l.PerTool:
-		return &fault.Limit{Which: "per tool", Previous: c.Tool}
+		return &refusal{which: "per tool", previous: c.Tool}
 	case l.Total > 0 && c.Total >= l.Total:
-		return &fault.Limit{Which: "total", Previous: c.Total}
+		return &refusal{which: "total", previous: c.Total}
 	}
 	return nil
 }

@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/toolsafe/toolsafe/canonical"
-	"github.com/toolsafe/toolsafe/internal/fault"
+	"github.com/toolsafe/toolsafe/internal/callkey"
 	"github.com/toolsafe/toolsafe/middleware"
 )
 
@@ -134,7 +134,7 @@ func Begin(ctx context.Context, tool, id, input string, logger *slog.Logger) (co
 }
 
 // callCtx is the context that carries a call record: ctx with the record
-// under fault.CallKey, as context.WithValue would make it. It is a field of
+// under callkey.Call, as context.WithValue would make it. It is a field of
 // the record (Call.ctx), so that starting a call allocates once, not twice;
 // read it as a context, never as the record.
 type callCtx struct {
@@ -143,7 +143,7 @@ type callCtx struct {
 }
 
 func (cc *callCtx) Value(key any) any {
-	if key == (fault.CallKey{}) {
+	if key == (callkey.Call{}) {
 		return cc.c
 	}
 	return cc.Context.Value(key)
@@ -159,7 +159,7 @@ func Ensure(ctx context.Context, tool, input string) (context.Context, *Call) {
 	return Begin(ctx, tool, "", input, nil)
 }
 
-// Self returns c as a value for fault.LimitCause.Call: nil, not a typed
+// Self returns c as a value for LimitCause.Call: nil, not a typed
 // nil, when c is nil, so that it compares equal to a context without a
 // call.
 func (c *Call) Self() any {
@@ -327,7 +327,7 @@ func Record(ctx context.Context, e Event) {
 	if rs, ok := e.(RetryScheduled); ok && Enabled(ctx, c, slog.LevelDebug) {
 		kind, _ := middleware.Classify(rs.Err)
 		DebugLog(ctx, c, "toolsafe: retrying", "attempt", rs.Attempt, "kind", string(kind),
-			"delay", rs.Delay, "ended_by", fault.CutText(ctx, rs.Err), "error", ErrorText(rs.Err))
+			"delay", rs.Delay, "ended_by", AttemptCutText(ctx, rs.Err), "error", ErrorText(rs.Err))
 	}
 	c.Record(e)
 }
@@ -463,6 +463,6 @@ func (c *Call) MayHaveApplied() bool {
 // From returns the call record in ctx, or nil when ctx carries none (the
 // tool was called without toolsafe).
 func From(ctx context.Context) *Call {
-	c, _ := ctx.Value(fault.CallKey{}).(*Call)
+	c, _ := ctx.Value(callkey.Call{}).(*Call)
 	return c
 }

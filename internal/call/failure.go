@@ -3,8 +3,8 @@ package call
 import (
 	"context"
 	"errors"
+	"time"
 
-	"github.com/toolsafe/toolsafe/internal/fault"
 	"github.com/toolsafe/toolsafe/middleware"
 )
 
@@ -43,7 +43,7 @@ func buildFailure(ctx context.Context, fs facts, tool string, err error) *middle
 		f.Kind = middleware.KindApprovalRequired
 		return f
 	}
-	if ctx.Err() != nil && fault.HowEnded(ctx) == fault.ByCaller {
+	if ctx.Err() != nil && HowEnded(ctx) == ByCaller {
 		f.Kind, f.Cause = middleware.KindCanceled, ctx.Err()
 		return f
 	}
@@ -57,11 +57,10 @@ func buildFailure(ctx context.Context, fs facts, tool string, err error) *middle
 			f.SideEffect = middleware.SideEffectUnknown
 		}
 	}
-	var rf *fault.Refusal
-	if errors.As(err, &rf) {
-		f.Dependency, f.Wait = rf.Dependency, rf.Wait
+	if rf, ok := errors.AsType[refused](err); ok {
+		f.Dependency, f.Wait = rf.Refused()
 	}
-	var at *fault.AttemptTimeout
+	var at *AttemptTimeout
 	if errors.As(err, &at) {
 		f.Timeout = at.Limit
 	}
@@ -83,4 +82,13 @@ func buildFailure(ctx context.Context, fs facts, tool string, err error) *middle
 		}
 	}
 	return f
+}
+
+// refused is an attempt refused before it reached the tool by a layer that
+// guards a dependency (package policy's breaker and bulkhead): it tells
+// the dependency's name and, for an open circuit, the time left before it
+// lets a probe through, which the model's message names.
+type refused interface {
+	error
+	Refused() (dependency string, wait time.Duration)
 }

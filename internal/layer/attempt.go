@@ -5,7 +5,6 @@ import (
 	"time"
 
 	"github.com/toolsafe/toolsafe/internal/call"
-	"github.com/toolsafe/toolsafe/internal/fault"
 	"github.com/toolsafe/toolsafe/middleware"
 
 	"github.com/tmc/langchaingo/tools"
@@ -133,10 +132,10 @@ func AttemptTimeout(d time.Duration, opts ...AttemptOption) middleware.Middlewar
 				switch running := g.running.Add(1); {
 				case g.stuck.Load() > 0 && running > int64(cfg.maxAbandoned):
 					g.running.Add(-1)
-					return "", fault.ErrStuck
+					return "", errStuck
 				case running > 16*int64(cfg.maxAbandoned):
 					g.running.Add(-1)
-					return "", fault.ErrTooMany
+					return "", errTooMany
 				}
 			}
 			c := call.From(ctx)

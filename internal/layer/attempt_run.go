@@ -10,7 +10,7 @@ import (
 	"github.com/tmc/langchaingo/tools"
 
 	"github.com/toolsafe/toolsafe/internal/call"
-	"github.com/toolsafe/toolsafe/internal/fault"
+	"github.com/toolsafe/toolsafe/internal/callkey"
 )
 
 // attempt runs attempt n of the call of next with input: on a goroutine of
@@ -31,7 +31,7 @@ func (g *attemptGauge) attempt(ctx context.Context, c *call.Call, n int, d time.
 	// number), the cause its timeout ends it with, and the hand-over with
 	// its goroutine.
 	r := &attemptRun{parent: ctx, next: next, input: input, gauge: g,
-		cause: fault.LimitCause{Ended: fault.ByAttemptTimeout, Limit: d, Call: c.Self()}}
+		cause: call.LimitCause{Ended: call.ByAttemptTimeout, Limit: d, Call: c.Self()}}
 	r.ctx = attemptCtx{n: n, r: r}
 	now := time.Now()
 	if d > 0 {
@@ -86,8 +86,8 @@ func (r *attemptRun) wait(ctx context.Context, c *call.Call, n int, d time.Durat
 		out, err := r.result(d) // it returned within the grace
 		return out, false, err
 	}
-	if fault.HowEnded(&r.ctx) == fault.ByAttemptTimeout {
-		return "", true, &fault.AttemptTimeout{Limit: d}
+	if call.HowEnded(&r.ctx) == call.ByAttemptTimeout {
+		return "", true, &call.AttemptTimeout{Limit: d}
 	}
 	return "", true, ctx.Err()
 }
@@ -97,9 +97,9 @@ func (r *attemptRun) result(d time.Duration) (string, error) {
 	a := r.answer
 	// Only a context made before the tool answered can have ended by the
 	// attempt's limit (the caller makes it before it waits for that).
-	if a.err != nil && r.made.Load() && fault.HowEnded(&r.ctx) == fault.ByAttemptTimeout {
+	if a.err != nil && r.made.Load() && call.HowEnded(&r.ctx) == call.ByAttemptTimeout {
 		// The tool gave up because its attempt's time was up.
-		return "", &fault.AttemptTimeout{Limit: d, Err: a.err}
+		return "", &call.AttemptTimeout{Limit: d, Err: a.err}
 	}
 	return a.out, a.err
 }
@@ -112,7 +112,7 @@ type numberedCtx struct {
 }
 
 func (nc *numberedCtx) Value(key any) any {
-	if key == (fault.AttemptKey{}) {
+	if key == (callkey.Attempt{}) {
 		return nc.n
 	}
 	return nc.Context.Value(key)
@@ -154,7 +154,7 @@ func (ac *attemptCtx) Err() error {
 }
 
 func (ac *attemptCtx) Value(key any) any {
-	if key == (fault.AttemptKey{}) {
+	if key == (callkey.Attempt{}) {
 		return ac.n
 	}
 	if r := ac.r; r.made.Load() || r.answered.Load() {
@@ -170,7 +170,7 @@ func (ac *attemptCtx) Value(key any) any {
 type attemptRun struct {
 	ctx     attemptCtx
 	parent  context.Context // the caller's
-	cause   fault.LimitCause
+	cause   call.LimitCause
 	expiry  time.Time // when the tool's context ends by the attempt's own limit; zero for none
 	limitAt time.Time // when the attempt's own limit passes
 	inside  bool      // the grace is inside the limit: the caller has control back at limitAt
@@ -232,7 +232,7 @@ func (r *attemptRun) run() {
 		// Deferred, so that a tool that ends its goroutine with
 		// runtime.Goexit still answers and returns what it holds.
 		if !returned {
-			r.answer.out, r.answer.err = "", fault.Goexit
+			r.answer.out, r.answer.err = "", call.Goexit
 		}
 		r.gauge.running.Add(-1)
 		r.answered.Store(true)

@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/toolsafe/toolsafe"
-	"github.com/toolsafe/toolsafe/internal/fault"
+	"github.com/toolsafe/toolsafe/internal/call"
 	"github.com/toolsafe/toolsafe/internal/layer"
 	"github.com/toolsafe/toolsafe/internal/testkit"
 	"github.com/toolsafe/toolsafe/middleware"
@@ -141,19 +141,19 @@ func TestTheAttemptsContext(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
 			type seen struct {
 				err   error
-				ended fault.Ended
+				ended call.Ended
 			}
 			got := make(chan seen, 1)
 			tool := middleware.Func("d", "", func(ctx context.Context, _ string) (string, error) {
 				<-ctx.Done()
-				got <- seen{ctx.Err(), fault.HowEnded(ctx)}
+				got <- seen{ctx.Err(), call.HowEnded(ctx)}
 				return "", ctx.Err()
 			})
 			r := toolsafe.Wrap(tool, toolsafe.WithTimeout(10*time.Millisecond)).Run(context.Background(), "x")
 			if r.Kind() != middleware.KindTimeout || r.Abandoned != 0 {
 				t.Fatalf("kind %v, abandoned %d; want tool-timeout, 0", r.Kind(), r.Abandoned)
 			}
-			if s := <-got; !errors.Is(s.err, context.DeadlineExceeded) || s.ended != fault.ByAttemptTimeout {
+			if s := <-got; !errors.Is(s.err, context.DeadlineExceeded) || s.ended != call.ByAttemptTimeout {
 				t.Errorf("the tool saw %v, ended %v; want context.DeadlineExceeded by the attempt timeout", s.err, s.ended)
 			}
 		})
@@ -174,7 +174,7 @@ func TestTheAttemptsContext(t *testing.T) {
 					t.Fatal(r.Failure)
 				}
 				<-kept.Done()
-				if !errors.Is(kept.Err(), context.Canceled) || fault.HowEnded(kept) == fault.ByAttemptTimeout {
+				if !errors.Is(kept.Err(), context.Canceled) || call.HowEnded(kept) == call.ByAttemptTimeout {
 					t.Errorf("asked for Done %v: after the attempt its context says %v", askDone, kept.Err())
 				}
 			}

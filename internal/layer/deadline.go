@@ -5,7 +5,6 @@ import (
 	"time"
 
 	"github.com/toolsafe/toolsafe/internal/call"
-	"github.com/toolsafe/toolsafe/internal/fault"
 	"github.com/toolsafe/toolsafe/middleware"
 
 	"github.com/tmc/langchaingo/tools"
@@ -31,10 +30,10 @@ func Deadline(d time.Duration) middleware.Middleware {
 		}
 		return wrap(next, func(ctx context.Context, input string) (string, error) {
 			c := call.From(ctx)
-			dctx, cancel := context.WithTimeoutCause(ctx, d, &fault.LimitCause{Ended: fault.ByDeadline, Limit: d, Call: c.Self()})
+			dctx, cancel := context.WithTimeoutCause(ctx, d, &call.LimitCause{Ended: call.ByDeadline, Limit: d, Call: c.Self()})
 			defer cancel()
 			out, err := next.Call(dctx, input)
-			if err != nil && fault.HowEnded(dctx) == fault.ByDeadline {
+			if err != nil && call.HowEnded(dctx) == call.ByDeadline {
 				c.Record(call.DeadlinePassed{Deadline: d})
 			}
 			return out, err

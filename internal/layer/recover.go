@@ -5,7 +5,6 @@ import (
 	"runtime/debug"
 
 	"github.com/toolsafe/toolsafe/internal/call"
-	"github.com/toolsafe/toolsafe/internal/fault"
 	"github.com/toolsafe/toolsafe/middleware"
 
 	"github.com/tmc/langchaingo/tools"
@@ -26,7 +25,7 @@ func Recover() middleware.Middleware {
 					return
 				}
 				call.LogPanic(ctx, call.From(ctx), "tool", r, debug.Stack(), "attempt", middleware.AttemptNumber(ctx))
-				out, err = "", &fault.Panic{Who: "the tool", Value: r}
+				out, err = "", &call.Panic{Who: "the tool", Value: r}
 			}()
 			return next.Call(ctx, input)
 		})

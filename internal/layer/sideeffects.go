@@ -10,7 +10,6 @@ import (
 	"github.com/tmc/langchaingo/tools"
 
 	"github.com/toolsafe/toolsafe/internal/call"
-	"github.com/toolsafe/toolsafe/internal/fault"
 	"github.com/toolsafe/toolsafe/middleware"
 )
 
@@ -50,7 +49,7 @@ func GuardSideEffects(s middleware.SideEffects) middleware.Middleware {
 			}
 			c.MarkSideEffectUnknown()
 			if s == middleware.SideEffectsWithoutKey && ctx.Err() == nil {
-				return "", &fault.Final{Err: err}
+				return "", &final{err: err}
 			}
 			return out, err
 		})
