@@ -1,0 +1,106 @@
+package otelhook_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"go.opentelemetry.io/otel/sdk/metric/metricdata"
+
+	"github.com/toolsafe/toolsafe"
+	"github.com/toolsafe/toolsafe/fallback"
+	"github.com/toolsafe/toolsafe/internal/telemetry"
+	"github.com/toolsafe/toolsafe/middleware"
+	"github.com/toolsafe/toolsafe/otelhook"
+	"github.com/toolsafe/toolsafe/policy"
+)
+
+// upstreamKinded is an error type a tool author writes around an API's
+// error: it names its own kind from what the upstream answered.
+type upstreamKinded struct{ code string }
+
+func (e upstreamKinded) Error() string         { return "upstream: " + e.code }
+func (e upstreamKinded) Kind() middleware.Kind { return middleware.Kind(e.code) }
+
+// No label holds an upstream's words: an error that names its own kind
+// with the upstream's text must not make that text a label value.
+func TestReview29AKindFromUpstreamTextIsNoLabel(t *testing.T) {
+	tm := telemetry.New(t)
+	secret := `account 4242 is locked: call +1-555-0100`
+	tool := toolsafe.Wrap(middleware.Func("lookup", "Looks up.", func(context.Context, string) (string, error) {
+		return "", upstreamKinded{code: secret}
+	}), toolsafe.WithTracing(tm.Hook))
+	r := tool.Run(context.Background(), `{}`)
+	t.Logf("kind the call ended with: %q", r.Kind())
+	for _, name := range []string{"toolsafe.tool.calls", "gen_ai.execute_tool.duration"} {
+		m, ok := collect(t, tm, name)
+		if !ok {
+			t.Fatalf("no %s", name)
+		}
+		var sets []string
+		switch d := m.Data.(type) {
+		case metricdata.Sum[int64]:
+			for _, p := range d.DataPoints {
+				sets = append(sets, setString(p.Attributes))
+			}
+		case metricdata.Histogram[float64]:
+			for _, p := range d.DataPoints {
+				sets = append(sets, setString(p.Attributes))
+			}
+		}
+		for _, s := range sets {
+			if strings.Contains(s, "4242") {
+				t.Errorf("%s has a label with the upstream's text: %s", name, s)
+			}
+		}
+	}
+}
+
+// A breaker that opened and then saw no call (an idle replica after a
+// storm) is shown half-open from the end of its delay on, for as long as no
+// call comes: ToolsafeCircuitBreakerOpen ("not closed for 2 minutes: calls
+// refused, probes failing") then fires although no call is refused and no
+// probe was made.
+func TestReview29AnIdleBreakerIsNotClosedForever(t *testing.T) {
+	tm := telemetry.New(t)
+	cb := policy.NewCircuitBreaker("billing", policy.Breaker{FailureThreshold: 1, Delay: 20 * time.Millisecond})
+	tool := toolsafe.Wrap(middleware.Func("fetch", "Fetches.", func(context.Context, string) (string, error) {
+		return "", errors.New("connection reset")
+	}), toolsafe.WithCircuitBreaker(cb), toolsafe.WithTracing(tm.Hook))
+	tool.Run(context.Background(), `{}`)
+	reg, err := tm.Hook.Observe(otelhook.Gauges{Breakers: []otelhook.Breaker{cb}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = reg.Unregister() })
+	time.Sleep(60 * time.Millisecond) // three delays, no call: the replica is idle
+	got := gaugePoints(t, tm, "toolsafe.circuit_breaker.state", "{state}")
+	closed := got["toolsafe.circuit_breaker.name=billing toolsafe.circuit_breaker.state=closed toolsafe.scope=local"]
+	t.Logf("idle breaker after its delay: %v", got)
+	if closed == 0 {
+		t.Errorf("an idle breaker whose delay passed long ago, with no probe made, reads not closed (the alert's condition): %v", got)
+	}
+}
+
+// A call routed to a fallback that answered: what the metrics count, by
+// tool.
+func TestReview29FallbackMetrics(t *testing.T) {
+	tm := telemetry.New(t)
+	archive := toolsafe.Wrap(middleware.Func("archive", "Archive.", func(context.Context, string) (string, error) { return "old", nil }),
+		toolsafe.WithTracing(tm.Hook))
+	primary := toolsafe.Wrap(middleware.Func("search", "Search.", func(context.Context, string) (string, error) {
+		return "", errors.New("connection reset")
+	}), toolsafe.WithTracing(tm.Hook), toolsafe.WithFallback(fallback.To(archive)))
+	r := primary.Run(context.Background(), `{}`)
+	t.Logf("result: kind %q fallback %q", r.Kind(), r.Fallback)
+	m, _ := collect(t, tm, "toolsafe.tool.calls")
+	for _, p := range m.Data.(metricdata.Sum[int64]).DataPoints {
+		t.Logf("toolsafe.tool.calls{%s} = %d", setString(p.Attributes), p.Value)
+	}
+	m, _ = collect(t, tm, "gen_ai.execute_tool.duration")
+	for _, p := range m.Data.(metricdata.Histogram[float64]).DataPoints {
+		t.Logf("gen_ai.execute_tool.duration{%s} count %d", setString(p.Attributes), p.Count)
+	}
+}
