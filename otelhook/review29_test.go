@@ -10,6 +10,7 @@ import (
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 
 	"github.com/toolsafe/toolsafe"
+	"github.com/toolsafe/toolsafe/approval"
 	"github.com/toolsafe/toolsafe/fallback"
 	"github.com/toolsafe/toolsafe/internal/telemetry"
 	"github.com/toolsafe/toolsafe/middleware"
@@ -102,5 +103,27 @@ func TestReview29FallbackMetrics(t *testing.T) {
 	m, _ = collect(t, tm, "gen_ai.execute_tool.duration")
 	for _, p := range m.Data.(metricdata.Histogram[float64]).DataPoints {
 		t.Logf("gen_ai.execute_tool.duration{%s} count %d", setString(p.Attributes), p.Count)
+	}
+}
+
+// The approvals' age is measured on the clock the grants keep their time
+// by (Grants.Now): a request listed just now on that clock has waited 0s.
+func TestReview29ApprovalAgeOnTheGrantsClock(t *testing.T) {
+	tm := telemetry.New(t)
+	base := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC) // a test's clock, or one a program keeps
+	grants := &approval.Grants{Now: func() time.Time { return base }}
+	tool := toolsafe.Wrap(middleware.Func("refund", "Refunds.", func(context.Context, string) (string, error) { return "ok", nil }),
+		toolsafe.WithApproval(grants), toolsafe.WithTracing(tm.Hook))
+	tool.Run(context.Background(), `{"order":1}`)
+	reg, err := tm.Hook.Observe(otelhook.Gauges{Approvals: []otelhook.Approvals{grants}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = reg.Unregister() })
+	m, _ := collect(t, tm, "toolsafe.approval.oldest_age")
+	for _, p := range m.Data.(metricdata.Gauge[float64]).DataPoints {
+		if p.Value > 60 {
+			t.Errorf("toolsafe.approval.oldest_age{%s} = %vs for a request listed now on the grants' clock", setString(p.Attributes), p.Value)
+		}
 	}
 }
