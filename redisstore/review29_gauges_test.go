@@ -109,3 +109,31 @@ func TestReview29BacklogBeyondMaxPending(t *testing.T) {
 		t.Errorf("the backlog gauge would read %+v, but %d requests wait in Redis", backlog, len(every))
 	}
 }
+
+// The same idle replica with a fleet breaker: its subscription to the
+// breakers' changes notices that Redis is gone.
+func TestReview29FleetStoreUpOnAnIdleReplicaWithABreaker(t *testing.T) {
+	srv := ownServer(t)
+	rs := newReplicas(t, srv.Addr(), 1, redisstore.WithRecheck(20*time.Millisecond))
+	bs := breakers(t, rs, policy.Breaker{FailureThreshold: 1, Delay: time.Hour})
+	reader := sdkmetric.NewManualReader()
+	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
+	t.Cleanup(func() { _ = mp.Shutdown(context.Background()) })
+	hook := otelhook.New(otelhook.WithMeterProvider(mp))
+	reg, err := hook.Observe(otelhook.Gauges{Breakers: []otelhook.Breaker{bs[0]}, Stores: []otelhook.FleetStore{rs[0].store}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = reg.Unregister() })
+	srv.Kill()
+	t.Cleanup(func() { _ = srv.Restart() })
+	start := time.Now()
+	for time.Since(start) < 3*time.Second {
+		if gauges(t, reader)["toolsafe.fleet_store.up{}"] == 0 {
+			t.Logf("up read 0 %v after Redis was killed", time.Since(start))
+			return
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Errorf("Redis killed 3s ago: toolsafe.fleet_store.up still reads 1")
+}
