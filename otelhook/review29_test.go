@@ -127,3 +127,49 @@ func TestReview29ApprovalAgeOnTheGrantsClock(t *testing.T) {
 		}
 	}
 }
+
+// Two local stores of grants, each with a refund waiting: their series are
+// one (tool and scope), so one hides the other. Observe refuses two
+// breakers of one name and scope for this reason; grants it takes.
+func TestReview29TwoLocalGrantsOneSeries(t *testing.T) {
+	tm := telemetry.New(t)
+	a, b := approval.NewGrants(), approval.NewGrants()
+	for i, g := range []*approval.Grants{a, b, b} {
+		tool := toolsafe.Wrap(middleware.Func("refund", "Refunds.", func(context.Context, string) (string, error) { return "ok", nil }),
+			toolsafe.WithApproval(g), toolsafe.WithTracing(tm.Hook))
+		tool.Run(context.Background(), `{"order":`+string(rune('1'+i))+`}`)
+	}
+	reg, err := tm.Hook.Observe(otelhook.Gauges{Approvals: []otelhook.Approvals{a, b}})
+	if err != nil {
+		t.Logf("Observe refused: %v", err)
+		return
+	}
+	t.Cleanup(func() { _ = reg.Unregister() })
+	got := gaugePoints(t, tm, "toolsafe.approval.pending", "{request}")
+	t.Logf("pending: %v", got)
+	if v := got["gen_ai.tool.name=refund toolsafe.scope=local"]; v != 3 {
+		t.Errorf("3 refunds wait (1 in a, 2 in b); the gauge reads %d", v)
+	}
+}
+
+// fleetGrants is a store of grants a fleet shares, as redisstore's are.
+type fleetGrants struct{}
+
+func (fleetGrants) Fleet() bool { return true }
+func (fleetGrants) Backlog(context.Context) ([]approval.Backlog, error) {
+	return []approval.Backlog{{Tool: "refund", Requests: 1, Oldest: time.Now()}}, nil
+}
+
+// The fleet's grants given twice would count each request twice: refused.
+func TestReview29TheFleetsGrantsTwiceAreRefused(t *testing.T) {
+	tm := telemetry.New(t)
+	_, err := tm.Hook.Observe(otelhook.Gauges{Approvals: []otelhook.Approvals{approval.NewGrants(), fleetGrants{}, fleetGrants{}}})
+	if err == nil || !strings.Contains(err.Error(), "Gauges.Approvals[1] and [2] both read the fleet's grants") {
+		t.Errorf("Observe = %v; want the fleet's grants given twice refused", err)
+	}
+	reg, err := tm.Hook.Observe(otelhook.Gauges{Approvals: []otelhook.Approvals{approval.NewGrants(), fleetGrants{}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = reg.Unregister()
+}
