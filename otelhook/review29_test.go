@@ -16,6 +16,7 @@ import (
 	"github.com/toolsafe/toolsafe/middleware"
 	"github.com/toolsafe/toolsafe/otelhook"
 	"github.com/toolsafe/toolsafe/policy"
+	"github.com/toolsafe/toolsafe/run"
 )
 
 // upstreamKinded is an error type a tool author writes around an API's
@@ -172,4 +173,78 @@ func TestReview29TheFleetsGrantsTwiceAreRefused(t *testing.T) {
 		t.Fatal(err)
 	}
 	_ = reg.Unregister()
+}
+
+// A resumed run whose ledger holds a call's failure: the call is answered
+// from the ledger (no tool runs), and must not count as an execution, let
+// alone a failed one.
+func TestReview29AReplayedFailureIsNoExecution(t *testing.T) {
+	tm := telemetry.New(t)
+	ran := 0
+	refund := toolsafe.Wrap(middleware.Func("refund", "Refunds an order.", func(context.Context, string) (string, error) {
+		ran++
+		return "", middleware.NewToolError("order 1 was refunded already")
+	}), toolsafe.WithSideEffects(middleware.SideEffectsWithKey), toolsafe.WithTracing(tm.Hook))
+	ledger := run.NewMemoryLedger()
+	ctx := context.Background()
+	first := refund.Run(run.With(ctx, "run-1", ledger), `{"order":1}`)
+	second := refund.Run(run.With(ctx, "run-1", ledger), `{"order":1}`)
+	t.Logf("first: kind %q; second: kind %q replayed %v; the tool ran %d times", first.Kind(), second.Kind(), second.Replayed, ran)
+	m, _ := collect(t, tm, "gen_ai.execute_tool.duration")
+	var n uint64
+	for _, p := range m.Data.(metricdata.Histogram[float64]).DataPoints {
+		t.Logf("gen_ai.execute_tool.duration{%s} count %d", setString(p.Attributes), p.Count)
+		n += p.Count
+	}
+	if n != uint64(ran) {
+		t.Errorf("%d executions recorded; the tool ran %d times", n, ran)
+	}
+	c, _ := collect(t, tm, "toolsafe.tool.calls")
+	for _, p := range c.Data.(metricdata.Sum[int64]).DataPoints {
+		t.Logf("toolsafe.tool.calls{%s} = %d", setString(p.Attributes), p.Value)
+	}
+}
+
+// lostFinish is a ledger whose first Finish is lost (a crash between the
+// tool's answer and the ledger's write).
+type lostFinish struct {
+	run.Ledger
+	lost bool
+}
+
+func (l *lostFinish) Finish(ctx context.Context, runID string, e run.Entry) (run.Finished, error) {
+	if !l.lost {
+		l.lost = true
+		return run.Finished{}, errors.New("the store went away")
+	}
+	return l.Ledger.Finish(ctx, runID, e)
+}
+
+// A resumed run whose ledger holds a call's intent and no outcome: the next
+// call is refused without running the tool (its outcome is unknown). No
+// tool ran: it must not count as a failed execution.
+func TestReview29AnUnknownOutcomeIsNoExecution(t *testing.T) {
+	tm := telemetry.New(t)
+	ran := 0
+	refund := toolsafe.Wrap(middleware.Func("refund", "Refunds an order.", func(context.Context, string) (string, error) {
+		ran++
+		return "refunded", nil
+	}), toolsafe.WithSideEffects(middleware.SideEffectsWithKey), toolsafe.WithTracing(tm.Hook))
+	ledger := &lostFinish{Ledger: run.NewMemoryLedger()}
+	ctx := context.Background()
+	first := refund.Run(run.With(ctx, "run-1", ledger), `{"order":1}`)
+	second := refund.Run(run.With(ctx, "run-1", ledger), `{"order":1}`)
+	t.Logf("first: kind %q; second: kind %q replayed %v %q; the tool ran %d times", first.Kind(), second.Kind(), second.Replayed, second.Observation(), ran)
+	m, _ := collect(t, tm, "gen_ai.execute_tool.duration")
+	var n uint64
+	for _, p := range m.Data.(metricdata.Histogram[float64]).DataPoints {
+		t.Logf("gen_ai.execute_tool.duration{%s} count %d", setString(p.Attributes), p.Count)
+		n += p.Count
+	}
+	for _, s := range tm.Spans.Ended() {
+		t.Logf("span %s", s.Name())
+	}
+	if n != uint64(ran) {
+		t.Errorf("%d executions recorded; the tool ran %d times", n, ran)
+	}
 }
