@@ -25,7 +25,8 @@ import (
 //
 //	err                                              kind                retryable
 //	nil                                              ""                  false
-//	an approval pause (approval.Required)            approval-required   false
+//	an error with a method Kind() Kind,
+//	  as an approval pause (approval.Required)       that Kind           false
 //	*Failure                                         its Kind            its Retryable
 //	a denial by the approval gate                    approval-denied     false
 //	*ArgsError                                       args-invalid        false
@@ -57,7 +58,11 @@ import (
 // idempotency key that may have been applied) outranks every row.
 //
 // Cancellation is not decided here: only the layer that owns a context knows
-// whether it ended, and why.
+// whether it ended, and why. A *Failure or an error with a Kind method whose
+// Kind is none of Kinds() (a tool's own type naming its kind from an
+// upstream's answer) matches no row of its own: the Kind is a label of
+// metrics and spans, and must be one of the taxonomy's, never an upstream's
+// words.
 //
 // It walks err's tree once, in the order errors.As does, noting for each
 // row the first error that matches it, and allocates nothing.
@@ -225,7 +230,9 @@ func (s *scan) note(err error) bool {
 			s.rows |= reportedRow(kind, retryable)
 		}
 	case *Failure:
-		s.failure = cmp.Or(s.failure, e)
+		if e.Kind.Err() != nil { // one of Kinds()
+			s.failure = cmp.Or(s.failure, e)
+		}
 	case *ArgsError:
 		s.rows |= rowArgs
 	case *permanentError:
@@ -235,7 +242,7 @@ func (s *scan) note(err error) bool {
 	case *transientError, *retryAfterError, *notAppliedError:
 		s.rows |= rowMarker
 	}
-	if k, ok := err.(kinded); ok && s.kinded == nil {
+	if k, ok := err.(kinded); ok && s.kinded == nil && k.Kind().Err() != nil {
 		s.kinded = k
 	}
 	is, hasIs := err.(interface{ Is(error) bool })
@@ -265,10 +272,10 @@ func classifyByRows(err error) (Kind, bool) {
 		kind, _ := Classify(errors.Unwrap(final))
 		return kind, false
 	}
-	if k, ok := errors.AsType[kinded](err); ok {
+	if k, ok := errors.AsType[kinded](err); ok && k.Kind().Err() != nil {
 		return k.Kind(), false
 	}
-	if f, ok := errors.AsType[*Failure](err); ok {
+	if f, ok := errors.AsType[*Failure](err); ok && f.Kind.Err() != nil {
 		return f.Kind, f.Retryable
 	}
 	for _, t := range lookFor {

@@ -34,8 +34,10 @@ type Gauges struct {
 	// toolsafe.bulkhead.in_use and toolsafe.bulkhead.limit.
 	Bulkheads []Bulkhead
 	// Approvals are stores of grants whose pending requests a person
-	// decides: *approval.Grants (local) or *redisstore.Grants (the fleet's).
-	// Gauges toolsafe.approval.pending and toolsafe.approval.oldest_age.
+	// decides: *approval.Grants (local) or *redisstore.Grants (the fleet's,
+	// at most one). Gauges toolsafe.approval.pending and
+	// toolsafe.approval.oldest_age, by tool and scope: the local stores'
+	// requests are summed, and the oldest of them shown.
 	Approvals []Approvals
 	// Stores holds the store a fleet shares its state through
 	// (*redisstore.Store), as this replica sees it: at most one, since its
@@ -133,8 +135,8 @@ var breakerStates = [...]circuitbreaker.State{circuitbreaker.ClosedState, circui
 //   - toolsafe.bulkhead.in_use and toolsafe.bulkhead.limit
 //     {toolsafe.bulkhead.name}: permits held, and how many there are;
 //   - toolsafe.approval.pending {gen_ai.tool.name, toolsafe.scope}: requests
-//     waiting for a person; toolsafe.approval.oldest_age (s): how long the
-//     oldest has waited. A tool once seen with requests waiting is shown
+//     waiting for a person, summed over the local stores of grants;
+//     toolsafe.approval.oldest_age (s): how long the oldest has waited. A tool once seen with requests waiting is shown
 //     with 0 after they are decided;
 //   - toolsafe.fleet_store.up: 1 while the fleet's store answers this
 //     replica, 0 while it does not (breakers and budgets then decide
@@ -148,8 +150,9 @@ var breakerStates = [...]circuitbreaker.State{circuitbreaker.ClosedState, circui
 //
 // Unregister the returned registration to stop observing. Observe returns
 // an error, and registers nothing, when g holds a nil element, nothing at
-// all, or two breakers, bulkheads or retry budgets of the same name and
-// scope (their series would be one, and an open breaker could show closed);
+// all, two breakers, bulkheads or retry budgets of the same name and
+// scope (their series would be one, and an open breaker could show closed),
+// or the fleet's grants twice (each request would count twice);
 // an error of the meter provider is returned too. Each call registers its
 // own gauges: observe each value in one call only, as two calls that show
 // the same name make the same mistake and are not detected.
@@ -255,6 +258,20 @@ func (g Gauges) check() error {
 		return b.Dependency(), true
 	})
 	field("Approvals", len(g.Approvals), func(i int) bool { return isNil(g.Approvals[i]) })
+	// Local stores of grants are summed by tool; the fleet's are one store
+	// in Redis however many *redisstore.Grants read it, and would count
+	// each request once per value given.
+	fleetGrants := -1
+	for i, a := range g.Approvals {
+		if isNil(a) || scopeOf(a) != ScopeFleet {
+			continue
+		}
+		if fleetGrants >= 0 {
+			errs = append(errs, fmt.Errorf("otelhook: Gauges.Approvals[%d] and [%d] both read the fleet's grants: each request would be counted twice; give the fleet's grants once", fleetGrants, i))
+			continue
+		}
+		fleetGrants = i
+	}
 	field("Stores", len(g.Stores), func(i int) bool { return isNil(g.Stores[i]) })
 	field("Budgets", len(g.Budgets), func(i int) bool { return isNil(g.Budgets[i]) })
 	named("Budgets", "retry budget", len(g.Budgets), func(i int) (string, bool) {
@@ -310,8 +327,12 @@ func newBreakerSets(b Breaker) breakerSets {
 	return bs
 }
 
-// approvalKey is one series of the approval gauges.
-type approvalKey struct{ store, tool int }
+// approvalKey is one series of the approval gauges: a scope (ScopeLocal,
+// ScopeFleet) and a tool, numbered by observer.tool.
+type approvalKey struct {
+	scope string
+	tool  int
+}
 
 // observer is one Observe's callback and what it reads.
 type observer struct {
@@ -366,8 +387,12 @@ func (o *observer) observe(ctx context.Context, obs metric.Observer) error {
 	return nil
 }
 
-// observeApprovals observes each store's backlog by tool, and 0 for the
-// tools seen waiting before that wait no more.
+// observeApprovals observes the backlog by tool and scope, summed over the
+// stores of one scope (several local Grants, one per group of tools, show
+// one series per tool: each would hide the other), and 0 for the tools
+// seen waiting before that wait no more. A store that cannot be read
+// leaves its scope's series out of the collection: unknown is not zero,
+// nor is a part of it the whole.
 func (o *observer) observeApprovals(ctx context.Context, obs metric.Observer) {
 	if len(o.g.Approvals) == 0 {
 		return
@@ -375,29 +400,49 @@ func (o *observer) observeApprovals(ctx context.Context, obs metric.Observer) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	now := time.Now()
-	for si, a := range o.g.Approvals {
+	type waiting struct {
+		requests int
+		oldest   time.Time
+	}
+	sums := map[approvalKey]*waiting{}
+	failed := map[string]bool{}
+	for _, a := range o.g.Approvals {
+		scope := scopeOf(a)
 		backlog, err := a.Backlog(ctx)
 		if err != nil {
-			continue // unknown is not zero
+			failed[scope] = true
+			continue
 		}
-		scope := ScopeKey.String(scopeOf(a))
-		shown := map[int]bool{}
 		for _, b := range backlog {
-			ti := o.tool(b.Tool)
-			o.seen[approvalKey{si, ti}] = true
-			shown[ti] = true
-			set := metric.WithAttributeSet(attribute.NewSet(semconv.GenAIToolName(b.Tool), scope))
-			obs.ObserveInt64(o.pending, int64(b.Requests), set)
-			obs.ObserveFloat64(o.age, max(now.Sub(b.Oldest).Seconds(), 0), set)
-		}
-		for k := range o.seen {
-			if k.store != si || shown[k.tool] {
-				continue
+			k := approvalKey{scope, o.tool(b.Tool)}
+			w := sums[k]
+			if w == nil {
+				w = &waiting{oldest: b.Oldest}
+				sums[k] = w
 			}
-			set := metric.WithAttributeSet(attribute.NewSet(semconv.GenAIToolName(o.tools[k.tool]), scope))
-			obs.ObserveInt64(o.pending, 0, set)
-			obs.ObserveFloat64(o.age, 0, set)
+			w.requests += b.Requests
+			if b.Oldest.Before(w.oldest) {
+				w.oldest = b.Oldest
+			}
 		}
+	}
+	set := func(k approvalKey) metric.ObserveOption {
+		return metric.WithAttributeSet(attribute.NewSet(semconv.GenAIToolName(o.tools[k.tool]), ScopeKey.String(k.scope)))
+	}
+	for k, w := range sums {
+		if failed[k.scope] {
+			continue
+		}
+		o.seen[k] = true
+		obs.ObserveInt64(o.pending, int64(w.requests), set(k))
+		obs.ObserveFloat64(o.age, max(now.Sub(w.oldest).Seconds(), 0), set(k))
+	}
+	for k := range o.seen {
+		if failed[k.scope] || sums[k] != nil {
+			continue
+		}
+		obs.ObserveInt64(o.pending, 0, set(k))
+		obs.ObserveFloat64(o.age, 0, set(k))
 	}
 }
 

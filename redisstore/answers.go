@@ -162,6 +162,16 @@ type listed struct {
 // since when they wait, then by group and number), the newest MaxPending
 // of them.
 func (g *Grants) list(ctx context.Context) ([]listed, error) {
+	out, err := g.listAll(ctx)
+	if max := g.maxPending(); len(out) > max {
+		out = out[len(out)-max:]
+	}
+	return out, err
+}
+
+// listAll returns every pending request Redis keeps (up to MaxPending in
+// each group), oldest first, as list orders them.
+func (g *Grants) listAll(ctx context.Context) ([]listed, error) {
 	if g.s == nil {
 		return nil, errNoStore
 	}
@@ -204,9 +214,6 @@ func (g *Grants) list(ctx context.Context) ([]listed, error) {
 	slices.SortStableFunc(out, func(a, b listed) int {
 		return cmp.Or(cmp.Compare(order(a), order(b)), cmp.Compare(a.group, b.group), cmp.Compare(a.seq, b.seq))
 	})
-	if max := g.maxPending(); len(out) > max {
-		out = out[len(out)-max:]
-	}
 	return out, nil
 }
 

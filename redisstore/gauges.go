@@ -29,9 +29,11 @@ func (*Budget) Fleet() bool { return true }
 
 // Backlog returns, per tool, how many requests wait for a decision on any
 // replica and since when the oldest, ordered by tool name (see
-// approval.Backlog): one read of Redis, as Requests. While Redis is
-// unavailable it returns an error wrapping ErrUnavailable without trying
-// (and counts no refusal): a gauge shows nothing rather than zero.
+// approval.Backlog): one read of Redis, as Requests, but of every request
+// Redis keeps, not only the newest MaxPending that Requests lists (a
+// backlog that outgrew MaxPending is when its oldest matters). While Redis
+// is unavailable it returns an error wrapping ErrUnavailable without
+// trying (and counts no refusal): a gauge shows nothing rather than zero.
 func (g *Grants) Backlog(ctx context.Context) ([]approval.Backlog, error) {
 	if g.s == nil {
 		return nil, errNoStore
@@ -39,20 +41,21 @@ func (g *Grants) Backlog(ctx context.Context) ([]approval.Backlog, error) {
 	if !g.s.Available() {
 		return nil, fmt.Errorf("%w (the backlog is read once it answers again)", ErrUnavailable)
 	}
-	reqs, err := g.Requests(ctx)
+	ls, err := g.listAll(ctx)
 	if err != nil {
 		return nil, err
 	}
 	var out []approval.Backlog
-	for _, r := range reqs {
-		i := slices.IndexFunc(out, func(b approval.Backlog) bool { return b.Tool == r.Call.Tool })
+	for _, l := range ls {
+		since := fromMillis(l.since)
+		i := slices.IndexFunc(out, func(b approval.Backlog) bool { return b.Tool == l.call.Tool })
 		if i < 0 {
-			out = append(out, approval.Backlog{Tool: r.Call.Tool, Requests: 1, Oldest: r.Since})
+			out = append(out, approval.Backlog{Tool: l.call.Tool, Requests: 1, Oldest: since})
 			continue
 		}
 		out[i].Requests++
-		if r.Since.Before(out[i].Oldest) {
-			out[i].Oldest = r.Since
+		if since.Before(out[i].Oldest) {
+			out[i].Oldest = since
 		}
 	}
 	slices.SortFunc(out, func(a, b approval.Backlog) int { return strings.Compare(a.Tool, b.Tool) })
