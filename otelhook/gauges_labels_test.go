@@ -11,11 +11,9 @@ import (
 
 	"github.com/toolsafe/toolsafe"
 	"github.com/toolsafe/toolsafe/approval"
-	"github.com/toolsafe/toolsafe/fallback"
-	"github.com/toolsafe/toolsafe/internal/telemetry"
+	"github.com/toolsafe/toolsafe/internal/testkit"
 	"github.com/toolsafe/toolsafe/middleware"
 	"github.com/toolsafe/toolsafe/otelhook"
-	"github.com/toolsafe/toolsafe/policy"
 	"github.com/toolsafe/toolsafe/run"
 )
 
@@ -28,8 +26,8 @@ func (e upstreamKinded) Kind() middleware.Kind { return middleware.Kind(e.code) 
 
 // No label holds an upstream's words: an error that names its own kind
 // with the upstream's text must not make that text a label value.
-func TestReview29AKindFromUpstreamTextIsNoLabel(t *testing.T) {
-	tm := telemetry.New(t)
+func TestAKindFromUpstreamTextIsNoLabel(t *testing.T) {
+	tm := testkit.NewRecorder(t)
 	secret := `account 4242 is locked: call +1-555-0100`
 	tool := toolsafe.Wrap(middleware.Func("lookup", "Looks up.", func(context.Context, string) (string, error) {
 		return "", upstreamKinded{code: secret}
@@ -60,80 +58,11 @@ func TestReview29AKindFromUpstreamTextIsNoLabel(t *testing.T) {
 	}
 }
 
-// A breaker that opened and then saw no call (an idle replica after a
-// storm) is shown half-open from the end of its delay on, for as long as no
-// call comes: ToolsafeCircuitBreakerOpen ("not closed for 2 minutes: calls
-// refused, probes failing") then fires although no call is refused and no
-// probe was made.
-func TestReview29AnIdleBreakerIsNotClosedForever(t *testing.T) {
-	tm := telemetry.New(t)
-	cb := policy.NewCircuitBreaker("billing", policy.Breaker{FailureThreshold: 1, Delay: 20 * time.Millisecond})
-	tool := toolsafe.Wrap(middleware.Func("fetch", "Fetches.", func(context.Context, string) (string, error) {
-		return "", errors.New("connection reset")
-	}), toolsafe.WithCircuitBreaker(cb), toolsafe.WithTracing(tm.Hook))
-	tool.Run(context.Background(), `{}`)
-	reg, err := tm.Hook.Observe(otelhook.Gauges{Breakers: []otelhook.Breaker{cb}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = reg.Unregister() })
-	time.Sleep(60 * time.Millisecond) // three delays, no call: the replica is idle
-	got := gaugePoints(t, tm, "toolsafe.circuit_breaker.state", "{state}")
-	closed := got["toolsafe.circuit_breaker.name=billing toolsafe.circuit_breaker.state=closed toolsafe.scope=local"]
-	t.Logf("idle breaker after its delay: %v", got)
-	if closed == 0 {
-		t.Errorf("an idle breaker whose delay passed long ago, with no probe made, reads not closed (the alert's condition): %v", got)
-	}
-}
-
-// A call routed to a fallback that answered: what the metrics count, by
-// tool.
-func TestReview29FallbackMetrics(t *testing.T) {
-	tm := telemetry.New(t)
-	archive := toolsafe.Wrap(middleware.Func("archive", "Archive.", func(context.Context, string) (string, error) { return "old", nil }),
-		toolsafe.WithTracing(tm.Hook))
-	primary := toolsafe.Wrap(middleware.Func("search", "Search.", func(context.Context, string) (string, error) {
-		return "", errors.New("connection reset")
-	}), toolsafe.WithTracing(tm.Hook), toolsafe.WithFallback(fallback.To(archive)))
-	r := primary.Run(context.Background(), `{}`)
-	t.Logf("result: kind %q fallback %q", r.Kind(), r.Fallback)
-	m, _ := collect(t, tm, "toolsafe.tool.calls")
-	for _, p := range m.Data.(metricdata.Sum[int64]).DataPoints {
-		t.Logf("toolsafe.tool.calls{%s} = %d", setString(p.Attributes), p.Value)
-	}
-	m, _ = collect(t, tm, "gen_ai.execute_tool.duration")
-	for _, p := range m.Data.(metricdata.Histogram[float64]).DataPoints {
-		t.Logf("gen_ai.execute_tool.duration{%s} count %d", setString(p.Attributes), p.Count)
-	}
-}
-
-// The approvals' age is measured on the clock the grants keep their time
-// by (Grants.Now): a request listed just now on that clock has waited 0s.
-func TestReview29ApprovalAgeOnTheGrantsClock(t *testing.T) {
-	tm := telemetry.New(t)
-	base := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC) // a test's clock, or one a program keeps
-	grants := &approval.Grants{Now: func() time.Time { return base }}
-	tool := toolsafe.Wrap(middleware.Func("refund", "Refunds.", func(context.Context, string) (string, error) { return "ok", nil }),
-		toolsafe.WithApproval(grants), toolsafe.WithTracing(tm.Hook))
-	tool.Run(context.Background(), `{"order":1}`)
-	reg, err := tm.Hook.Observe(otelhook.Gauges{Approvals: []otelhook.Approvals{grants}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = reg.Unregister() })
-	m, _ := collect(t, tm, "toolsafe.approval.oldest_age")
-	for _, p := range m.Data.(metricdata.Gauge[float64]).DataPoints {
-		if p.Value > 60 {
-			t.Errorf("toolsafe.approval.oldest_age{%s} = %vs for a request listed now on the grants' clock", setString(p.Attributes), p.Value)
-		}
-	}
-}
-
 // Two local stores of grants, each with a refund waiting: their series are
 // one (tool and scope), so one hides the other. Observe refuses two
 // breakers of one name and scope for this reason; grants it takes.
-func TestReview29TwoLocalGrantsOneSeries(t *testing.T) {
-	tm := telemetry.New(t)
+func TestTwoLocalGrantsOneSeries(t *testing.T) {
+	tm := testkit.NewRecorder(t)
 	a, b := approval.NewGrants(), approval.NewGrants()
 	for i, g := range []*approval.Grants{a, b, b} {
 		tool := toolsafe.Wrap(middleware.Func("refund", "Refunds.", func(context.Context, string) (string, error) { return "ok", nil }),
@@ -162,8 +91,8 @@ func (fleetGrants) Backlog(context.Context) ([]approval.Backlog, error) {
 }
 
 // The fleet's grants given twice would count each request twice: refused.
-func TestReview29TheFleetsGrantsTwiceAreRefused(t *testing.T) {
-	tm := telemetry.New(t)
+func TestTheFleetsGrantsTwiceAreRefused(t *testing.T) {
+	tm := testkit.NewRecorder(t)
 	_, err := tm.Hook.Observe(otelhook.Gauges{Approvals: []otelhook.Approvals{approval.NewGrants(), fleetGrants{}, fleetGrants{}}})
 	if err == nil || !strings.Contains(err.Error(), "Gauges.Approvals[1] and [2] both read the fleet's grants") {
 		t.Errorf("Observe = %v; want the fleet's grants given twice refused", err)
@@ -178,8 +107,8 @@ func TestReview29TheFleetsGrantsTwiceAreRefused(t *testing.T) {
 // A resumed run whose ledger holds a call's failure: the call is answered
 // from the ledger (no tool runs), and must not count as an execution, let
 // alone a failed one.
-func TestReview29AReplayedFailureIsNoExecution(t *testing.T) {
-	tm := telemetry.New(t)
+func TestAReplayedFailureIsNoExecution(t *testing.T) {
+	tm := testkit.NewRecorder(t)
 	ran := 0
 	refund := toolsafe.Wrap(middleware.Func("refund", "Refunds an order.", func(context.Context, string) (string, error) {
 		ran++
@@ -223,8 +152,8 @@ func (l *lostFinish) Finish(ctx context.Context, runID string, e run.Entry) (run
 // A resumed run whose ledger holds a call's intent and no outcome: the next
 // call is refused without running the tool (its outcome is unknown). No
 // tool ran: it must not count as a failed execution.
-func TestReview29AnUnknownOutcomeIsNoExecution(t *testing.T) {
-	tm := telemetry.New(t)
+func TestAnUnknownOutcomeIsNoExecution(t *testing.T) {
+	tm := testkit.NewRecorder(t)
 	ran := 0
 	refund := toolsafe.Wrap(middleware.Func("refund", "Refunds an order.", func(context.Context, string) (string, error) {
 		ran++
