@@ -18,6 +18,11 @@ type Backlog struct {
 	Requests int
 	// Oldest is when the request that waits longest was first listed.
 	Oldest time.Time
+	// Age is how long that request has waited, on the store's own clock
+	// (Grants.Now, which a test or a program may set): what
+	// toolsafe.approval.oldest_age shows. Zero means the store does not
+	// say, and the age is taken from Oldest and the wall clock.
+	Age time.Duration
 }
 
 // Backlog returns, per tool, how many requests wait for a decision and
@@ -27,7 +32,8 @@ type Backlog struct {
 func (g *Grants) Backlog(context.Context) ([]Backlog, error) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	g.expireLocked(g.now())
+	now := g.now()
+	g.expireLocked(now)
 	var out []Backlog
 	for _, p := range g.pending {
 		i := slices.IndexFunc(out, func(b Backlog) bool { return b.Tool == p.key.tool })
@@ -39,6 +45,9 @@ func (g *Grants) Backlog(context.Context) ([]Backlog, error) {
 		if p.since.Before(out[i].Oldest) {
 			out[i].Oldest = p.since
 		}
+	}
+	for i := range out {
+		out[i].Age = max(now.Sub(out[i].Oldest), time.Nanosecond) // never zero: zero says the store does not know
 	}
 	slices.SortFunc(out, func(a, b Backlog) int { return strings.Compare(a.Tool, b.Tool) })
 	return out, nil

@@ -23,8 +23,8 @@ func TestBacklogCountsTheWaitingRequestsOfEachTool(t *testing.T) {
 
 	b, _ := g.Backlog(context.Background())
 	want := []approval.Backlog{
-		{Tool: "close_account", Requests: 1, Oldest: start.Add(time.Minute)},
-		{Tool: "refund", Requests: 2, Oldest: start},
+		{Tool: "close_account", Requests: 1, Oldest: start.Add(time.Minute), Age: time.Nanosecond}, // listed just now, on g's clock
+		{Tool: "refund", Requests: 2, Oldest: start, Age: time.Minute},
 	}
 	if len(b) != len(want) || b[0] != want[0] || b[1] != want[1] {
 		t.Fatalf("backlog %+v; want %+v", b, want)
@@ -33,7 +33,7 @@ func TestBacklogCountsTheWaitingRequestsOfEachTool(t *testing.T) {
 	g.Grant("refund", `{"order":"A-1"}`) // answers the oldest refund
 	g.Deny("close_account", `{"id":7}`)
 	b, _ = g.Backlog(context.Background())
-	if len(b) != 1 || b[0] != (approval.Backlog{Tool: "refund", Requests: 1, Oldest: start.Add(time.Minute)}) {
+	if len(b) != 1 || b[0] != (approval.Backlog{Tool: "refund", Requests: 1, Oldest: start.Add(time.Minute), Age: time.Nanosecond}) {
 		t.Fatalf("after a grant and a denial: %+v; want refund's A-2 alone, listed at 9:01", b)
 	}
 	now = start.Add(2 * time.Hour) // past its TTL

@@ -402,7 +402,7 @@ func (o *observer) observeApprovals(ctx context.Context, obs metric.Observer) {
 	now := time.Now()
 	type waiting struct {
 		requests int
-		oldest   time.Time
+		age      time.Duration // the oldest's, on its store's clock
 	}
 	sums := map[approvalKey]*waiting{}
 	failed := map[string]bool{}
@@ -417,13 +417,15 @@ func (o *observer) observeApprovals(ctx context.Context, obs metric.Observer) {
 			k := approvalKey{scope, o.tool(b.Tool)}
 			w := sums[k]
 			if w == nil {
-				w = &waiting{oldest: b.Oldest}
+				w = &waiting{}
 				sums[k] = w
 			}
 			w.requests += b.Requests
-			if b.Oldest.Before(w.oldest) {
-				w.oldest = b.Oldest
+			age := b.Age
+			if age == 0 {
+				age = now.Sub(b.Oldest) // the store does not say
 			}
+			w.age = max(w.age, age)
 		}
 	}
 	set := func(k approvalKey) metric.ObserveOption {
@@ -435,7 +437,7 @@ func (o *observer) observeApprovals(ctx context.Context, obs metric.Observer) {
 		}
 		o.seen[k] = true
 		obs.ObserveInt64(o.pending, int64(w.requests), set(k))
-		obs.ObserveFloat64(o.age, max(now.Sub(w.oldest).Seconds(), 0), set(k))
+		obs.ObserveFloat64(o.age, max(w.age.Seconds(), 0), set(k))
 	}
 	for k := range o.seen {
 		if failed[k.scope] || sums[k] != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -175,5 +176,40 @@ func TestAnUnknownOutcomeIsNoExecution(t *testing.T) {
 	}
 	if n != uint64(ran) {
 		t.Errorf("%d executions recorded; the tool ran %d times", n, ran)
+	}
+}
+
+// The approvals' age is measured on the clock the grants keep their time
+// by (Grants.Now): a request listed just now on that clock has waited
+// about 0s, however far that clock is from the wall clock.
+func TestApprovalAgeOnTheGrantsClock(t *testing.T) {
+	tm := testkit.NewRecorder(t)
+	var now atomic.Pointer[time.Time]
+	base := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC) // a test's clock, or one a program keeps
+	now.Store(&base)
+	grants := &approval.Grants{Now: func() time.Time { return *now.Load() }}
+	tool := toolsafe.Wrap(middleware.Func("refund", "Refunds.", func(context.Context, string) (string, error) { return "ok", nil }),
+		toolsafe.WithApproval(grants), toolsafe.WithTracing(tm.Hook))
+	tool.Run(context.Background(), `{"order":1}`)
+	reg, err := tm.Hook.Observe(otelhook.Gauges{Approvals: []otelhook.Approvals{grants}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = reg.Unregister() })
+	age := func() float64 {
+		m, _ := collect(t, tm, "toolsafe.approval.oldest_age")
+		points := m.Data.(metricdata.Gauge[float64]).DataPoints
+		if len(points) != 1 {
+			t.Fatalf("%d series of toolsafe.approval.oldest_age; want refund's", len(points))
+		}
+		return points[0].Value
+	}
+	if got := age(); got > 1 {
+		t.Errorf("toolsafe.approval.oldest_age = %vs for a request listed now on the grants' clock; want 0", got)
+	}
+	later := base.Add(10 * time.Minute)
+	now.Store(&later)
+	if got := age(); got < 599 || got > 601 {
+		t.Errorf("toolsafe.approval.oldest_age = %vs ten minutes later on the grants' clock; want 600", got)
 	}
 }

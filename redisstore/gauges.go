@@ -6,6 +6,7 @@ import (
 	"math"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 
@@ -57,6 +58,10 @@ func (g *Grants) Backlog(ctx context.Context) ([]approval.Backlog, error) {
 		if since.Before(out[i].Oldest) {
 			out[i].Oldest = since
 		}
+	}
+	now := time.Now() // a request's time is its lister's clock: another replica's may differ
+	for i := range out {
+		out[i].Age = max(now.Sub(out[i].Oldest), time.Nanosecond)
 	}
 	slices.SortFunc(out, func(a, b approval.Backlog) int { return strings.Compare(a.Tool, b.Tool) })
 	return out, nil
