@@ -84,6 +84,13 @@ type FleetStore interface {
 	Available() bool
 }
 
+// pinger is a FleetStore that can ask its store whether it answers
+// (redisstore.Store.Ping): the up gauge asks it at each collection, so
+// that a replica that makes no call learns of an outage too.
+type pinger interface {
+	Ping(ctx context.Context) error
+}
+
 // RetryBudget is a retry budget whose room a gauge shows.
 type RetryBudget interface {
 	// Dependency names the budget (label toolsafe.retry_budget.name).
@@ -140,7 +147,9 @@ var breakerStates = [...]circuitbreaker.State{circuitbreaker.ClosedState, circui
 //     with 0 after they are decided;
 //   - toolsafe.fleet_store.up: 1 while the fleet's store answers this
 //     replica, 0 while it does not (breakers and budgets then decide
-//     locally, grants refuse);
+//     locally, grants refuse); a store with a method Ping(ctx) error
+//     (redisstore.Store) is pinged at each collection, so that an idle
+//     replica reads 0 too;
 //   - toolsafe.retry_budget.remaining {toolsafe.retry_budget.name,
 //     toolsafe.scope}: retries the budget would admit now.
 //
@@ -373,6 +382,9 @@ func (o *observer) observe(ctx context.Context, obs metric.Observer) error {
 	}
 	o.observeApprovals(ctx, obs)
 	for _, s := range o.g.Stores {
+		if p, ok := s.(pinger); ok {
+			_ = p.Ping(ctx) // a failure is an outage, which Available tells
+		}
 		v := int64(0)
 		if s.Available() {
 			v = 1

@@ -2,6 +2,7 @@ package redisstore_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"testing"
 	"time"
@@ -77,5 +78,37 @@ func TestBacklogBeyondMaxPending(t *testing.T) {
 	t.Logf("Backlog with MaxPending 2: %+v; requests waiting in Redis: %d", backlog, len(every))
 	if len(backlog) != 1 || backlog[0].Requests != len(every) {
 		t.Errorf("the backlog gauge would read %+v, but %d requests wait in Redis", backlog, len(every))
+	}
+}
+
+// A replica that makes no call and observes only its Store learns at its
+// next scrape that Redis is gone: the up gauge pings the Store, whose
+// outage begins, and reads 1 again once the recheck finds Redis back.
+func TestFleetStoreUpOnAnIdleReplica(t *testing.T) {
+	srv := ownServer(t)
+	rs := newReplicas(t, srv.Addr(), 1, redisstore.WithRecheck(20*time.Millisecond))
+	reader := sdkmetric.NewManualReader()
+	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
+	t.Cleanup(func() { _ = mp.Shutdown(context.Background()) })
+	hook := otelhook.New(otelhook.WithMeterProvider(mp))
+	reg, err := hook.Observe(otelhook.Gauges{Stores: []otelhook.FleetStore{rs[0].store}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = reg.Unregister() })
+	if up := gauges(t, reader)["toolsafe.fleet_store.up{}"]; up != 1 {
+		t.Fatalf("up = %v while Redis answers; want 1", up)
+	}
+	outages := rs[0].store.Outages()
+	srv.Kill()
+	t.Cleanup(func() { _ = srv.Restart() })
+	if up := gauges(t, reader)["toolsafe.fleet_store.up{}"]; up != 0 {
+		t.Fatalf("up = %v at the first scrape after Redis was killed, no call made; want 0", up)
+	}
+	if n := rs[0].store.Outages(); n != outages+1 {
+		t.Errorf("%d outages began; want the one the scrape found", n-outages)
+	}
+	if err := rs[0].store.Ping(context.Background()); !errors.Is(err, redisstore.ErrUnavailable) {
+		t.Errorf("Ping during the outage: %v; want ErrUnavailable", err)
 	}
 }

@@ -30,9 +30,10 @@ const (
 	opFinish    operation = "ledger.finish"
 	opHolds     operation = "ledger.holds"
 	opEntries   operation = "ledger.entries"
+	opPing      operation = "store.ping"
 )
 
-var operations = []operation{opAcquire, opRecord, opForce, opPeek, opSubscribe, opAdmit, opFlush, opRemaining, opDecide, opGrant, opRevoke, opPending, opAnswer, opAudit, opBegin, opFinish, opHolds, opEntries}
+var operations = []operation{opAcquire, opRecord, opForce, opPeek, opSubscribe, opAdmit, opFlush, opRemaining, opDecide, opGrant, opRevoke, opPending, opAnswer, opAudit, opBegin, opFinish, opHolds, opEntries, opPing}
 
 // stateKind is the kind of shared state, in metrics.
 type stateKind int

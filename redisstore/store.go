@@ -1,6 +1,7 @@
 package redisstore
 
 import (
+	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
@@ -353,6 +354,26 @@ func (s *Store) Close() error {
 // Cluster, false while any master's outage lasts; operations on the other
 // masters' keys go on meanwhile.
 func (s *Store) Available() bool { return s.health.down.Load() == 0 }
+
+// Ping asks Redis whether it answers this replica now, and starts an
+// outage (Available reads false, WARN, the recheck) when it does not: a
+// replica that makes no call learns of an outage only so, since only a
+// failed operation starts one. On a Redis Cluster it pings a node, as
+// go-redis's ClusterClient.Ping does. It waits at most the Store's
+// timeout (WithTimeout), returns nil when Redis answered and an error
+// wrapping ErrUnavailable when it did not or an outage lasts. otelhook's
+// toolsafe.fleet_store.up gauge calls it at each collection.
+func (s *Store) Ping(ctx context.Context) error {
+	if !s.Available() {
+		return fmt.Errorf("%w: an outage lasts (the recheck ends it once Redis answers)", ErrUnavailable)
+	}
+	return s.do(ctx, opPing, "", func(ctx context.Context) error {
+		if s.cluster != nil {
+			return s.cluster.Ping(ctx).Err()
+		}
+		return s.client.Ping(ctx).Err()
+	})
+}
 
 // Outages returns how many outages began since New: on a Redis Cluster,
 // one per master that failed, each time it failed.
