@@ -148,21 +148,18 @@ func (h *Handler) auditPage(w http.ResponseWriter, r *http.Request) {
 		h.storeFailed(r, "audit", err)
 		d.Problem = storeDown
 	}
+	events, err := h.events(r.Context())
+	if err != nil {
+		h.storeFailed(r, "events", err)
+		d.Problem = storeDown
+	}
 	f := parseFilter(r)
 	d.Filter = f
-	kept, all := make([]approval.Record, 0, len(recs)), 0
-	for _, rec := range recs {
-		if h.mayRecord(d.User, rec) {
-			all++
-			if f.record(rec) {
-				kept = append(kept, rec)
-			}
-		}
-	}
+	kept, all := h.trail(d.User, f, recs, events)
 	lo, hi, p := f.paginate(len(kept), all)
 	d.Pager = p
-	for _, rec := range kept[lo:hi] {
-		d.Recent = append(d.Recent, viewRecord(rec))
+	for _, e := range kept[lo:hi] {
+		d.Recent = append(d.Recent, e.view)
 	}
 	h.render(w, "audit", d)
 }
@@ -246,10 +243,18 @@ func (h *Handler) requestsJSON(w http.ResponseWriter, r *http.Request) {
 	writeJSONConditional(w, r, map[string]any{"requests": out})
 }
 
+// auditJSON answers the answers ("records", as before events were kept)
+// and the events ("events") the user may see, newest first.
 func (h *Handler) auditJSON(w http.ResponseWriter, r *http.Request) {
 	recs, err := h.store.Audit(r.Context(), 0)
 	if err != nil {
 		h.storeFailed(r, "audit", err)
+		writeJSON(w, http.StatusServiceUnavailable, map[string]string{"error": storeDown})
+		return
+	}
+	events, err := h.events(r.Context())
+	if err != nil {
+		h.storeFailed(r, "events", err)
 		writeJSON(w, http.StatusServiceUnavailable, map[string]string{"error": storeDown})
 		return
 	}
@@ -261,7 +266,13 @@ func (h *Handler) auditJSON(w http.ResponseWriter, r *http.Request) {
 		out = append(out, recordJSON{rec.RequestID, rec.Decision.String(), rec.By, rec.Comment, rec.At.UTC(), rec.Since.UTC(), toJSON(rec.Call),
 			rec.Input, rec.Message, rec.Approvals, rec.Quorum})
 	}
-	writeJSONConditional(w, r, map[string]any{"records": out})
+	evs := make([]eventJSON, 0, len(events))
+	for _, e := range events {
+		if h.mayEvent(userOf(r), e) {
+			evs = append(evs, toEventJSON(e))
+		}
+	}
+	writeJSONConditional(w, r, map[string]any{"records": out, "events": evs})
 }
 
 // writeJSONConditional answers with v as JSON, through writeConditional.
