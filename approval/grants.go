@@ -88,7 +88,8 @@ type Overflow struct {
 	// Since and Last are when the first and the latest were dropped; zero
 	// when none was.
 	Since, Last time.Time
-	// Max is the cap that was reached (MaxPending, or DefaultMaxPending).
+	// Max is the cap that was reached (MaxPending, or DefaultMaxPending);
+	// with nothing dropped, the cap now.
 	Max int
 	// Unlisted is how many requests wait now without being listed, for a
 	// store that keeps more than it lists (redisstore's keeps up to Max in

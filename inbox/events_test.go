@@ -172,8 +172,8 @@ func (u unlisted) Overflow(context.Context) (approval.Overflow, error) {
 func TestTheListSaysHowManyRequestsWaitUnlisted(t *testing.T) {
 	g := waiting(t, refundCall(refundInput, 1))
 	for n, want := range map[int]string{
-		1:   "1 more request waits but is not listed: this list shows the newest 1000",
-		250: "250 more requests wait but are not listed: this list shows the newest 1000",
+		1:   "1 more request waits but is not listed: this list shows the newest 1",
+		250: "250 more requests wait but are not listed: this list shows the newest 1",
 	} {
 		body := get(newInbox(t, unlisted{inbox.Memory(g), n}), "alice", "/live").Body.String()
 		if !strings.Contains(body, `id="unlisted"`) || !strings.Contains(body, want) || strings.Contains(body, `id="overflow"`) {

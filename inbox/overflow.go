@@ -31,8 +31,9 @@ type overflowView struct {
 
 // overflow reads what the store's full list dropped, and how many wait
 // unlisted; nil when neither happened, the store does not say, or it
-// failed to (the list itself says when the store is down).
-func (h *Handler) overflow(ctx context.Context) *overflowView {
+// failed to (the list itself says when the store is down). listed is how
+// many requests the store listed.
+func (h *Handler) overflow(ctx context.Context, listed int) *overflowView {
 	o, ok := h.store.(Overflower)
 	if !ok {
 		return nil
@@ -58,7 +59,7 @@ func (h *Handler) overflow(ctx context.Context) *overflowView {
 			what = fmt.Sprintf("%d more requests wait but are", ov.Unlisted)
 		}
 		v.Unlisted = fmt.Sprintf("%s not listed: this list shows the newest %d, and older ones wait unseen until they expire or newer ones are decided. Raise the store's limit, or decide the newest.",
-			what, ov.Max)
+			what, listed)
 	}
 	return v
 }

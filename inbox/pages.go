@@ -51,7 +51,7 @@ func (h *Handler) load(r *http.Request) pageData {
 	for _, q := range kept[lo:hi] {
 		d.Requests = append(d.Requests, h.viewRequest(d.User, q, now))
 	}
-	d.Overflow = h.overflow(r.Context())
+	d.Overflow = h.overflow(r.Context(), len(reqs))
 	recent, err := h.store.Audit(r.Context(), recentAnswers)
 	if err != nil {
 		h.storeFailed(r, "audit", err)
