@@ -136,10 +136,14 @@ func TestARefusalPageSaysWhetherTheAuditTrailHasIt(t *testing.T) {
 func TestARequestDroppedFromAFullListIsInTheAuditTrail(t *testing.T) {
 	g := approval.NewGrants()
 	g.MaxPending = 2
+	var dropped string
 	for i := range 3 {
 		c := approval.CallInfo{Tool: "refund", Input: fmt.Sprintf(`{"order":"A-%d"}`, i), Attempt: 1, RunID: fmt.Sprintf("run-%d", i)}
 		if d, _ := g.Decide(context.Background(), c); d != approval.Pending {
 			t.Fatal(d)
+		}
+		if i == 0 {
+			dropped = g.Requests()[0].ID
 		}
 	}
 	h := newInbox(t, inbox.Memory(g))
@@ -151,6 +155,13 @@ func TestARequestDroppedFromAFullListIsInTheAuditTrail(t *testing.T) {
 	}
 	if body := get(h, "alice", "/audit?run=run-1").Body.String(); strings.Contains(body, "record dropped") {
 		t.Errorf("the trail filtered to run-1 shows run-0's drop:\n%s", body)
+	}
+	// The page of the request dropped, from a link kept, says what became
+	// of it.
+	w := get(h, "alice", "/request?id="+url.QueryEscape(dropped))
+	if w.Code != http.StatusNotFound || !strings.Contains(w.Body.String(), "This request was dropped, undecided, from the list at ") ||
+		!strings.Contains(w.Body.String(), "because the list was full (at most 2 wait)") {
+		t.Errorf("the dropped request's page: %d\n%s", w.Code, w.Body)
 	}
 	a := readAuditJSON(t, h, "alice")
 	if len(a.Events) != 1 || a.Events[0].Kind != "dropped" || a.Events[0].RunID != "run-0" || a.Events[0].Max != 2 || a.Events[0].By != "" {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"slices"
 	"strings"
@@ -126,7 +127,7 @@ func (h *Handler) detail(w http.ResponseWriter, r *http.Request) {
 }
 
 // answered finds the record of the request id, or says why it is not
-// shown.
+// shown: dropped from a full list, when the store's events say so.
 func (h *Handler) answered(ctx context.Context, user, id string) (*recordView, string) {
 	recs, err := h.store.Audit(ctx, 0)
 	if err != nil {
@@ -136,6 +137,14 @@ func (h *Handler) answered(ctx context.Context, user, id string) (*recordView, s
 		if rec.RequestID == id && h.mayRecord(user, rec) {
 			v := viewRecord(rec)
 			return &v, ""
+		}
+	}
+	if events, err := h.events(ctx); err == nil {
+		for _, e := range events {
+			if e.Kind == approval.EventDropped && e.RequestID == id && h.mayEvent(user, e) {
+				return nil, fmt.Sprintf("This request was dropped, undecided, from the list at %s because the list was full (at most %d wait): its call asks again when its run resumes, as a new request. Look at the list.",
+					e.At.UTC().Format("2006-01-02 15:04:05 UTC"), e.Max)
+			}
 		}
 	}
 	return nil, "This request no longer waits as it was shown: it expired, or its call asked again with other details (its next attempt). Look at the list."
