@@ -42,9 +42,14 @@ func TestAFullListSaysWhatItDroppedAndTheAuditNamesItInChromium(t *testing.T) {
 	if n := value(t, ctx, chromedp.Evaluate[int](`document.querySelectorAll("#overflow").length`)); n != 0 {
 		t.Fatal("a list that dropped nothing speaks of an overflow")
 	}
+	oldest := g.Requests()[0].ID
 	ask(3)
 	ask(4)
-	// The open page learns it at its next poll, without a reload.
+	newest := g.Requests()[2].ID
+	// The open page learns it at a poll, without a reload: a poll that read
+	// the list before the asks may read the overflow after them, so wait
+	// for the rows, which the server reads first.
+	run(t, ctx, chromedp.WaitVisible(`tr[data-id="`+newest+`"]`), chromedp.WaitNotPresent(`tr[data-id="`+oldest+`"]`))
 	said := text(t, ctx, "#overflow")
 	contains(t, "the overflow notice", said, "2 requests were dropped from this list because it was full (at most 3 wait; the oldest goes first)",
 		"the audit trail names each one dropped", " UTC (", "your time)")
