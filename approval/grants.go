@@ -41,7 +41,8 @@ const DefaultMaxPending = 1000
 //
 // Grants are bounded: a grant or denial not used within TTL expires, and
 // so does a pending request; Revoke takes a grant back; at most MaxPending
-// requests are listed, the oldest dropped first.
+// requests are listed, the oldest dropped first (Overflow counts them,
+// Events names them).
 //
 // The zero Grants is ready to use; NewGrants returns one. Set TTL and
 // MaxPending before the first use. A Grants is safe for concurrent use.
@@ -52,11 +53,12 @@ type Grants struct {
 	// MaxPending caps the pending requests listed; zero means
 	// DefaultMaxPending (1,000).
 	MaxPending int
-	// AuditTTL is how long the record of an Answer is kept; zero means
-	// DefaultAuditTTL (30 days).
+	// AuditTTL is how long the record of an Answer, and an Event, is kept;
+	// zero means DefaultAuditTTL (30 days).
 	AuditTTL time.Duration
-	// MaxAudit caps the records of Answer kept, the oldest dropped first;
-	// zero means DefaultMaxAudit (10,000).
+	// MaxAudit caps the records of Answer kept, the oldest dropped first,
+	// and apart from them the events of each kind (Events); zero means
+	// DefaultMaxAudit (10,000).
 	MaxAudit int
 	// Now returns the current time; nil means time.Now. Tests set it.
 	Now func() time.Time
@@ -71,6 +73,8 @@ type Grants struct {
 	pending   []pendingCall
 	seq       uint64   // the last pending request's number
 	audit     []Record // oldest first
+	refusals  []Event  // oldest first; the newest MaxAudit count (appendBounded)
+	drops     []Event  // the same
 	overflow  Overflow
 }
 
@@ -84,13 +88,20 @@ type Overflow struct {
 	// Since and Last are when the first and the latest were dropped; zero
 	// when none was.
 	Since, Last time.Time
-	// Max is the cap that was reached (MaxPending, or DefaultMaxPending).
+	// Max is the cap that was reached (MaxPending, or DefaultMaxPending);
+	// with nothing dropped, the cap now.
 	Max int
+	// Unlisted is how many requests wait now without being listed, for a
+	// store that keeps more than it lists (redisstore's keeps up to Max in
+	// each of the groups it spreads them over, and lists the newest Max of
+	// all); always 0 for Grants, which keeps no more than it lists.
+	Unlisted int
 }
 
 // Overflow returns what the full list dropped since g was made. It never
 // returns an error; ctx is ignored. A dropped request's call asks again
-// when its run resumes, and is listed anew.
+// when its run resumes, and is listed anew. Each dropped request is also
+// in Events (EventDropped): which tool, run and call it was.
 func (g *Grants) Overflow(context.Context) (Overflow, error) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
@@ -247,6 +258,7 @@ func (g *Grants) verdict(call CallInfo, edits bool) (v Verdict, edited bool) {
 	}
 	if len(g.pending) >= max {
 		n := len(g.pending) - max + 1
+		g.recordDropsLocked(g.pending[:n], max, now)
 		g.pending = append(g.pending[:0], g.pending[n:]...)
 		if g.overflow.Dropped == 0 {
 			g.overflow.Since = now

@@ -167,6 +167,7 @@ func (g *Grants) expireAuditLocked(now time.Time) {
 	if i > 0 {
 		g.audit = append(g.audit[:0], g.audit[i:]...)
 	}
+	g.expireEventsLocked(now)
 }
 
 func (p pendingCall) call() CallInfo {

@@ -3,7 +3,6 @@ package inbox
 import (
 	"context"
 	"errors"
-	"net/http"
 	"slices"
 
 	"github.com/toolsafe/toolsafe/approval"
@@ -17,9 +16,11 @@ import (
 type Authorize func(user string, req approval.Request) bool
 
 // WithAuthorize sets who may decide what (default: every identified user
-// decides everything). A refused decision is answered 403, written to the
-// log at WARN (user, tool and request ID, the record of a refusal) and
-// recorded nowhere else.
+// decides everything). A refused decision, or a refused opening of a
+// request's page, is answered 403, written to the log at WARN (user, tool
+// and request ID), and recorded in the audit trail when the store keeps
+// events (EventStore: memory's and redisstore's do), where those who may
+// decide the request see it.
 func WithAuthorize(a Authorize) Option {
 	return optionFunc(func(c *config) { c.authorize = a })
 }
@@ -54,14 +55,6 @@ func (h *Handler) may(user string, req approval.Request) bool {
 // one they may decide.
 func (h *Handler) mayRecord(user string, rec approval.Record) bool {
 	return h.may(user, approval.Request{ID: rec.RequestID, Since: rec.Since, Call: rec.Call})
-}
-
-// refused answers 403 to user for the request req, and logs the refusal.
-func (h *Handler) refused(w http.ResponseWriter, r *http.Request, req approval.Request, what string) {
-	user := userOf(r)
-	h.cfg.logger.Warn("inbox: refused, the user may not decide this request", "user", user, "tool", req.Call.Tool, "request", req.ID, "action", what)
-	h.renderStatus(w, "message", message{User: user, Title: "Not yours to decide",
-		Text: "You may not decide requests of this tool: it is decided by its approver groups. Your attempt was recorded."}, http.StatusForbidden)
 }
 
 // Replier is a Store that also takes replies (approval.Reply): approvals

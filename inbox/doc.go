@@ -36,7 +36,8 @@
 //
 // WithAuthorize (Approvers, for per-tool groups) says who may decide
 // what: a person is shown only what they may decide, and is refused (403,
-// logged at WARN) anything else. Over a Replier store (Memory), a tool's
+// logged at WARN, and over an EventStore recorded in the audit trail for
+// those who may decide it) anything else. Over a Replier store (Memory), a tool's
 // quorum (approval.Grants.Quorum) makes each approval a vote, shown on the
 // request's page ("1 of 2 approvals"); WithInputCheck offers "Approve with
 // changes", whose grant covers the edited input only; a denial may carry
@@ -47,5 +48,7 @@
 //
 // The list page polls (every 2 s by default, WithPollInterval) for the
 // pending requests and the recent answers: no reload, no open connection
-// per viewer. It works without script too, by reloading.
+// per viewer. It works without script too, by reloading. When the store's
+// list was full and dropped requests (Overflower), the list says how many
+// and since when, and the audit trail names each one dropped.
 package inbox

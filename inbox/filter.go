@@ -113,6 +113,11 @@ func (f filter) record(r approval.Record) bool {
 	return true
 }
 
+// event is record for an event: by is who was refused.
+func (f filter) event(e approval.Event) bool {
+	return f.record(approval.Record{By: e.By, Call: e.Call})
+}
+
 // pager is where a page is among the pages of what the filter kept.
 type pager struct {
 	Total, From, To int          // From and To count from 1; 0 when nothing is kept

@@ -94,7 +94,7 @@ func TestTheAuditTrailFiltersByWhoDecided(t *testing.T) {
 	}
 	h := newInbox(t, inbox.Memory(g))
 	body := get(h, "alice", "/audit?by=bob").Body.String()
-	if !strings.Contains(body, "1 of 2 decisions match") || strings.Count(body, `<tr class="record`) != 1 {
+	if !strings.Contains(body, "1 of 2 entries match") || strings.Count(body, `<tr class="record`) != 1 {
 		t.Errorf("the audit trail filtered by bob:\n%s", body)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"slices"
 	"strings"
@@ -51,7 +52,7 @@ func (h *Handler) load(r *http.Request) pageData {
 	for _, q := range kept[lo:hi] {
 		d.Requests = append(d.Requests, h.viewRequest(d.User, q, now))
 	}
-	d.Overflow = h.overflow(r.Context())
+	d.Overflow = h.overflow(r.Context(), len(reqs))
 	recent, err := h.store.Audit(r.Context(), recentAnswers)
 	if err != nil {
 		h.storeFailed(r, "audit", err)
@@ -126,7 +127,7 @@ func (h *Handler) detail(w http.ResponseWriter, r *http.Request) {
 }
 
 // answered finds the record of the request id, or says why it is not
-// shown.
+// shown: dropped from a full list, when the store's events say so.
 func (h *Handler) answered(ctx context.Context, user, id string) (*recordView, string) {
 	recs, err := h.store.Audit(ctx, 0)
 	if err != nil {
@@ -136,6 +137,14 @@ func (h *Handler) answered(ctx context.Context, user, id string) (*recordView, s
 		if rec.RequestID == id && h.mayRecord(user, rec) {
 			v := viewRecord(rec)
 			return &v, ""
+		}
+	}
+	if events, err := h.events(ctx); err == nil {
+		for _, e := range events {
+			if e.Kind == approval.EventDropped && e.RequestID == id && h.mayEvent(user, e) {
+				return nil, fmt.Sprintf("This request was dropped, undecided, from the list at %s because the list was full (at most %d wait): its call asks again when its run resumes, as a new request. Look at the list.",
+					e.At.UTC().Format("2006-01-02 15:04:05 UTC"), e.Max)
+			}
 		}
 	}
 	return nil, "This request no longer waits as it was shown: it expired, or its call asked again with other details (its next attempt). Look at the list."
@@ -148,21 +157,18 @@ func (h *Handler) auditPage(w http.ResponseWriter, r *http.Request) {
 		h.storeFailed(r, "audit", err)
 		d.Problem = storeDown
 	}
+	events, err := h.events(r.Context())
+	if err != nil {
+		h.storeFailed(r, "events", err)
+		d.Problem = storeDown
+	}
 	f := parseFilter(r)
 	d.Filter = f
-	kept, all := make([]approval.Record, 0, len(recs)), 0
-	for _, rec := range recs {
-		if h.mayRecord(d.User, rec) {
-			all++
-			if f.record(rec) {
-				kept = append(kept, rec)
-			}
-		}
-	}
+	kept, all := h.trail(d.User, f, recs, events)
 	lo, hi, p := f.paginate(len(kept), all)
 	d.Pager = p
-	for _, rec := range kept[lo:hi] {
-		d.Recent = append(d.Recent, viewRecord(rec))
+	for _, e := range kept[lo:hi] {
+		d.Recent = append(d.Recent, e.view)
 	}
 	h.render(w, "audit", d)
 }
@@ -246,10 +252,18 @@ func (h *Handler) requestsJSON(w http.ResponseWriter, r *http.Request) {
 	writeJSONConditional(w, r, map[string]any{"requests": out})
 }
 
+// auditJSON answers the answers ("records", as before events were kept)
+// and the events ("events") the user may see, newest first.
 func (h *Handler) auditJSON(w http.ResponseWriter, r *http.Request) {
 	recs, err := h.store.Audit(r.Context(), 0)
 	if err != nil {
 		h.storeFailed(r, "audit", err)
+		writeJSON(w, http.StatusServiceUnavailable, map[string]string{"error": storeDown})
+		return
+	}
+	events, err := h.events(r.Context())
+	if err != nil {
+		h.storeFailed(r, "events", err)
 		writeJSON(w, http.StatusServiceUnavailable, map[string]string{"error": storeDown})
 		return
 	}
@@ -261,7 +275,13 @@ func (h *Handler) auditJSON(w http.ResponseWriter, r *http.Request) {
 		out = append(out, recordJSON{rec.RequestID, rec.Decision.String(), rec.By, rec.Comment, rec.At.UTC(), rec.Since.UTC(), toJSON(rec.Call),
 			rec.Input, rec.Message, rec.Approvals, rec.Quorum})
 	}
-	writeJSONConditional(w, r, map[string]any{"records": out})
+	evs := make([]eventJSON, 0, len(events))
+	for _, e := range events {
+		if h.mayEvent(userOf(r), e) {
+			evs = append(evs, toEventJSON(e))
+		}
+	}
+	writeJSONConditional(w, r, map[string]any{"records": out, "events": evs})
 }
 
 // writeJSONConditional answers with v as JSON, through writeConditional.

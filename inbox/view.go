@@ -46,6 +46,7 @@ type recordView struct {
 	Changed, Message               pieces
 	Approvals, Quorum              int
 	HasChanges, HasMessage         bool
+	Event                          string // what happened, for an event (viewEvent); "" for an answer
 }
 
 // pageData is what every page and the live part render.

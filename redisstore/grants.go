@@ -44,15 +44,19 @@ type Grants struct {
 	// MaxPending caps the pending requests listed, the oldest dropped
 	// first; zero means approval.DefaultMaxPending (1,000). Redis keeps at
 	// most as many in each of the 16 groups the requests are spread over,
-	// and Pending lists the newest MaxPending of all. At most
+	// and Pending lists the newest MaxPending of all. Overflow counts what
+	// a full group dropped and how many wait unlisted; Events names each
+	// request dropped. At most
 	// DefaultMaxDecisions decisions wait for one tool and input.
 	MaxPending int
-	// AuditTTL is how long the record of an Answer is kept; zero means
-	// approval.DefaultAuditTTL (30 days). Keep it the same in every replica.
+	// AuditTTL is how long the record of an Answer, and an event (Events),
+	// is kept; zero means approval.DefaultAuditTTL (30 days). Keep it the
+	// same in every replica.
 	AuditTTL time.Duration
-	// MaxAudit caps the records of Answer kept, the oldest dropped first;
-	// zero means approval.DefaultMaxAudit (10,000). Redis keeps at most as
-	// many in each of the 16 groups, and Audit lists the newest of all.
+	// MaxAudit caps the records of Answer kept, the oldest dropped first,
+	// and apart from them the events of each kind; zero means
+	// approval.DefaultMaxAudit (10,000). Redis keeps at most as many in each
+	// of the 16 groups, and Audit and Events list the newest of all.
 	MaxAudit int
 	// ReadOldKeys makes the Grants also use what a redisstore before the
 	// keys' hash tags held the prefix kept, all in one hash slot
@@ -172,13 +176,15 @@ forget(redis.call('ZRANGEBYSCORE', KEYS[3], '-inf', now))
 // was added, hex; or lists the request as pending and answers 'p'.
 // ARGV: member, TTL ms, max pending, the request as JSON, the other
 // request's half, "1" to use a decision only: a request not listed
-// already is not listed, and the script answers 'n'; and "1" when the
+// already is not listed, and the script answers 'n'; "1" when the
 // caller can apply an approval with changes (Verdict): without it such a
 // decision is left where it is, and the script answers 'E' when one waits
-// for the request and nothing else could be used. A decision is
+// for the request and nothing else could be used; then how long (ms) and
+// how many events the audit trail keeps, for the requests a full list
+// drops (see dropPending; KEYS[8] and KEYS[9]). A decision is
 // "kind:expiry ms", then for an answer ":" and the request's half, then
 // for 'e' and 'm' ":" and what was added, hex.
-var decideScript = redis.NewScript(forgetExpired + `
+var decideScript = redis.NewScript(forgetExpired + dropPending + `
 local mine, also = string.sub(ARGV[1], 33), ARGV[5]
 local ds = redis.call('LRANGE', KEYS[1], 0, -1)
 local bound, any, live, edited = nil, nil, 0, false
@@ -218,7 +224,7 @@ local ttl, max = tonumber(ARGV[2]), tonumber(ARGV[3])
 if not redis.call('ZSCORE', KEYS[2], ARGV[1]) then
   if ARGV[6] == '1' then return 'n' end
   local n = redis.call('ZCARD', KEYS[2])
-  if n >= max then forget(redis.call('ZRANGE', KEYS[2], 0, n - max)) end
+  if n >= max then drop(redis.call('ZRANGE', KEYS[2], 0, n - max, 'WITHSCORES'), max) end
   -- ordered by when first listed, to the microsecond: across groups too
   redis.call('ZADD', KEYS[2], tonumber(t[1]) * 1000000 + tonumber(t[2]), ARGV[1])
   redis.call('HSET', KEYS[6], ARGV[1], now)
@@ -367,7 +373,8 @@ func (g *Grants) decide(ctx context.Context, base, ti string, call approval.Call
 	var kind string
 	err := g.s.do(ctx, opDecide, keys[0], func(ctx context.Context) error {
 		var err error
-		kind, err = decideScript.Run(ctx, g.s.client, keys, member(ti, call), g.ttl().Milliseconds(), g.maxPending(), info, also, flag(onlyUse), flag(edits)).Text()
+		kind, err = decideScript.Run(ctx, g.s.client, append(keys, overflowKey(base), droppedKey(base)), member(ti, call), g.ttl().Milliseconds(), g.maxPending(), info, also, flag(onlyUse), flag(edits),
+			g.auditTTL().Milliseconds(), g.maxAudit(), approval.EventInputBytes).Text()
 		return err
 	})
 	if err != nil {

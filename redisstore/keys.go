@@ -77,3 +77,15 @@ func grantKeys(base, ti string) []string {
 
 // auditKey is group base's audit trail.
 func auditKey(base string) string { return base + ":audit" }
+
+// overflowKey is group base's hash of what its full list dropped: how
+// many, and when the first and the latest (ms).
+func overflowKey(base string) string { return base + ":overflow" }
+
+// droppedKey is group base's sorted set of the requests its full list
+// dropped (approval.EventDropped), as JSON.
+func droppedKey(base string) string { return base + ":dropped" }
+
+// refusalsKey is group base's sorted set of the refusals of requests of
+// its tools and inputs (approval.EventRefused), as JSON.
+func refusalsKey(base string) string { return base + ":refused" }

@@ -30,6 +30,11 @@
 // characters). Approving a destructive call whose earlier attempt may
 // have been applied needs -resend: approving sends it again.
 //
+// list ends by saying how many requests the full list dropped, and since
+// when, and how many wait unlisted, when any did; audit lists, beside the
+// decisions, each refusal of a person the inbox would not let decide (see
+// inbox.WithAuthorize) and each request dropped from a full list.
+//
 // Before each request, and each record of the audit trail, it warns of
 // the characters it shows as codes and of values that mix lookalike
 // scripts, as the inbox's pages do.
@@ -91,7 +96,8 @@ Usage:
                                 again
   toolsafe-approvals [flags] deny [-comment TEXT] [-message TEXT] ID
                                 deny it; -message: what the model is told
-  toolsafe-approvals [flags] audit [-n N]                  the N newest decisions (default 20; 0: all)
+  toolsafe-approvals [flags] audit [-n N]                  the N newest decisions, refusals and
+                                requests dropped from a full list (default 20; 0: all)
 
 Flags:
   -redis ADDR     the Redis (default $REDIS_ADDR, else 127.0.0.1:6379);

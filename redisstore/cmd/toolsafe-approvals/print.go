@@ -30,7 +30,12 @@ func (c *cli) list(ctx context.Context, args []string) int {
 	if err != nil {
 		return c.failed(err, false)
 	}
+	o, err := c.g.Overflow(ctx)
+	if err != nil {
+		return c.failed(err, false)
+	}
 	all := len(reqs)
+	defer printOverflow(stdout, o, all)
 	reqs = slices.DeleteFunc(reqs, func(q approval.Request) bool {
 		return *tool != "" && q.Call.Tool != *tool || *runID != "" && q.Call.RunID != *runID
 	})
@@ -140,10 +145,30 @@ func (c *cli) audit(ctx context.Context, args []string) int {
 	if err != nil {
 		return c.failed(err, false)
 	}
-	if len(recs) == 0 {
+	events, err := c.g.Events(ctx, *n)
+	if err != nil {
+		return c.failed(err, false)
+	}
+	entries := make([]entry, 0, len(recs)+len(events))
+	for _, r := range recs {
+		entries = append(entries, entry{at: r.At, rec: &r})
+	}
+	for _, e := range events {
+		entries = append(entries, entry{at: e.At, event: &e})
+	}
+	slices.SortStableFunc(entries, func(a, b entry) int { return b.at.Compare(a.at) })
+	if *n > 0 && len(entries) > *n {
+		entries = entries[:*n]
+	}
+	if len(entries) == 0 {
 		fmt.Fprintln(stdout, "No decisions yet.")
 	}
-	for _, r := range recs {
+	for _, en := range entries {
+		if e := en.event; e != nil {
+			printEvent(stdout, *e)
+			continue
+		}
+		r := en.rec
 		fmt.Fprintf(stdout, "%s  %s %s %s %s  run %s  call %s  attempt %d",
 			r.At.UTC().Format(time.RFC3339), clean(r.By), r.Decision, clean(r.Call.Tool), clean(r.Call.CanonicalInput),
 			clean(r.Call.RunID), clean(r.Call.CallID), r.Call.Attempt)
@@ -154,6 +179,52 @@ func (c *cli) audit(ctx context.Context, args []string) int {
 		warn(stdout, r.Call, r.By, r.Comment)
 	}
 	return exitOK
+}
+
+// entry is one line of audit: an answer or an event.
+type entry struct {
+	at    time.Time
+	rec   *approval.Record
+	event *approval.Event
+}
+
+// printEvent prints e, a refusal or a dropped request, as audit lists it.
+func printEvent(w io.Writer, e approval.Event) {
+	at := e.At.UTC().Format(time.RFC3339)
+	switch e.Kind {
+	case approval.EventRefused:
+		fmt.Fprintf(w, "%s  %s was refused: tried to %s %s", at, clean(e.By), clean(e.Action), clean(e.Call.Tool))
+	case approval.EventDropped:
+		fmt.Fprintf(w, "%s  dropped, undecided, from the full list (at most %d wait): %s", at, e.Max, clean(e.Call.Tool))
+	default:
+		fmt.Fprintf(w, "%s  %s: %s", at, clean(string(e.Kind)), clean(e.Call.Tool))
+	}
+	fmt.Fprintf(w, " %s", clean(e.Call.CanonicalInput))
+	if e.InputSize > len(e.Call.Input) {
+		fmt.Fprintf(w, "… (the first %d of %d bytes)", len(e.Call.Input), e.InputSize)
+	}
+	fmt.Fprintf(w, "  run %s  call %s  attempt %d  request %s\n", clean(e.Call.RunID), clean(e.Call.CallID), e.Call.Attempt, clean(e.RequestID))
+	warn(w, e.Call, e.By, "")
+}
+
+// printOverflow says, after list, what the full list dropped and how many
+// wait unlisted beyond the listed ones; nothing when neither happened.
+func printOverflow(w io.Writer, o approval.Overflow, listed int) {
+	if o.Dropped > 0 {
+		what := "1 request was"
+		if o.Dropped > 1 {
+			what = fmt.Sprintf("%d requests were", o.Dropped)
+		}
+		fmt.Fprintf(w, "dropped   %s dropped from this list because it was full (at most %d wait; the oldest goes first), the first at %s, the latest at %s: a flood of requests may have pushed a real one out; audit names each one dropped, whose call asks again when its run resumes\n",
+			what, o.Max, o.Since.UTC().Format(time.RFC3339), o.Last.UTC().Format(time.RFC3339))
+	}
+	if o.Unlisted > 0 {
+		what := "1 more request waits but is"
+		if o.Unlisted > 1 {
+			what = fmt.Sprintf("%d more requests wait but are", o.Unlisted)
+		}
+		fmt.Fprintf(w, "unlisted  %s not listed: this list shows the newest %d; older ones wait unseen until they expire or newer ones are decided\n", what, listed)
+	}
 }
 
 // votes says how far q is towards its quorum, and who approved it.
