@@ -71,9 +71,7 @@ func Classify(err error) (Kind, bool) {
 		return "", false
 	}
 	var s scan
-	if !s.walk(err) {
-		return classifyByRows(err) // an error with an As method of its own
-	}
+	s.walk(err)
 	switch {
 	case s.final != nil:
 		kind, _ := Classify(errors.Unwrap(s.final))
@@ -193,46 +191,32 @@ type scan struct {
 }
 
 // walk notes what err and the errors it wraps match, depth first as
-// errors.As goes. It reports false, and stops, at an error with an As
-// method: only errors.As can tell what that one matches.
-func (s *scan) walk(err error) bool {
+// errors.As goes.
+func (s *scan) walk(err error) {
 	for err != nil {
-		if !s.note(err) {
-			return false
-		}
+		s.note(err)
 		switch u := err.(type) {
 		case interface{ Unwrap() error }:
 			err = u.Unwrap()
 		case interface{ Unwrap() []error }:
 			for _, e := range u.Unwrap() {
-				if !s.walk(e) {
-					return false
-				}
+				s.walk(e)
 			}
-			return true
+			return
 		default:
-			return true
+			return
 		}
 	}
-	return true
 }
 
-// note notes what err itself matches.
-func (s *scan) note(err error) bool {
-	if _, ok := err.(interface{ As(any) bool }); ok {
-		return false
-	}
+// note notes what err itself matches: by its type, then, as errors.As
+// asks, by its As method if it has one.
+func (s *scan) note(err error) {
 	switch e := err.(type) {
 	case reporter:
-		if kind, retryable := e.Report(); kind == "" {
-			s.final = cmp.Or(s.final, err)
-		} else {
-			s.rows |= reportedRow(kind, retryable)
-		}
+		s.report(e)
 	case *Failure:
-		if e.Kind.Err() != nil { // one of Kinds()
-			s.failure = cmp.Or(s.failure, e)
-		}
+		s.fail(e)
 	case *ArgsError:
 		s.rows |= rowArgs
 	case *permanentError:
@@ -242,8 +226,11 @@ func (s *scan) note(err error) bool {
 	case *transientError, *retryAfterError, *notAppliedError:
 		s.rows |= rowMarker
 	}
-	if k, ok := err.(kinded); ok && s.kinded == nil && k.Kind().Err() != nil {
-		s.kinded = k
+	if k, ok := err.(kinded); ok {
+		s.kind(k)
+	}
+	if as, ok := err.(interface{ As(any) bool }); ok {
+		s.noteAs(as)
 	}
 	is, hasIs := err.(interface{ Is(error) bool })
 	for _, t := range lookFor {
@@ -251,56 +238,69 @@ func (s *scan) note(err error) bool {
 			s.rows |= t.row
 		}
 	}
-	return true
 }
 
-// classifyByRows is Classify one row at a time with errors.As and
-// errors.Is: for an error tree that holds an error with an As method.
-func classifyByRows(err error) (Kind, bool) {
-	var final error
-	var rows uint16
-	eachReporter(err, func(r reporter) bool {
-		kind, retryable := r.Report()
-		if kind == "" {
-			final = r
-			return false
-		}
-		rows |= reportedRow(kind, retryable)
-		return true
-	})
-	if final != nil {
-		kind, _ := Classify(errors.Unwrap(final))
-		return kind, false
+// noteAs notes what an error's As method says it is, for each type Classify
+// reads: an error that is another through its As method counts as that one,
+// as it does for errors.As.
+func (s *scan) noteAs(as interface{ As(any) bool }) {
+	var r reporter
+	if as.As(&r) && r != nil {
+		s.report(r)
 	}
-	if k, ok := errors.AsType[kinded](err); ok && k.Kind().Err() != nil {
-		return k.Kind(), false
+	if f, ok := asTarget[*Failure](as); ok && f != nil {
+		s.fail(f)
 	}
-	if f, ok := errors.AsType[*Failure](err); ok && f.Kind.Err() != nil {
-		return f.Kind, f.Retryable
+	if _, ok := asTarget[*ArgsError](as); ok {
+		s.rows |= rowArgs
 	}
-	for _, t := range lookFor {
-		if errors.Is(err, t.err) {
-			rows |= t.row
-		}
+	if _, ok := asTarget[*permanentError](as); ok {
+		s.rows |= rowPermanent
 	}
-	rows |= asRow[*ArgsError](err, rowArgs) | asRow[*permanentError](err, rowPermanent)
-	for _, r := range rowKinds {
-		if rows&r.row != 0 {
-			return r.kind, r.retryable
-		}
+	if te, ok := asTarget[*ToolError](as); ok && te != nil {
+		s.tool = cmp.Or(s.tool, te)
 	}
-	if te, ok := errors.AsType[*ToolError](err); ok && !te.retryable && !hasMarker(err) {
-		return KindToolError, false
+	_, t := asTarget[*transientError](as)
+	_, ra := asTarget[*retryAfterError](as)
+	_, na := asTarget[*notAppliedError](as)
+	if t || ra || na {
+		s.rows |= rowMarker
 	}
-	return KindFailed, true
+	var k kinded
+	if as.As(&k) && k != nil {
+		s.kind(k)
+	}
 }
 
-// asRow is row when err's tree holds an E, else 0.
-func asRow[E error](err error, row uint16) uint16 {
-	if _, ok := errors.AsType[E](err); ok {
-		return row
+// asTarget asks as for an E, as errors.As asks an error's As method.
+func asTarget[E any](as interface{ As(any) bool }) (E, bool) {
+	var e E
+	ok := as.As(&e)
+	return e, ok
+}
+
+// report notes a reporter: the first of kind "" is the layers' mark that
+// the call may not be retried; another ranks at its row.
+func (s *scan) report(r reporter) {
+	if kind, retryable := r.Report(); kind == "" {
+		s.final = cmp.Or(s.final, error(r))
+	} else {
+		s.rows |= reportedRow(kind, retryable)
 	}
-	return 0
+}
+
+// fail notes a *Failure whose Kind is one of Kinds().
+func (s *scan) fail(f *Failure) {
+	if f.Kind.Err() != nil {
+		s.failure = cmp.Or(s.failure, f)
+	}
+}
+
+// kind notes an error that says its own kind, one of Kinds().
+func (s *scan) kind(k kinded) {
+	if s.kinded == nil && k.Kind().Err() != nil {
+		s.kinded = k
+	}
 }
 
 // eachReporter calls visit with each reporter in err's tree, in the order

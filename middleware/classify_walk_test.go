@@ -24,6 +24,44 @@ var leaves = []error{
 	reported{KindFailed, false}, reported{KindBusy, true},
 	&ArgsError{Problems: []string{"x"}}, NewToolError("not found"), RetryableToolError("later"),
 	&Failure{Kind: KindBusy}, &Failure{Kind: KindTimeout, Retryable: true}, testKinded{},
+	asFailure{}, asToolError{}, asReporter{reported{KindCallLimit, false}}, asReporter{final{errors.New("applied")}},
+	asArgs{},
+}
+
+// asToolError is a semantic ToolError through its As method only.
+type asToolError struct{}
+
+func (asToolError) Error() string { return "claims to be a tool error" }
+func (asToolError) As(target any) bool {
+	if te, ok := target.(**ToolError); ok {
+		*te = NewToolError("not found")
+		return true
+	}
+	return false
+}
+
+// asReporter is a reporter through its As method only.
+type asReporter struct{ r reporter }
+
+func (a asReporter) Error() string { return "claims to report: " + a.r.Error() }
+func (a asReporter) As(target any) bool {
+	if r, ok := target.(*reporter); ok {
+		*r = a.r
+		return true
+	}
+	return false
+}
+
+// asArgs is an *ArgsError through its As method only.
+type asArgs struct{}
+
+func (asArgs) Error() string { return "claims to be invalid arguments" }
+func (asArgs) As(target any) bool {
+	if a, ok := target.(**ArgsError); ok {
+		*a = &ArgsError{Problems: []string{"x"}}
+		return true
+	}
+	return false
 }
 
 // testKinded says its own kind, as the approval pause does.
@@ -162,4 +200,53 @@ func TestAReportedErrorRanksAtItsRow(t *testing.T) {
 			t.Errorf("%s: classifyByRows = %q, %v; want %q, %v", tt.name, kind, retryable, tt.kind, tt.retryable)
 		}
 	}
+}
+
+// classifyByRows is Classify one row at a time with errors.As and
+// errors.Is, as its table reads: the reference its one walk is held to.
+func classifyByRows(err error) (Kind, bool) {
+	var final error
+	var rows uint16
+	eachReporter(err, func(r reporter) bool {
+		kind, retryable := r.Report()
+		if kind == "" {
+			final = r
+			return false
+		}
+		rows |= reportedRow(kind, retryable)
+		return true
+	})
+	if final != nil {
+		kind, _ := Classify(errors.Unwrap(final))
+		return kind, false
+	}
+	if k, ok := errors.AsType[kinded](err); ok && k.Kind().Err() != nil {
+		return k.Kind(), false
+	}
+	if f, ok := errors.AsType[*Failure](err); ok && f.Kind.Err() != nil {
+		return f.Kind, f.Retryable
+	}
+	for _, t := range lookFor {
+		if errors.Is(err, t.err) {
+			rows |= t.row
+		}
+	}
+	rows |= asRow[*ArgsError](err, rowArgs) | asRow[*permanentError](err, rowPermanent)
+	for _, r := range rowKinds {
+		if rows&r.row != 0 {
+			return r.kind, r.retryable
+		}
+	}
+	if te, ok := errors.AsType[*ToolError](err); ok && !te.retryable && !hasMarker(err) {
+		return KindToolError, false
+	}
+	return KindFailed, true
+}
+
+// asRow is row when err's tree holds an E, else 0.
+func asRow[E error](err error, row uint16) uint16 {
+	if _, ok := errors.AsType[E](err); ok {
+		return row
+	}
+	return 0
 }
