@@ -25,6 +25,14 @@ import (
 // decision for the request's tool and input; the pages say which. Any
 // other error reads as the store being unavailable (its text goes to the
 // log at DEBUG).
+//
+// The inbox does more with a Store that has the methods of Replier
+// (approve with changes, deny with a message, quorum votes), Overflower
+// (what a full list dropped) and EventStore (refusals in the audit trail);
+// Memory and redisstore's Grants have them all. A Store that wraps
+// another must have them too, forwarding each: a struct that embeds
+// Store has only Store's three methods, and the inbox then offers none of
+// that.
 type Store interface {
 	// Requests returns the requests waiting, oldest first.
 	Requests(ctx context.Context) ([]approval.Request, error)

@@ -72,6 +72,12 @@ func TestApprovingInTheInboxResumesTheRun(t *testing.T) {
 	if id == nil || tok == nil || !strings.Contains(page, "A-1001") {
 		t.Fatalf("the request's page:\n%s", page)
 	}
+	if !strings.Contains(page, "Message for the model") {
+		// The demo wraps its store to learn of answers; a wrapper that
+		// embedded inbox.Store alone hid Reply, and the page offered no
+		// approval with changes and no message for the model.
+		t.Errorf("the request's page offers no message for the model with a denial:\n%s", page)
+	}
 	resp, err := client.PostForm(d.URL+"decide", url.Values{"id": {id[1]}, "token": {tok[1]}, "decision": {"approve"}, "comment": {"charged twice: checked"}})
 	if err != nil {
 		t.Fatal(err)

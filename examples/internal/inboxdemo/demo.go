@@ -84,7 +84,12 @@ func Start(addr string, w io.Writer) (*Demo, error) {
 		c, err := r.Cookie("toolsafe_demo_session")
 		return User, err == nil && subtle.ConstantTimeCompare([]byte(c.Value), []byte(session)) == 1
 	}
-	h, err := inbox.New(notify{inbox.Memory(grants), answered}, identity, inbox.WithPollInterval(500*time.Millisecond))
+	full, ok := inbox.Memory(grants).(store)
+	if !ok {
+		l.Close()
+		return nil, errors.New("inboxdemo: inbox.Memory's store lacks a method the demo forwards (Reply, Overflow, RecordRefusal, Events)")
+	}
+	h, err := inbox.New(notify{full, answered}, identity, inbox.WithPollInterval(500*time.Millisecond))
 	if err != nil {
 		l.Close()
 		return nil, err
@@ -207,21 +212,43 @@ func (d *Demo) Close() error {
 	return err
 }
 
-// notify tells answered of each answer recorded.
-type notify struct {
+// store is what notify wraps: the inbox's Store with every optional
+// method the inbox uses (approval with changes, overflow, refusals in the
+// audit trail), as inbox.Memory has them.
+type store interface {
 	inbox.Store
+	inbox.Replier
+	inbox.Overflower
+	inbox.EventStore
+}
+
+// notify tells answered of each answer recorded. It wraps the whole store,
+// not just inbox.Store: a struct that embedded inbox.Store alone would hide
+// the rest from the inbox.
+type notify struct {
+	store
 	answered chan approval.Record
 }
 
 func (n notify) Answer(ctx context.Context, id string, d approval.Decision, by, comment string) (approval.Record, error) {
-	r, err := n.Store.Answer(ctx, id, d, by, comment)
+	r, err := n.store.Answer(ctx, id, d, by, comment)
+	n.tell(r, err)
+	return r, err
+}
+
+func (n notify) Reply(ctx context.Context, id string, rep approval.Reply) (approval.Record, error) {
+	r, err := n.store.Reply(ctx, id, rep)
+	n.tell(r, err)
+	return r, err
+}
+
+func (n notify) tell(r approval.Record, err error) {
 	if err == nil {
 		select {
 		case n.answered <- r:
 		default:
 		}
 	}
-	return r, err
 }
 
 func random() string {
