@@ -100,7 +100,7 @@ func consumeTogether(dir string, pub []*repoModule, version string, env []string
 	run := goRunner(dir, env)
 	t0 := time.Now()
 	get := []string{"get"}
-	list := []string{"list", "-deps", "-f", "{{with .Module}}{{.Path}} {{.Version}} {{$.Name}} {{$.ImportPath}}{{end}}"}
+	list := []string{"list", "-deps", "-f", listFormat}
 	for _, m := range pub {
 		get = append(get, m.Path+"@"+version)
 		list = append(list, m.Path+"/...")
@@ -272,7 +272,7 @@ func consume(dir string, m *repoModule, version string, env []string, sums []byt
 	}
 
 	// The module's packages and their dependencies, with the module of each.
-	deps, err := run("list", "-deps", "-f", "{{with .Module}}{{.Path}} {{.Version}} {{$.Name}} {{$.ImportPath}}{{end}}", m.Path+"/...")
+	deps, err := run("list", "-deps", "-f", listFormat, m.Path+"/...")
 	if err != nil {
 		return err
 	}
@@ -338,6 +338,12 @@ func goRunner(dir string, env []string) func(args ...string) (string, error) {
 	}
 }
 
+// listFormat is the go list -f template consumedPackages reads: each
+// package's module and version, its name and import path, and how many
+// Go files it builds from (a directory of tests only, such as the core's
+// test/, builds from none and is no package a user imports).
+const listFormat = "{{with .Module}}{{.Path}} {{.Version}} {{$.Name}} {{$.ImportPath}} {{len $.GoFiles}} {{len $.CgoFiles}}{{end}}"
+
 // consumedPackages reads the go list -deps output deps and returns m's
 // importable packages and its published commands. It fails when the build
 // uses any of the repository's modules at another version than version, or
@@ -347,10 +353,13 @@ func consumedPackages(deps string, m *repoModule, version string) (imports, comm
 	seen := map[string]bool{}
 	for _, line := range strings.Split(strings.TrimSpace(deps), "\n") {
 		f := strings.Fields(line)
-		if len(f) != 4 {
+		if len(f) != 6 {
 			continue
 		}
 		modPath, modVersion, name, importPath := f[0], f[1], f[2], f[3]
+		if f[4] == "0" && f[5] == "0" {
+			continue // tests only: nothing to import
+		}
 		// Every module of the repository that the build uses must be at
 		// version: at any other, it did not come from this working tree.
 		if (modPath == basePath || strings.HasPrefix(modPath, basePath+"/")) && modVersion != version && !seen[modPath] {
