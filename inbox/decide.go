@@ -71,11 +71,18 @@ func (h *Handler) decide(w http.ResponseWriter, r *http.Request) {
 		refuse(http.StatusServiceUnavailable, "Not confirmed", storeUnconfirmed)
 		return
 	}
-	if found && !h.may(user, req) {
+	if !found {
+		// Not listed: answered, expired, asked again, or pushed out of a
+		// list that keeps more than it shows (redisstore's). Deciding it
+		// unseen would skip every check below, so nothing is recorded.
+		h.notPending(w, r, user, id)
+		return
+	}
+	if !h.may(user, req) {
 		h.refused(w, r, req, "decide")
 		return
 	}
-	if found && reply.Decision == approval.Approved && needsSecondConfirmation(req) && r.PostForm.Get("confirm") != confirmResend {
+	if reply.Decision == approval.Approved && needsSecondConfirmation(req) && r.PostForm.Get("confirm") != confirmResend {
 		refuse(http.StatusBadRequest, "Not recorded", "An earlier attempt of this destructive call may already have been applied, and approving sends it again. Tick “I checked: sending it again is right” and approve again, or deny. Nothing was recorded.")
 		return
 	}
@@ -84,11 +91,11 @@ func (h *Handler) decide(w http.ResponseWriter, r *http.Request) {
 		refuse(http.StatusBadRequest, "Refused", "The comment must be text of at most 1,000 characters.")
 		return
 	}
-	if found && reply.Input == "" && reply.Decision == approval.Approved && edited(req, r.PostForm.Get("changed")) {
+	if reply.Input == "" && reply.Decision == approval.Approved && edited(req, r.PostForm.Get("changed")) {
 		refuse(http.StatusBadRequest, "Not recorded", "You changed the arguments but chose Approve, which approves the call as the model asked it: choose Approve with changes to approve your arguments, or undo your changes. Nothing was recorded.")
 		return
 	}
-	if found && reply.Input != "" {
+	if reply.Input != "" {
 		if problem := h.checkChanged(req, reply.Input); problem != "" {
 			refuse(http.StatusBadRequest, "Changes not valid", problem)
 			return
@@ -110,12 +117,7 @@ func (h *Handler) decide(w http.ResponseWriter, r *http.Request) {
 	}
 	switch {
 	case errors.Is(err, approval.ErrNotPending):
-		answered, problem := h.answered(r.Context(), user, id)
-		text := "Your answer was not recorded: this request had already been answered."
-		if answered == nil {
-			text = "Your answer was not recorded. " + problem
-		}
-		h.renderStatus(w, "message", message{User: user, Title: "Not recorded", Text: text, Answered: answered}, http.StatusConflict)
+		h.notPending(w, r, user, id)
 		return
 	case errors.Is(err, approval.ErrTooManyDecisions):
 		h.storeFailed(r, "answer", err)
@@ -134,6 +136,17 @@ func (h *Handler) decide(w http.ResponseWriter, r *http.Request) {
 	}
 	w.Header().Set("Location", "./?answered="+answered)
 	w.WriteHeader(http.StatusSeeOther)
+}
+
+// notPending answers a decision of the request id, which no longer waits
+// as listed: 409, with its record when it was answered.
+func (h *Handler) notPending(w http.ResponseWriter, r *http.Request, user, id string) {
+	answered, problem := h.answered(r.Context(), user, id)
+	text := "Your answer was not recorded: this request had already been answered."
+	if answered == nil {
+		text = "Your answer was not recorded. " + problem
+	}
+	h.renderStatus(w, "message", message{User: user, Title: "Not recorded", Text: text, Answered: answered}, http.StatusConflict)
 }
 
 // confirmResend is the form's value of the second, explicit confirmation
