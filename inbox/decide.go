@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"slices"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -198,11 +199,21 @@ func (h *Handler) checkChanged(req approval.Request, input string) string {
 }
 
 // edited reports whether changed, the form's arguments, differs from
-// req's input: a person who edited them and chose Approve.
+// what the page filled them with: req's input, or the changes of the
+// first vote with changes (viewVotes), which the next person's plain
+// Approve leaves as they were. It tells a person who edited them and
+// chose Approve.
 func edited(req approval.Request, changed string) bool {
 	if strings.TrimSpace(changed) == "" {
 		return false
 	}
 	checked, err := approval.CheckReply(approval.Reply{Decision: approval.Approved, By: "-", Input: changed})
-	return err != nil || checked.Input != req.Call.CanonicalInput
+	if err != nil {
+		return true
+	}
+	filled := req.Call.CanonicalInput
+	if i := slices.IndexFunc(req.Votes, func(v approval.Vote) bool { return v.Input != "" }); i >= 0 {
+		filled = req.Votes[i].Input
+	}
+	return checked.Input != filled && checked.Input != req.Call.CanonicalInput
 }
