@@ -96,6 +96,10 @@ func (h *Handler) decide(w http.ResponseWriter, r *http.Request) {
 		refuse(http.StatusBadRequest, "Not recorded", "You changed the arguments but chose Approve, which approves the call as the model asked it: choose Approve with changes to approve your arguments, or undo your changes. Nothing was recorded.")
 		return
 	}
+	if reply.Input != "" && req.Call.MayHaveApplied {
+		refuse(http.StatusBadRequest, "Not recorded", changeAfterApplied)
+		return
+	}
 	if reply.Input != "" {
 		if problem := h.checkChanged(req, reply.Input); problem != "" {
 			refuse(http.StatusBadRequest, "Changes not valid", problem)
@@ -149,6 +153,13 @@ func (h *Handler) notPending(w http.ResponseWriter, r *http.Request, user, id st
 	}
 	h.renderStatus(w, "message", message{User: user, Title: "Not recorded", Text: text, Answered: answered}, http.StatusConflict)
 }
+
+// changeAfterApplied refuses changes to a call whose earlier attempt may
+// already have been applied: that attempt was sent with the arguments
+// shown, and the next is sent under the same idempotency key, so an
+// upstream that honours the key would keep the first arguments while the
+// model is told the person's ran.
+const changeAfterApplied = "An earlier attempt of this call may already have been applied with the arguments shown, and the next one is sent under the same idempotency key: changing its arguments now could leave the first ones applied while the model is told yours ran. Approve it as shown, or deny it and say why in the message. Nothing was recorded."
 
 // confirmResend is the form's value of the second, explicit confirmation
 // an approval needs when needsSecondConfirmation.

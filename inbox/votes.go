@@ -20,7 +20,9 @@ type votesView struct {
 	// Voted reports whether the viewer approved already.
 	Voted bool
 	// Edit is the input, indented, to start a change from; CanEdit
-	// whether the inbox takes changes, CanMessage a denial's message.
+	// whether the inbox takes changes (never for a call whose earlier
+	// attempt may have been applied: see changeAfterApplied), CanMessage a
+	// denial's message.
 	Edit                string
 	CanEdit, CanMessage bool
 	// EditBy is who approved the changes Edit starts from, when someone
@@ -35,7 +37,7 @@ type voteView struct {
 
 func (h *Handler) viewVotes(user string, r approval.Request, pretty string, isJSON bool) votesView {
 	_, replies := h.store.(Replier)
-	v := votesView{Quorum: max(r.Quorum, 1), CanMessage: replies, CanEdit: replies && h.cfg.check != nil && isJSON, Edit: editable(pretty)}
+	v := votesView{Quorum: max(r.Quorum, 1), CanMessage: replies, CanEdit: replies && h.cfg.check != nil && isJSON && !r.Call.MayHaveApplied, Edit: editable(pretty)}
 	for _, vt := range r.Votes {
 		if vt.Input == "" {
 			v.Approvals++
