@@ -8,17 +8,19 @@ package test
 import (
 	"context"
 	"errors"
+	"io"
 	"testing"
 	"time"
 
 	"github.com/toolsafe/toolsafe"
 	"github.com/toolsafe/toolsafe/approval"
+	"github.com/toolsafe/toolsafe/fallback"
 	"github.com/toolsafe/toolsafe/middleware"
 	"github.com/toolsafe/toolsafe/policy"
 	"github.com/toolsafe/toolsafe/run"
 )
 
-func TestALaterAttemptOfAChangedDestructiveCallShowsWhatWasSent(t *testing.T) {
+func TestReview28ALaterAttemptOfAChangedDestructiveCallShowsWhatWasSent(t *testing.T) {
 	grants := approval.NewGrants()
 	var sent []string
 	first := true
@@ -67,5 +69,31 @@ func TestALaterAttemptOfAChangedDestructiveCallShowsWhatWasSent(t *testing.T) {
 	r := tool.Run(run.Resume(ctx, req), asked)
 	if len(sent) == 2 && sent[0][len(sent[0])-32:] == sent[1][len(sent[1])-32:] && sent[0][:len(edited)] != sent[1][:len(edited)] {
 		t.Errorf("two bodies under one idempotency key: %q; the model reads %q", sent, r.Observation())
+	}
+}
+
+// Review28: a person corrected the refund to 25 EUR; the changed call
+// failed, and the fallback asks about the model's 250 EUR, its request
+// saying nothing of the correction: approving it opens a ticket for 250.
+func TestReview28AFallbackAfterAChangedCallKeepsThePersonsChanges(t *testing.T) {
+	grants := approval.NewGrants()
+	primary := middleware.Func("refund", "refunds", func(context.Context, string) (string, error) { return "", io.ErrUnexpectedEOF })
+	alt := middleware.Func("refund_ticket", "opens a ticket", func(context.Context, string) (string, error) { return "ticket opened", nil })
+	tool := toolsafe.Wrap(primary, toolsafe.WithApproval(grants), toolsafe.WithFallback(fallback.To(alt)))
+	ctx := run.With(context.Background(), "run-fb", run.NewMemoryLedger())
+	const asked = `{"order":"A-1001","amount_eur":250}`
+	_, err := tool.Call(ctx, asked)
+	var req *approval.Required
+	if !errors.As(err, &req) {
+		t.Fatal(err)
+	}
+	if _, err := grants.Reply(grants.Requests()[0].ID, approval.Reply{Decision: approval.Approved, By: "alice", Input: `{"order":"A-1001","amount_eur":25}`}); err != nil {
+		t.Fatal(err)
+	}
+	tool.Run(run.Resume(ctx, req), asked)
+	for _, q := range grants.Requests() {
+		if q.Call.Tool == "refund_ticket" && q.Call.CanonicalInput != `{"amount_eur":25,"order":"A-1001"}` {
+			t.Errorf("the fallback asks about %s, which alice corrected to 25", q.Call.CanonicalInput)
+		}
 	}
 }
