@@ -93,6 +93,13 @@ func (c *config) gateLayer() middleware.Middleware {
 	}
 	mw, announce := approval.NewGate(c.approver, c.gateMode())
 	c.announceGate = announce
+	if c.args != nil {
+		// A person may change the arguments before approving (Reply with an
+		// Input, from any inbox or program): what runs then is checked
+		// against the schema too. The model's own input, checked already,
+		// is not checked twice (argschema marks it on the call).
+		return middleware.Chain(mw, c.args.Middleware())
+	}
 	return mw
 }
 

@@ -10,7 +10,10 @@ import (
 // argschema.Compile, so that one schema can serve many tools, as the
 // policies file does) before anything else runs: an invalid input ends the
 // call as args-invalid, no attempt made, and the model is told which
-// argument is wrong. A nil s removes the check, the tool's own schema
+// argument is wrong. Arguments a person changed before approving a call
+// (approval.Reply's Input) are checked against s as well before they run:
+// changes that do not fit end the call as args-invalid, the tool not
+// called. A nil s removes the check, the tool's own schema
 // included (see New). It is the one way to give a tool its schema. A tool
 // has one schema: a second WithArgs, or the deprecated WithArgsSchema
 // beside it, is refused by New (ErrConfig), as a guard is set once.

@@ -251,31 +251,42 @@ func (g *gate) approve(c *call.Call, input, run string) {
 
 // runApproved runs the call approved: with input, or, when a person
 // changed it before approving (changed is not ""), with changed, its
-// result told that a person changed the call and which fields.
+// result told that a person changed the call and which fields; a failure
+// tells it as well (Failure.Changed, from the call's record).
 func runApproved(ctx context.Context, next tools.Tool, input, changed string) (string, error) {
 	if changed == "" {
 		return next.Call(ctx, input)
 	}
+	// A failure of the changed call tells it too (Failure.Changed): the
+	// model must not read it as about its own arguments.
+	call.Record(ctx, call.ChangedByPerson{Note: editNote(failedLead, input, changed)})
 	out, err := next.Call(ctx, changed)
 	if err != nil {
 		return out, err
 	}
-	return editNote(input, changed) + "\n" + out, nil
+	return editNote(ranLead, input, changed) + "\n" + out, nil
 }
+
+// How the note of a person's changes begins (editNote): after the call
+// ran, and before its failure.
+const (
+	ranLead    = "A person changed this call before approving it, and it ran with their arguments"
+	failedLead = "A person changed this call before approving it, and what follows is about their arguments, not yours"
+)
 
 // maxNoteValue is how much of a changed field's new value the model's
 // note shows, in bytes of JSON.
 const maxNoteValue = 80
 
-// editNote is the sentence that tells the model a person changed its call
-// before approving it: which top-level fields, and their new values (the
+// editNote is the sentence, beginning with lead, that tells the model a
+// person changed its call before approving it: which top-level fields, and their new values (the
 // person's, as JSON, each cut to 80 bytes), at most 8 of them.
-func editNote(input, changed string) string {
+func editNote(lead, input, changed string) string {
 	fields := ChangedFields(input, changed)
 	var now map[string]json.RawMessage
 	_ = json.Unmarshal([]byte(changed), &now)
 	var b strings.Builder
-	b.WriteString("A person changed this call before approving it, and it ran with their arguments")
+	b.WriteString(lead)
 	for i, f := range fields {
 		if i == 8 {
 			fmt.Fprintf(&b, "; and %d more fields", len(fields)-i)

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unicode"
 	"unicode/utf8"
 
 	"golang.org/x/text/unicode/norm"
@@ -25,13 +26,22 @@ const MaxMessage = 500
 var ErrAlreadyVoted = errors.New("approval: you already approved this request; it waits for someone else's approval")
 
 // Voter is the form of a person's name that counts their vote: the name
-// with surrounding spaces removed, in Unicode compatibility form (NFKC) and
+// without the characters that show nothing (format characters such as
+// U+200B, U+00AD and U+2060, variation selectors, U+034F) and with
+// surrounding spaces removed, in Unicode compatibility form (NFKC) and
 // lower case. Two names with one Voter are one person, so "alice",
-// "Alice", " alice" and the full-width "ａｌｉｃｅ" approve a request once
-// between them, whatever spelling the identity function or a caller gave.
-// Stores that count votes (Grants, redisstore's) compare this form.
+// "Alice", " alice", "alice\u200b" and the full-width "ａｌｉｃｅ" approve a
+// request once between them, whatever spelling the identity function or a
+// caller gave. Stores that count votes (Grants, redisstore's) compare
+// this form.
 func Voter(by string) string {
-	return strings.ToLower(norm.NFKC.String(strings.TrimSpace(by)))
+	shown := strings.Map(func(r rune) rune {
+		if unicode.Is(unicode.Cf, r) || unicode.Is(unicode.Variation_Selector, r) || r == '\u034f' {
+			return -1
+		}
+		return r
+	}, by)
+	return strings.ToLower(norm.NFKC.String(strings.TrimSpace(shown)))
 }
 
 // ErrEdited is the error Grants.Decide returns, pausing the call, for a

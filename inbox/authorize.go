@@ -59,8 +59,8 @@ func (h *Handler) mayRecord(user string, rec approval.Record) bool {
 
 // Replier is a Store that also takes replies (approval.Reply): approvals
 // with changes, denials with a message for the model, and votes towards a
-// tool's quorum. Memory's Store is one. Without it the inbox offers
-// approve and deny only.
+// tool's quorum. Memory's Store is one, and so is redisstore's Grants.
+// Without it the inbox offers approve and deny only.
 type Replier interface {
 	Reply(ctx context.Context, id string, r approval.Reply) (approval.Record, error)
 }

@@ -56,3 +56,28 @@ func TestApprovingADestructiveCallThatMayHaveBeenAppliedNeedsASecondConfirmation
 		t.Fatalf("a denial without the second confirmation: %d\n%s", w.Code, w.Body)
 	}
 }
+
+// A call whose earlier attempt may have been applied was sent with the
+// arguments shown, and its next attempt goes under the same idempotency
+// key: changing them now could leave the first applied while the model is
+// told the person's ran. The page offers no changes, and the server takes
+// none.
+func TestACallThatMayHaveBeenAppliedTakesNoChanges(t *testing.T) {
+	c := refundCall(refundInput, 2)
+	c.MayHaveApplied = true
+	g := waiting(t, c)
+	h := newInbox(t, inbox.Memory(g), inbox.WithInputCheck(func(string, string) error { return nil }))
+	id := onlyRequest(t, g).ID
+	if page := get(h, "alice", "/request?id="+id).Body.String(); strings.Contains(page, `id="approve-changed"`) {
+		t.Error("the page offers changes")
+	}
+	f := form(t, h, "alice", id, "approve-changed", "")
+	f.Set("changed", `{"order":"A-1001","amount_eur":20}`)
+	f.Set("confirm", "resend")
+	if w := send(h, "alice", http.MethodPost, "/decide", f); w.Code != http.StatusBadRequest || !strings.Contains(w.Body.String(), "same idempotency key") {
+		t.Fatalf("changes to a call that may have been applied: %d\n%s", w.Code, w.Body)
+	}
+	if len(g.Audit(0)) != 0 {
+		t.Fatal("recorded")
+	}
+}

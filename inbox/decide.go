@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"slices"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -71,11 +72,18 @@ func (h *Handler) decide(w http.ResponseWriter, r *http.Request) {
 		refuse(http.StatusServiceUnavailable, "Not confirmed", storeUnconfirmed)
 		return
 	}
-	if found && !h.may(user, req) {
+	if !found {
+		// Not listed: answered, expired, asked again, or pushed out of a
+		// list that keeps more than it shows (redisstore's). Deciding it
+		// unseen would skip every check below, so nothing is recorded.
+		h.notPending(w, r, user, id)
+		return
+	}
+	if !h.may(user, req) {
 		h.refused(w, r, req, "decide")
 		return
 	}
-	if found && reply.Decision == approval.Approved && needsSecondConfirmation(req) && r.PostForm.Get("confirm") != confirmResend {
+	if reply.Decision == approval.Approved && needsSecondConfirmation(req) && r.PostForm.Get("confirm") != confirmResend {
 		refuse(http.StatusBadRequest, "Not recorded", "An earlier attempt of this destructive call may already have been applied, and approving sends it again. Tick “I checked: sending it again is right” and approve again, or deny. Nothing was recorded.")
 		return
 	}
@@ -84,11 +92,15 @@ func (h *Handler) decide(w http.ResponseWriter, r *http.Request) {
 		refuse(http.StatusBadRequest, "Refused", "The comment must be text of at most 1,000 characters.")
 		return
 	}
-	if found && reply.Input == "" && reply.Decision == approval.Approved && edited(req, r.PostForm.Get("changed")) {
+	if reply.Input == "" && reply.Decision == approval.Approved && edited(req, r.PostForm.Get("changed")) {
 		refuse(http.StatusBadRequest, "Not recorded", "You changed the arguments but chose Approve, which approves the call as the model asked it: choose Approve with changes to approve your arguments, or undo your changes. Nothing was recorded.")
 		return
 	}
-	if found && reply.Input != "" {
+	if reply.Input != "" && req.Call.MayHaveApplied {
+		refuse(http.StatusBadRequest, "Not recorded", changeAfterApplied)
+		return
+	}
+	if reply.Input != "" {
 		if problem := h.checkChanged(req, reply.Input); problem != "" {
 			refuse(http.StatusBadRequest, "Changes not valid", problem)
 			return
@@ -110,12 +122,7 @@ func (h *Handler) decide(w http.ResponseWriter, r *http.Request) {
 	}
 	switch {
 	case errors.Is(err, approval.ErrNotPending):
-		answered, problem := h.answered(r.Context(), user, id)
-		text := "Your answer was not recorded: this request had already been answered."
-		if answered == nil {
-			text = "Your answer was not recorded. " + problem
-		}
-		h.renderStatus(w, "message", message{User: user, Title: "Not recorded", Text: text, Answered: answered}, http.StatusConflict)
+		h.notPending(w, r, user, id)
 		return
 	case errors.Is(err, approval.ErrTooManyDecisions):
 		h.storeFailed(r, "answer", err)
@@ -135,6 +142,24 @@ func (h *Handler) decide(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Location", "./?answered="+answered)
 	w.WriteHeader(http.StatusSeeOther)
 }
+
+// notPending answers a decision of the request id, which no longer waits
+// as listed: 409, with its record when it was answered.
+func (h *Handler) notPending(w http.ResponseWriter, r *http.Request, user, id string) {
+	answered, problem := h.answered(r.Context(), user, id)
+	text := "Your answer was not recorded: this request had already been answered."
+	if answered == nil {
+		text = "Your answer was not recorded. " + problem
+	}
+	h.renderStatus(w, "message", message{User: user, Title: "Not recorded", Text: text, Answered: answered}, http.StatusConflict)
+}
+
+// changeAfterApplied refuses changes to a call whose earlier attempt may
+// already have been applied: that attempt was sent with the arguments
+// shown, and the next is sent under the same idempotency key, so an
+// upstream that honours the key would keep the first arguments while the
+// model is told the person's ran.
+const changeAfterApplied = "An earlier attempt of this call may already have been applied with the arguments shown, and the next one is sent under the same idempotency key: changing its arguments now could leave the first ones applied while the model is told yours ran. Approve it as shown, or deny it and say why in the message. Nothing was recorded."
 
 // confirmResend is the form's value of the second, explicit confirmation
 // an approval needs when needsSecondConfirmation.
@@ -185,11 +210,21 @@ func (h *Handler) checkChanged(req approval.Request, input string) string {
 }
 
 // edited reports whether changed, the form's arguments, differs from
-// req's input: a person who edited them and chose Approve.
+// what the page filled them with: req's input, or the changes of the
+// first vote with changes (viewVotes), which the next person's plain
+// Approve leaves as they were. It tells a person who edited them and
+// chose Approve.
 func edited(req approval.Request, changed string) bool {
 	if strings.TrimSpace(changed) == "" {
 		return false
 	}
 	checked, err := approval.CheckReply(approval.Reply{Decision: approval.Approved, By: "-", Input: changed})
-	return err != nil || checked.Input != req.Call.CanonicalInput
+	if err != nil {
+		return true
+	}
+	filled := req.Call.CanonicalInput
+	if i := slices.IndexFunc(req.Votes, func(v approval.Vote) bool { return v.Input != "" }); i >= 0 {
+		filled = req.Votes[i].Input
+	}
+	return checked.Input != filled && checked.Input != req.Call.CanonicalInput
 }

@@ -37,9 +37,10 @@
 // WithAuthorize (Approvers, for per-tool groups) says who may decide
 // what: a person is shown only what they may decide, and is refused (403,
 // logged at WARN, and over an EventStore recorded in the audit trail for
-// those who may decide it) anything else. Over a Replier store (Memory), a tool's
-// quorum (approval.Grants.Quorum) makes each approval a vote, shown on the
-// request's page ("1 of 2 approvals"); WithInputCheck offers "Approve with
+// those who may decide it) anything else. Over a Replier store (Memory,
+// redisstore's Grants), a tool's quorum (approval.Grants.Quorum) makes
+// each approval a vote, shown on the request's page ("1 of 2
+// approvals"); WithInputCheck offers "Approve with
 // changes", whose grant covers the edited input only; a denial may carry
 // a message for the model. Package webhook tells a chat when a request
 // waits and when it is decided.

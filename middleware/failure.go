@@ -57,6 +57,13 @@ type Failure struct {
 	// path, so calling it would go round a cycle (a falls back to b, b to a).
 	// Error says so. "" otherwise.
 	FallbackSkipped string
+	// Changed is, when a person changed the call's arguments before
+	// approving it, the sentence that tells the model so (which fields, and
+	// their new values), and Error begins with it: the model must not take
+	// the failure for one of its own arguments, nor call again with them
+	// blindly. "" otherwise. It quotes arguments, so
+	// MessageWithoutArguments leaves it out.
+	Changed string
 }
 
 // What a call waited for, in Failure.WaitingFor.
@@ -87,6 +94,9 @@ func (f *Failure) MessageWithoutArguments() string { return f.text(false) }
 
 func (f *Failure) text(args bool) string {
 	msg := f.message(args)
+	if args && f.Changed != "" {
+		msg = f.Changed + " " + msg
+	}
 	if ff := f.FallbackFailure; ff != nil {
 		name := ff.Tool
 		if name == "" {

@@ -180,7 +180,8 @@ func policy(retries int, first, most time.Duration) retrypolicy.RetryPolicy[*htt
 var errRefused = errors.New("webhook: the receiver refused the event")
 
 // Send POSTs e, retried as WithRetries says; it returns nil on a 2xx, or
-// an error saying what the last attempt got. It honours ctx.
+// an error saying what the last attempt got, which never holds the
+// webhook's URL (a chat's is a credential). It honours ctx.
 func (n *Notifier) Send(ctx context.Context, e Event) error {
 	body, err := json.Marshal(e)
 	if err != nil {
@@ -208,6 +209,11 @@ func (n *Notifier) post(ctx context.Context, id string, body []byte) error {
 		req.Header.Set("Idempotency-Key", id)
 	}
 	resp, err := n.client.Do(req)
+	if ue, ok := errors.AsType[*url.Error](err); ok {
+		// Its text holds the URL, a credential for most chats (Slack's
+		// hooks.slack.com/services/.../SECRET): keep what failed only.
+		return fmt.Errorf("webhook: the POST to the receiver failed: %w", ue.Err)
+	}
 	if err != nil {
 		return err
 	}

@@ -63,6 +63,7 @@ type callFacts struct {
 	primary    *middleware.Failure
 	altFailure *middleware.Failure
 	altSkipped string
+	changed    string // the note of a person's changes (ChangedByPerson)
 	replayed   bool
 	values     map[any]any // each concern's own state, under its own key (see Value)
 	// The canonical form of an input (see Canonical), made once for the
@@ -105,6 +106,7 @@ type facts struct {
 	deadline   time.Duration
 	altFailure *middleware.Failure
 	altSkipped string
+	changed    string
 }
 
 // Begin starts the record of one call to tool with input and puts it in the
@@ -312,6 +314,7 @@ func (c *Call) facts() facts {
 		deadline:   c.readExtra().deadline,
 		altFailure: c.readExtra().altFailure,
 		altSkipped: c.readExtra().altSkipped,
+		changed:    c.readExtra().changed,
 	}
 }
 
@@ -356,6 +359,8 @@ func (c *Call) Record(e Event) {
 		c.writeExtra().altFailure = e.Failure
 	case FallbackSkipped:
 		c.writeExtra().altSkipped = e.To
+	case ChangedByPerson:
+		c.writeExtra().changed = e.Note
 	case Replayed:
 		c.writeExtra().replayed, c.writeExtra().fallback = true, e.Fallback
 	}

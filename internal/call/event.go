@@ -112,7 +112,17 @@ type Replayed struct {
 	Joined   string
 }
 
+// ChangedByPerson: a person changed the call's arguments before approving
+// it, and its attempt runs with theirs; Note is the sentence that tells
+// the model so (which fields, their new values). Recorded by the approval
+// gate before the attempt, so that a failure of the changed call tells the
+// model too (Failure.Changed).
+type ChangedByPerson struct {
+	Note string
+}
+
 func (Replayed) isEvent()            {}
+func (ChangedByPerson) isEvent()     {}
 func (RetryScheduled) isEvent()      {}
 func (RetriesStopped) isEvent()      {}
 func (DeadlinePassed) isEvent()      {}

@@ -38,6 +38,7 @@ func buildFailure(ctx context.Context, fs facts, tool string, err error) *middle
 		Cause:           err,
 		FallbackFailure: fs.altFailure,
 		FallbackSkipped: fs.altSkipped,
+		Changed:         fs.changed,
 	}
 	if k, _ := middleware.Classify(err); k == middleware.KindApprovalRequired {
 		f.Kind = middleware.KindApprovalRequired

@@ -28,7 +28,9 @@
 // WithInputCheck does, so give exactly the arguments the tool takes. deny
 // -message TEXT gives the model a person's message (at most 500
 // characters). Approving a destructive call whose earlier attempt may
-// have been applied needs -resend: approving sends it again.
+// have been applied needs -resend: approving sends it again; such a call
+// takes no -input, since its next attempt goes under the same idempotency
+// key as the one that may have been applied.
 //
 // list ends by saying how many requests the full list dropped, and since
 // when, and how many wait unlisted, when any did; audit lists, beside the

@@ -102,13 +102,19 @@ func (c *cli) answer(ctx context.Context, d approval.Decision, by string, args [
 		fmt.Fprintln(stderr, "toolsafe-approvals: not recorded:", clean(strings.TrimPrefix(err.Error(), "approval: ")))
 		return exitUsage
 	}
-	if d == approval.Approved && !*resend {
+	if d == approval.Approved && (!*resend || *input != "") {
 		reqs, err := c.g.Requests(ctx)
 		if err != nil {
 			return c.failed(err, true)
 		}
 		for _, q := range reqs {
-			if q.ID == id && q.Call.Destructive && q.Call.MayHaveApplied {
+			if q.ID == id && q.Call.MayHaveApplied && *input != "" {
+				// Its earlier attempt went with the arguments listed, and
+				// the next goes under the same idempotency key.
+				fmt.Fprintln(stderr, "toolsafe-approvals: not recorded: an earlier attempt of this call may already have been applied with the arguments listed, and the next is sent under the same idempotency key: changing them now could leave the first applied while the model is told yours ran; approve it as listed, or deny it with -message")
+				return exitRefused
+			}
+			if q.ID == id && q.Call.Destructive && q.Call.MayHaveApplied && !*resend {
 				fmt.Fprintln(stderr, "toolsafe-approvals: not recorded: an earlier attempt of this destructive call may already have been applied, and approving sends it again: check, then approve with -resend, or deny")
 				return exitRefused
 			}

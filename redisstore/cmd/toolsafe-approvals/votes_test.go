@@ -99,6 +99,9 @@ func TestVotesChangesAndMessagesFromTheTerminal(t *testing.T) {
 	if code, _, errOut := cli("-as", "carol", "approve", rid); code != exitRefused || !strings.Contains(errOut, "approve with -resend") {
 		t.Errorf("approve without -resend: %d %s", code, errOut)
 	}
+	if code, _, errOut := cli("-as", "carol", "approve", "-resend", "-input", `{"id":"X-2"}`, rid); code != exitRefused || !strings.Contains(errOut, "same idempotency key") {
+		t.Errorf("approve -input of a call that may have been applied: %d %s", code, errOut)
+	}
 	if code, _, errOut := cli("-as", "carol", "approve", "-resend", rid); code != exitOK {
 		t.Fatalf("approve -resend: %d %s", code, errOut)
 	}

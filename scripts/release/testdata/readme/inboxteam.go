@@ -3,6 +3,7 @@
 package inboxteam
 
 import (
+	"errors"
 	"log"
 	"net/http"
 
