@@ -1,6 +1,7 @@
 package main
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -56,5 +57,31 @@ require (
 		"go.opentelemetry.io/otel/exporters/prometheus v0.61.0, not v0.60.0."
 	if len(got) != 1 || !strings.HasPrefix(got[0], want) || !strings.Contains(got[0], "run go mod tidy there") {
 		t.Fatalf("problems %q; want one, starting %q, saying the fix", got, want)
+	}
+}
+
+// The program the release check builds imports each package of a module
+// that has Go files to build: a directory of tests only (the core's test/)
+// is no package a user imports, and go build refuses to import one; a
+// command and an internal package are not imported either.
+func TestConsumedPackagesAreThoseAUserImports(t *testing.T) {
+	m := &repoModule{Dir: ".", Path: basePath, Published: true}
+	deps := strings.Join([]string{
+		basePath + " v0.2.0 toolsafe " + basePath + " 12 0",
+		basePath + " v0.2.0 test " + basePath + "/test 0 0",
+		basePath + " v0.2.0 call " + basePath + "/internal/call 9 0",
+		basePath + " v0.2.0 main " + basePath + "/cmd/toolsafe 2 0",
+		basePath + " v0.2.0 policy " + basePath + "/policy 7 0",
+		"github.com/tmc/langchaingo v0.1.14 tools github.com/tmc/langchaingo/tools 3 0",
+	}, "\n")
+	imports, commands, err := consumedPackages(deps, m, "v0.2.0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{basePath, basePath + "/policy"}; !slices.Equal(imports, want) {
+		t.Errorf("imports %q; want %q (no test-only, internal or main package)", imports, want)
+	}
+	if want := []string{basePath + "/cmd/toolsafe"}; !slices.Equal(commands, want) {
+		t.Errorf("commands %q; want %q", commands, want)
 	}
 }
