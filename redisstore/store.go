@@ -258,6 +258,9 @@ func New(client redis.UniversalClient, opts ...Option) (*Store, error) {
 	} else if !contextTimeouts(client) {
 		cfg.errs = append(cfg.errs, errors.New("the client does not bound its operations by their contexts: set ContextTimeoutEnabled in its options (redisstore.ClientOptions and ClusterOptions do)"))
 	}
+	if cc, ok := client.(*redis.ClusterClient); ok && len(cc.Options().Addrs) == 0 {
+		cfg.errs = append(cfg.errs, errors.New("the cluster client has no node's address: give ClusterOptions at least one (redisstore.ClusterOptions(\"10.0.0.1:6379\", …)); the client learns the others from it"))
+	}
 	if len(cfg.errs) > 0 {
 		return nil, fmt.Errorf("redisstore: %w", errors.Join(cfg.errs...))
 	}

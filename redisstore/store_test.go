@@ -17,6 +17,8 @@ func TestNewRefusesWhatCannotWork(t *testing.T) {
 	good := newClient(t, redisAddr)
 	noCtx := redis.NewClient(&redis.Options{Addr: redisAddr})
 	t.Cleanup(func() { noCtx.Close() })
+	noAddr := redis.NewClusterClient(redisstore.ClusterOptions())
+	t.Cleanup(func() { noAddr.Close() })
 	for _, c := range []struct {
 		name   string
 		client redis.UniversalClient
@@ -25,6 +27,7 @@ func TestNewRefusesWhatCannotWork(t *testing.T) {
 	}{
 		{"a nil client", nil, nil, "the client is nil"},
 		{"a client that ignores contexts", noCtx, nil, "ContextTimeoutEnabled"},
+		{"a cluster client with no address", noAddr, nil, "no node's address"},
 		{"a negative timeout", good, []redisstore.Option{redisstore.WithTimeout(-time.Second)}, "timeout -1s is negative"},
 		{"a prefix with braces", good, []redisstore.Option{redisstore.WithPrefix("a{b}")}, `prefix "a{b}"`},
 		{"a window too short", good, []redisstore.Option{redisstore.WithBudgetWindow(time.Millisecond)}, "shorter than 100ms"},
