@@ -43,8 +43,15 @@ func (d Decision) String() string {
 type CallInfo struct {
 	// Tool is the tool's name, CallID the call's ID.
 	Tool, CallID string
-	// Input is the input of the call, as the model gave it.
+	// Input is the input the attempt sends: the call's, as the model gave
+	// it, or, at a later attempt of a destructive call (ApproveEachAttempt)
+	// whose arguments a person changed at an earlier attempt, the arguments
+	// they approved, which it sends again under the same idempotency key
+	// (then Changed is true): a decision covers what the attempt sends.
 	Input string
+	// Changed reports whether Input is a person's change of the model's
+	// arguments, approved at an earlier attempt of the call.
+	Changed bool
 	// Attempt is the number of the attempt about to run: 1 for the first,
 	// 2 for the first retry. Only a destructive tool is asked again after 1.
 	Attempt int
@@ -74,6 +81,8 @@ type CallInfo struct {
 // been applied). It is the gate's Required.Reason for call.
 func (c CallInfo) Reason() string {
 	switch {
+	case c.Attempt > 1 && c.Changed:
+		return fmt.Sprintf("attempt %d of a destructive action needs its own approval; a person changed its arguments at an earlier attempt, which may have been applied, and approving sends their arguments (shown here) again with the same idempotency key", c.Attempt)
 	case c.Attempt > 1 && c.MayHaveApplied:
 		return fmt.Sprintf("attempt %d of a destructive action needs its own approval; the previous attempt may have been applied, and approving sends it again with the same idempotency key", c.Attempt)
 	case c.Attempt > 1:
@@ -151,6 +160,11 @@ type Required struct {
 	// input, to which a grant is bound (see Grants; inputs that are the same
 	// JSON match whatever their key order or spacing).
 	Tool, CallID, Input string
+	// Sends is, when a person changed the call's arguments at an earlier
+	// attempt, the arguments its paused attempt sends in place of Input,
+	// and to which a grant for it is bound; "" otherwise. run.Resume carries
+	// it to the resumed call, which the model calls with Input.
+	Sends string
 	// Reason says, for the person asked, why approval is needed now, e.g.
 	// that a retry of a destructive action needs its own approval.
 	Reason string

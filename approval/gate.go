@@ -1,6 +1,7 @@
 package approval
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -90,10 +91,23 @@ func (g *gate) call(ctx context.Context, next tools.Tool, input string) (string,
 			return runApproved(ctx, next, input, run)
 		}
 	}
+	// A destructive call a person changed at an earlier attempt sends
+	// their arguments again, under the same key: this attempt asks about
+	// those, so the decision covers what it sends.
+	asked, sends := input, ""
+	if g.mode == ApproveEachAttempt {
+		if sends = c.Sends(); sends != "" {
+			asked = sends
+			if canon, err = c.Canonical(sends); err != nil {
+				return "", err
+			}
+		}
+	}
 	info := CallInfo{
 		Tool:           next.Name(),
 		CallID:         c.ID(),
-		Input:          input,
+		Input:          asked,
+		Changed:        sends != "",
 		Attempt:        c.Attempts() + 1,
 		IdempotencyKey: c.Key(),
 		Destructive:    g.mode == ApproveEachAttempt,
@@ -108,7 +122,7 @@ func (g *gate) call(ctx context.Context, next tools.Tool, input string) (string,
 	case g.stuck.Load() >= maxStuckDecisions:
 		// The approver ignores its context and earlier decisions pile up:
 		// fail closed without starting one more.
-		return "", pause(info, "the approver could not decide", errApproverStuck)
+		return "", pauseOf(info, input, "the approver could not decide", errApproverStuck)
 	default:
 		c.Record(call.Waiting{For: call.WaitingForApproval})
 		decision, err = g.decide(ctx, info, c)
@@ -121,18 +135,22 @@ func (g *gate) call(ctx context.Context, next tools.Tool, input string) (string,
 	case err != nil:
 		call.LogAt(ctx, c, slog.LevelWarn, "toolsafe: the approver could not decide; the call pauses", "attempt", info.Attempt)
 		call.DebugLog(ctx, c, "toolsafe: the approver could not decide", "attempt", info.Attempt, "error", call.ErrorText(err))
-		return "", pause(info, "the approver could not decide", err)
+		return "", pauseOf(info, input, "the approver could not decide", err)
 	case decision.Decision == Approved:
-		if g.mode == ApproveCall {
+		run := cmp.Or(decision.Input, sends) // the person's change, now or at an earlier attempt
+		switch {
+		case g.mode == ApproveCall:
 			g.approve(c, canon, decision.Input)
+		case run != "":
+			c.SetSends(run) // later attempts send it again, and ask about it
 		}
-		return runApproved(ctx, next, input, decision.Input)
+		return runApproved(ctx, next, input, run)
 	case decision.Decision == Denied && decision.Message != "":
 		return "", &denial{message: decision.Message}
 	case decision.Decision == Denied:
 		return "", errDenied
 	}
-	return "", pause(info, "", nil)
+	return "", pauseOf(info, input, "", nil)
 }
 
 // maxStuckDecisions is how many of a gate's decisions may still run after
@@ -204,6 +222,18 @@ func safeDecide(ctx context.Context, a Approver, info CallInfo, c *call.Call) (v
 	}
 	d, err := a.Decide(ctx, info)
 	return Verdict{Decision: d}, err
+}
+
+// pauseOf builds the *Required for info, an attempt of a call of the
+// model's input: when info asks about a person's change of it
+// (info.Changed), the pause names the model's input, which the resumed
+// call is made with, and sends the person's.
+func pauseOf(info CallInfo, input, reason string, err error) *Required {
+	req := pause(info, reason, err)
+	if info.Changed {
+		req.Input, req.Sends = input, info.Input
+	}
+	return req
 }
 
 // pause builds the *Required for info.

@@ -13,6 +13,7 @@ type requiredWire struct {
 	Tool           string `json:"tool"`
 	CallID         string `json:"call_id,omitempty"`
 	Input          string `json:"input"`
+	Sends          string `json:"sends,omitempty"`
 	Reason         string `json:"reason,omitempty"`
 	Attempt        int    `json:"attempt,omitempty"`
 	IdempotencyKey string `json:"idempotency_key,omitempty"`
@@ -23,15 +24,17 @@ type requiredWire struct {
 // MarshalJSON writes the pause in its wire form, for a program that carries
 // it to another process (a queue, a database) and resumes it there with
 // run.Resume: one JSON object with the fields "tool", "input" (always),
-// "call_id", "reason", "attempt", "idempotency_key", "run_id" and "error"
-// (when set); "error" is Err's text, for the program and its logs, never
+// "call_id", "sends", "reason", "attempt", "idempotency_key", "run_id" and
+// "error" (when set); "error" is Err's text, for the program and its logs, never
 // for the model. The names are stable. It returns an error for an Input
 // that is not UTF-8 text (canonical.CheckText), which JSON would change.
 func (e Required) MarshalJSON() ([]byte, error) {
-	if err := canonical.CheckText(e.Input); err != nil {
-		return nil, fmt.Errorf("approval: the pause of %s cannot be written as JSON: %w", e.Tool, err)
+	for _, text := range []string{e.Input, e.Sends} {
+		if err := canonical.CheckText(text); err != nil {
+			return nil, fmt.Errorf("approval: the pause of %s cannot be written as JSON: %w", e.Tool, err)
+		}
 	}
-	w := requiredWire{Tool: e.Tool, CallID: e.CallID, Input: e.Input, Reason: e.Reason,
+	w := requiredWire{Tool: e.Tool, CallID: e.CallID, Input: e.Input, Sends: e.Sends, Reason: e.Reason,
 		Attempt: e.Attempt, IdempotencyKey: e.IdempotencyKey, RunID: e.RunID}
 	if e.Err != nil {
 		w.Error = e.Err.Error()
@@ -51,7 +54,7 @@ func (e *Required) UnmarshalJSON(data []byte) error {
 	if w.Tool == "" {
 		return errors.New(`approval: a pause in JSON has no "tool": it was not written by Required.MarshalJSON`)
 	}
-	*e = Required{Tool: w.Tool, CallID: w.CallID, Input: w.Input, Reason: w.Reason,
+	*e = Required{Tool: w.Tool, CallID: w.CallID, Input: w.Input, Sends: w.Sends, Reason: w.Reason,
 		Attempt: w.Attempt, IdempotencyKey: w.IdempotencyKey, RunID: w.RunID}
 	if w.Error != "" {
 		e.Err = &RemoteError{Message: w.Error}

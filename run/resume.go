@@ -6,11 +6,13 @@ import (
 
 	"github.com/toolsafe/toolsafe/approval"
 	"github.com/toolsafe/toolsafe/canonical"
+	"github.com/toolsafe/toolsafe/internal/call"
 )
 
 // resumption is a paused call that the next matching call continues.
 type resumption struct {
 	tool, input, callID, key string
+	sends                    string // approval.Required.Sends
 
 	mu   sync.Mutex
 	used bool
@@ -21,7 +23,9 @@ type resumption struct {
 // continues the paused call: it keeps the paused call's idempotency key
 // (and its call ID, unless the model gave the new call one), so an action
 // that may already have been applied when the call paused is sent again
-// under the same key and applied once. Pass it to the agent run that
+// under the same key and applied once; when a person changed the call's
+// arguments at an earlier attempt (ar.Sends), its later attempts send
+// theirs, and ask about theirs. Pass it to the agent run that
 // resumes after the approval was granted. Each Resume continues one call.
 //
 // When the call paused in a scoped run (ar.RunID, see With), the
@@ -54,7 +58,7 @@ func Resume(ctx context.Context, ar *approval.Required) context.Context {
 	if err != nil {
 		canon = ar.Input
 	}
-	r := &resumption{tool: ar.Tool, input: canon, callID: ar.CallID, key: ar.IdempotencyKey}
+	r := &resumption{tool: ar.Tool, input: canon, callID: ar.CallID, key: ar.IdempotencyKey, sends: ar.Sends}
 	return withScope(ctx, func(s *scope) {
 		s.resumptions = append(s.resumptions[:len(s.resumptions):len(s.resumptions)], r)
 	})
@@ -63,13 +67,13 @@ func Resume(ctx context.Context, ar *approval.Required) context.Context {
 // Continue reports whether a call of tool with input continues a paused
 // call this scope resumes, and uses that call up: the first resumption of
 // a call to tool with the same canonical input not used yet.
-func (s *scope) Continue(tool, input string) (key, callID string, ok bool) {
+func (s *scope) Continue(tool, input string) (call.Continuation, bool) {
 	if len(s.resumptions) == 0 {
-		return "", "", false
+		return call.Continuation{}, false
 	}
 	canon, err := canonical.JSON(input)
 	if err != nil {
-		return "", "", false
+		return call.Continuation{}, false
 	}
 	for _, r := range s.resumptions {
 		if r.tool != tool || r.input != canon {
@@ -80,8 +84,8 @@ func (s *scope) Continue(tool, input string) (key, callID string, ok bool) {
 		r.used = true
 		r.mu.Unlock()
 		if !used {
-			return r.key, r.callID, true
+			return call.Continuation{Key: r.key, CallID: r.callID, Sends: r.sends}, true
 		}
 	}
-	return "", "", false
+	return call.Continuation{}, false
 }

@@ -124,10 +124,13 @@ func Begin(ctx context.Context, tool, id, input string, logger *slog.Logger) (co
 	c := &Call{tool: tool, id: id, idKnown: id != "", start: time.Now(), logger: logger, parent: From(ctx)}
 	if s, ok := ctx.Value(ScopeKey{}).(Scope); ok && s != nil {
 		c.scope = s
-		if key, callID, ok := s.Continue(tool, input); ok {
-			c.key, c.keyFixed = key, true
+		if k, ok := s.Continue(tool, input); ok {
+			c.key, c.keyFixed = k.Key, true
 			if !c.idKnown {
-				c.id = callID
+				c.id = k.CallID
+			}
+			if k.Sends != "" {
+				c.SetSends(k.Sends)
 			}
 		}
 	}

@@ -10,13 +10,21 @@ type ScopeKey struct{}
 // does.
 type Scope interface {
 	// Continue reports whether a call of tool with input continues a
-	// paused call, and if so gives its idempotency key and call ID; it
+	// paused call, and if so gives what the call carries over from it; it
 	// uses the paused call up.
-	Continue(tool, input string) (key, callID string, ok bool)
+	Continue(tool, input string) (Continuation, bool)
 	// RunID is the ID of the run, or "" when the scope only resumes a
 	// call outside a run: the approval gate names the run in its
 	// requests by it.
 	RunID() string
+}
+
+// Continuation is what a call that continues a paused one carries over
+// from it: its idempotency key, its call ID, and the arguments a person
+// approved in place of its input at an earlier attempt, which its later
+// attempts send ("" for none; see Call.Sends).
+type Continuation struct {
+	Key, CallID, Sends string
 }
 
 // Scope is the run the call is part of (see ScopeKey), or nil.
@@ -60,3 +68,21 @@ func (c *Call) RunID() string {
 	}
 	return ""
 }
+
+// sendsKey keeps on a call the arguments a person approved in place of its
+// input (see Sends).
+type sendsKey struct{}
+
+// Sends returns the arguments a person approved in place of the call's
+// input at an earlier attempt, which its later attempts send again under
+// its idempotency key, or "" when nobody changed them: set by the approval
+// gate (SetSends), or carried over from the paused call the call
+// continues.
+func (c *Call) Sends() string {
+	s, _ := c.Value(sendsKey{}).(string)
+	return s
+}
+
+// SetSends records that the call's later attempts send s in place of its
+// input (see Sends).
+func (c *Call) SetSends(s string) { c.SetValue(sendsKey{}, s) }
