@@ -185,7 +185,7 @@ judged "$rc"
 # redisstore's test, against a redis-server of our own.
 echo
 echo "== Redis round trips per failed attempt (redisstore TestRoundTripsPerFailedAttempt)"
-port=$(( 20000 + RANDOM % 20000 ))
+port=$(( 10000 + RANDOM % 22000 )) # below the ephemeral ports (32768 up)
 redis-server --port "$port" --bind 127.0.0.1 --save '' --appendonly no >/dev/null &
 redis_pid=$!
 for _ in $(seq 50); do redis-cli -p "$port" ping >/dev/null 2>&1 && break; sleep 0.1; done

@@ -48,7 +48,7 @@ echo "-- examples/operators (own module: the Prometheus exporter and chromedp st
 
 free_port() { # a port of 127.0.0.1 nothing answers on
   for _ in $(seq 50); do
-    p=$((20000 + RANDOM % 40000))
+    p=$((10000 + RANDOM % 22000)) # below the ephemeral ports (32768 up), which clients take at any moment
     if ! (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then echo "$p"; return; fi
   done
   echo "no free port" >&2; exit 1

@@ -98,7 +98,7 @@ trap 'exit 143' TERM
 port_open() { (exec 3<>"/dev/tcp/$host/$1") 2>/dev/null; }
 free_port() {
   for _ in $(seq 50); do
-    local p=$((20000 + RANDOM % 40000))
+    local p=$((10000 + RANDOM % 22000)) # below the ephemeral ports (32768 up), which clients take at any moment
     if ! port_open "$p"; then echo "$p"; return 0; fi
   done
   echo "no free port on $host" >&2

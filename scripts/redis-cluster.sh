@@ -48,10 +48,17 @@ mkdir -p "$dir"
 stop # a cluster left in DIR by an earlier start
 rm -f "$dir"/nodes-*.conf "$dir"/*.log "$dir"/addrs
 
+# The ports are chosen below the kernel's range of ephemeral ports, with
+# their bus ports (+10000) below it too: a port in that range may be taken
+# at any moment by a client's connection (the suite makes thousands), which
+# no check made beforehand can see, and redis-server then fails to bind it.
+ephemeral_low=$(awk '{print $1}' /proc/sys/net/ipv4/ip_local_port_range 2>/dev/null || echo 32768)
+span=$((ephemeral_low - 10000 - 10000)) # p in [10000, ephemeral_low - 10000)
+[ "$span" -ge 1000 ] || { ephemeral_low=32768; span=12768; }
 free() { # a port of 127.0.0.1 on which nothing answers, nor on its cluster bus port (+10000),
   # neither of them a port or a bus port already chosen ($dir/ports holds both of each)
   for _ in $(seq 200); do
-    local p=$((20000 + RANDOM % 30000))
+    local p=$((10000 + (RANDOM * 32768 + RANDOM) % span))
     if ! (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null && ! (exec 3<>"/dev/tcp/127.0.0.1/$((p + 10000))") 2>/dev/null &&
       ! grep -qx -e "$p" -e "$((p + 10000))" "$dir/ports" 2>/dev/null; then
       printf '%s\n%s\n' "$p" "$((p + 10000))" >>"$dir/ports"; echo "$p"; return 0
@@ -64,15 +71,31 @@ rm -f "$dir/ports"
 ports=()
 for _ in 1 2 3 4 5 6; do ports+=("$(free)"); done
 rm -f "$dir/ports"
-for p in "${ports[@]}"; do
+start_node() { # starts a node on port $1 and reports whether it answers
+  local p=$1
   redis-server --port "$p" --bind 127.0.0.1 --save '' --appendonly no --daemonize no \
     --cluster-enabled yes --cluster-config-file "$dir/nodes-$p.conf" --cluster-node-timeout 3000 \
     --cluster-require-full-coverage no --dir "$dir" --logfile "$dir/$p.log" </dev/null >/dev/null 2>&1 &
-  echo $! >"$dir/$p.pid"
-done
-for p in "${ports[@]}"; do
-  for _ in $(seq 200); do redis-cli -p "$p" ping >/dev/null 2>&1 && break; sleep 0.05; done
-  redis-cli -p "$p" ping >/dev/null || { echo "redis-server on port $p did not start:" >&2; cat "$dir/$p.log" >&2; stop; exit 1; }
+  local pid=$!
+  echo "$pid" >"$dir/$p.pid"
+  for _ in $(seq 200); do
+    redis-cli -p "$p" ping >/dev/null 2>&1 && return 0
+    kill -0 "$pid" 2>/dev/null || break # it exited: its port was taken after all
+    sleep 0.05
+  done
+  redis-cli -p "$p" ping >/dev/null 2>&1
+}
+for i in "${!ports[@]}"; do
+  for try in 1 2 3; do
+    p=${ports[$i]}
+    start_node "$p" && break
+    if [ "$try" -eq 3 ]; then echo "redis-server on port $p did not start:" >&2; cat "$dir/$p.log" >&2; stop; exit 1; fi
+    kill "$(cat "$dir/$p.pid")" 2>/dev/null || true
+    rm -f "$dir/$p.pid" "$dir/nodes-$p.conf"
+    printf '%s\n' "${ports[@]}" | awk '{print; print $1 + 10000}' >"$dir/ports"
+    ports[$i]=$(free) # another port for this node
+    rm -f "$dir/ports"
+  done
 done
 
 addrs=(); for p in "${ports[@]}"; do addrs+=("127.0.0.1:$p"); done

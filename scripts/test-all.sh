@@ -25,7 +25,7 @@ redis_pid=""
 if [ -z "${REDIS_ADDR:-}" ]; then
   command -v redis-server >/dev/null || apt_install redis-server
   for _ in $(seq 50); do # a free port of 127.0.0.1: nothing answers on it
-    p=$((20000 + RANDOM % 40000))
+    p=$((10000 + RANDOM % 22000)) # below the ephemeral ports (32768 up), which clients take at any moment
     if ! (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then REDIS_ADDR=127.0.0.1:$p; break; fi
   done
   redis-server --port "${REDIS_ADDR##*:}" --bind 127.0.0.1 --save '' --appendonly no --daemonize no --logfile "" >/dev/null 2>&1 &

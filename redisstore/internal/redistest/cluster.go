@@ -86,10 +86,12 @@ func StartCluster(log io.Writer) (*Cluster, error) {
 
 // clusterPort returns a free port of 127.0.0.1 whose cluster bus port
 // (+10000) is free too, neither of them a port or a bus port of a node
-// chosen already (used holds both of each).
+// chosen already (used holds both of each). Both are below the kernel's
+// ephemeral ports (32768 up by default), which a client's connection may
+// take between this check and the node's start.
 func clusterPort(used map[int]bool) (int, error) {
 	for range 200 {
-		p := 20000 + rand.IntN(30000)
+		p := 10000 + rand.IntN(12000)
 		if used[p] || used[p+10000] || !bindable(p) || !bindable(p+10000) {
 			continue
 		}
