@@ -24,13 +24,13 @@ func Watch(ctx context.Context, store inbox.Store, n *Notifier, interval time.Du
 		logger = slog.Default()
 	}
 	interval = max(interval, 100*time.Millisecond)
-	seen := map[string]bool{}        // request IDs notified as waiting
-	answered := map[recordKey]bool{} // the answers of the last look
+	seen := map[string]bool{}     // request IDs notified as waiting
+	answered := map[string]bool{} // the answers of the last look, by their event IDs
 	first := true
 	if recs, err := store.Audit(ctx, 100); err == nil {
 		// The answers recorded before Watch began are not sent.
 		for _, r := range recs {
-			answered[recordKey{r.RequestID, r.By, r.At.UnixNano()}] = true
+			answered[decidedID(r)] = true
 		}
 		first = false
 	}
@@ -50,10 +50,10 @@ func Watch(ctx context.Context, store inbox.Store, n *Notifier, interval time.Du
 		}
 		recs, err := store.Audit(ctx, 100)
 		if err == nil {
-			now := make(map[recordKey]bool, len(recs))
+			now := make(map[string]bool, len(recs))
 			for i := len(recs) - 1; i >= 0; i-- { // oldest first
 				r := recs[i]
-				k := recordKey{r.RequestID, r.By, r.At.UnixNano()}
+				k := decidedID(r)
 				now[k] = true
 				if !first && !answered[k] {
 					n.deliver(ctx, logger, n.Decided(r))
@@ -67,12 +67,6 @@ func Watch(ctx context.Context, store inbox.Store, n *Notifier, interval time.Du
 		case <-t.C:
 		}
 	}
-}
-
-// recordKey names one answer: one person answers a request once at a time.
-type recordKey struct {
-	request, by string
-	at          int64
 }
 
 func (n *Notifier) deliver(ctx context.Context, logger *slog.Logger, e Event) {
