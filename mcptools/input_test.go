@@ -72,8 +72,10 @@ func TestAnInputRequestPausesForAPersonAndTheAnswerResumesTheCall(t *testing.T) 
 				t.Fatal(err)
 			}
 			tool := toolsafe.Wrap(ts[0], toolsafe.WithRetry(fast()))
+			// A ledger of the test's own: the process's default one outlives
+			// the test, and -count=2 would resume the first run.
 			runID := "delete-alert-" + name
-			ctx := run.With(context.Background(), runID, nil)
+			ctx := run.With(context.Background(), runID, run.NewMemoryLedger())
 			_, err = tool.Call(ctx, `{"id":"A-7"}`)
 			var ar *approval.Required
 			if !errors.As(err, &ar) || deleted.Load() != 0 {

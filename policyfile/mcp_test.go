@@ -72,3 +72,23 @@ func TestMCPServersFieldProblems(t *testing.T) {
 		}
 	}
 }
+
+// A program's name for an MCP server that the file's mcp_servers does not
+// hold (a typo on either side) leaves the server untrusted: the reviewer's
+// description says so, with the name it likely meant, instead of nothing.
+func TestDescribeSaysWhenTheFileDoesNotNameTheServer(t *testing.T) {
+	file := mustParse(t, "mcp_servers:\n  billing: {trusted: true}\n")
+	yes := true
+	got := file.DescribeSideEffects("get_invoice", &middleware.Hints{ReadOnly: &yes, Server: "bilIing"})
+	if !strings.Contains(got, `server "bilIing" is not under mcp_servers; did you mean "billing"?`) {
+		t.Errorf("DescribeSideEffects = %q; want it to say the file names no server bilIing, and suggest billing", got)
+	}
+	for _, server := range []string{"billing", "", "wiki"} {
+		if got := file.DescribeSideEffects("get_invoice", &middleware.Hints{ReadOnly: &yes, Server: server}); strings.Contains(got, "not under mcp_servers") {
+			t.Errorf("server %q: DescribeSideEffects = %q; want no note", server, got)
+		}
+	}
+	if got := mustParse(t, "defaults: {retries: 1}\n").DescribeSideEffects("get_invoice", &middleware.Hints{Server: "bilIing"}); strings.Contains(got, "mcp_servers") {
+		t.Errorf("a file without mcp_servers: %q; want no note", got)
+	}
+}

@@ -2,6 +2,8 @@ package policyfile
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 
 	"github.com/toolsafe/toolsafe/middleware"
 )
@@ -47,6 +49,22 @@ func sideEffectsName(s middleware.SideEffects) string {
 	return sideEffectsNone
 }
 
+// unknownServer says, when server is a likely typo of a server the file
+// names under mcp_servers, that the file does not name it: the program's
+// name for a server and the file's disagree, which leaves the server
+// untrusted. It is "" otherwise: most servers a file leaves out are meant
+// to stay untrusted.
+func (c *File) unknownServer(server string) string {
+	if server == "" || len(c.mcpServers) == 0 || c.mcpServers[server] != nil {
+		return ""
+	}
+	meant := suggest(server, slices.Sorted(maps.Keys(c.mcpServers)))
+	if meant == "" {
+		return ""
+	}
+	return fmt.Sprintf("server %q is not under mcp_servers%s", server, meant)
+}
+
 // DescribeSideEffects says, for a reviewer, what side effects WrapAll gives
 // the tool called name and where they come from, such as "side effects
 // not_idempotent (hint); approval candidate: destructive (default), not
@@ -57,7 +75,9 @@ func sideEffectsName(s middleware.SideEffects) string {
 // every_attempt, which always wins), "hint" (an untrusted server's, which
 // only tightens), "trusted hint" (a server the program or the file's
 // mcp_servers trusts) and "default" (nothing declared: the MCP default,
-// for a tool with hints; none, for one without).
+// for a tool with hints; none, for one without). When h's server is not
+// under mcp_servers but a likely typo of one that is, it says so, with
+// the name it likely meant: the server is then untrusted.
 func (c *File) DescribeSideEffects(name string, h *middleware.Hints) string {
 	r := c.resolve(name)
 	if h == nil {
@@ -77,6 +97,8 @@ func (c *File) DescribeSideEffects(name string, h *middleware.Hints) string {
 	out := fmt.Sprintf("side effects %s (%s)", sideEffectsName(s), from)
 	if trusted.Trusted {
 		out += "; server trusted"
+	} else if note := c.unknownServer(h.Server); note != "" {
+		out += "; " + note
 	}
 	switch {
 	case candidate && r.approval == approvalNone:

@@ -83,6 +83,9 @@ func (u *keyedUpstream) poster(name, path string) tools.Tool {
 // once the executor has dropped the turn: the refund is answered from the
 // run ledger, the close runs once approved. Regression: the refund was
 // applied a second time, under a new idempotency key.
+// runSeq numbers the runs of tests that use the default ledger.
+var runSeq atomic.Int64
+
 func TestAResumedRunNeverRepeatsACompletedCall(t *testing.T) {
 	const refundArgs, closeArgs = `{"order":"A-1001","amount_eur":25}`, `{"account":"C-7"}`
 
@@ -101,16 +104,19 @@ func TestAResumedRunNeverRepeatsACompletedCall(t *testing.T) {
 			toolsafe.WithSideEffects(middleware.SideEffectsWithKey), toolsafe.WithApproval(grants))
 		ts := []tools.Tool{refund, closeAccount}
 
-		ctx := run.With(context.Background(), "run-1", nil)
+		// The process's default ledger outlives the test: a run ID of its
+		// own each time, so that -count=2 does not resume the first run.
+		runID := fmt.Sprintf("run-%d", runSeq.Add(1))
+		ctx := run.With(context.Background(), runID, nil)
 		first := agents.NewExecutor(agents.NewOpenAIFunctionsAgent(toolsafetest.NewModel(
 			toolsafetest.Calls(toolsafetest.ToolCall{ID: "c1", Tool: "issue_refund", Arguments: refundArgs}, toolsafetest.ToolCall{ID: "c2", Tool: "close_account", Arguments: closeArgs}),
 			toolsafetest.Answer("should not get here"),
 		), ts), agents.WithMaxIterations(5))
 		_, err := first.Call(ctx, map[string]any{"input": "Refund A-1001 and close C-7."})
 		ar := testkit.Paused(t, err)
-		if ar.Tool != "close_account" || ar.RunID != "run-1" || up.count("/refunds") != 1 || up.count("/accounts/close") != 0 {
-			t.Fatalf("paused %q in run %q; refunds %d, closes %d; want close_account in run-1 after 1 refund",
-				ar.Tool, ar.RunID, up.count("/refunds"), up.count("/accounts/close"))
+		if ar.Tool != "close_account" || ar.RunID != runID || up.count("/refunds") != 1 || up.count("/accounts/close") != 0 {
+			t.Fatalf("paused %q in run %q; refunds %d, closes %d; want close_account in %s after 1 refund",
+				ar.Tool, ar.RunID, up.count("/refunds"), up.count("/accounts/close"), runID)
 		}
 
 		grants.Grant(ar.Tool, ar.Input)

@@ -124,9 +124,10 @@ func demo(ctx context.Context, w io.Writer) error {
 
 	llm := fake.NewFakeLLM(script)
 	// One agent run, however often it pauses: its completed calls are kept in
-	// the run ledger (the process's in-memory one here), so a resumed run
-	// does not repeat them.
-	runCtx := run.With(ctx, "refunds-for-A-1001-and-A-1002", nil)
+	// the run ledger (an in-memory one of this run's own here; resuming on
+	// runCtx keeps it), so a resumed run does not repeat them.
+	runCtx := run.With(ctx, "refunds-for-A-1001-and-A-1002", run.NewMemoryLedger())
+	decisions := decisions // this demo's turn through them: a second demo starts at the first
 	for i := 1; ; i++ {
 		fmt.Fprintf(w, "\n== run %d\n", i)
 		agent := agents.NewOneShotAgent(llm, []tools.Tool{refund})

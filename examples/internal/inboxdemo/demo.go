@@ -135,7 +135,10 @@ func Start(addr string, w io.Writer) (*Demo, error) {
 func (d *Demo) run(ctx context.Context, w io.Writer, refund tools.Tool, answered <-chan approval.Record) (Outcome, error) {
 	var o Outcome
 	script := []string{action}
-	runCtx := run.With(ctx, RunID, nil)
+	// A ledger of the demo's own: the run's completed calls are kept in it
+	// across the pause, and a program that runs the demo twice starts afresh
+	// (the process's default ledger would answer the second from the first).
+	runCtx := run.With(ctx, RunID, run.NewMemoryLedger())
 	for {
 		agent := agents.NewOneShotAgent(fake.NewFakeLLM(script), []tools.Tool{refund})
 		out, err := agents.NewExecutor(agent, agents.WithMaxIterations(3)).Call(runCtx, map[string]any{"input": Question})
